@@ -1,0 +1,1 @@
+//! Bootstrap: how ranks find each other (PMI wire clients, singleton).
