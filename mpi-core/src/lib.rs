@@ -2,3 +2,12 @@
 //! See `docs/` and the project DESIGN for the layering.
 
 pub mod bootstrap;
+pub mod config;
+pub mod error;
+pub mod header;
+pub mod transport;
+pub mod matching;
+pub mod protocol;
+pub mod request;
+pub mod comm;
+pub mod runtime;

@@ -1,0 +1,108 @@
+//! The one table of tunables. Each is read once from `OXMPI_<NAME>` in the environment and
+//! documented here; `mpirun --help-tuning` prints this table.
+
+use std::sync::OnceLock;
+
+/// One tunable: name (without the `OXMPI_` prefix), default, and what it controls.
+pub struct Tunable {
+    pub name: &'static str,
+    pub default: usize,
+    pub doc: &'static str,
+}
+
+/// Every tunable, in one place.
+pub const TUNABLES: &[Tunable] = &[
+    Tunable {
+        name: "SHM_EAGER_MAX",
+        default: 16384,
+        doc: "largest message (bytes) sent eagerly over shared memory; larger ones use rendezvous",
+    },
+    Tunable {
+        name: "SHM_CELL_SIZE",
+        default: 16384,
+        doc: "payload bytes per shared-memory ring cell (also the rendezvous pipeline chunk)",
+    },
+    Tunable {
+        name: "SHM_CELLS",
+        default: 32,
+        doc: "cells per directed shared-memory ring (one ring per pair of local ranks)",
+    },
+    Tunable {
+        name: "SPIN_COUNT",
+        default: 2000,
+        doc: "progress polls a blocked wait spins before it starts yielding the CPU",
+    },
+    Tunable {
+        name: "YIELD_COUNT",
+        default: 2000,
+        doc: "yields a blocked wait makes before it sleeps (bounded sleeps of 1 ms)",
+    },
+];
+
+/// Resolved values of `TUNABLES`, in the same order.
+pub struct Config {
+    values: Vec<usize>,
+}
+
+impl Config {
+    fn from_env() -> Self {
+        let values = TUNABLES
+            .iter()
+            .map(|t| {
+                std::env::var(format!("OXMPI_{}", t.name))
+                    .ok()
+                    .and_then(|v| parse_size(&v))
+                    .unwrap_or(t.default)
+            })
+            .collect();
+        Config { values }
+    }
+
+    /// The value of tunable `name`; panics on an unknown name (a programming error).
+    pub fn get(&self, name: &str) -> usize {
+        let i = TUNABLES
+            .iter()
+            .position(|t| t.name == name)
+            .unwrap_or_else(|| panic!("unknown tunable {name}"));
+        self.values[i]
+    }
+}
+
+/// Accepts plain numbers and `k`/`m` suffixes (binary), e.g. `16k`.
+pub fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last()? {
+        'k' | 'K' => (&s[..s.len() - 1], 1024),
+        'm' | 'M' => (&s[..s.len() - 1], 1024 * 1024),
+        _ => (s, 1),
+    };
+    num.parse::<usize>().ok().map(|n| n * mult)
+}
+
+/// The process-wide configuration, read on first use.
+pub fn config() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(Config::from_env)
+}
+
+/// The tunables table as text, for `mpirun --help-tuning`.
+pub fn describe() -> String {
+    let mut out = String::new();
+    for t in TUNABLES {
+        out.push_str(&format!("OXMPI_{:<16} default {:<8} {}\n", t.name, t.default, t.doc));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("16k"), Some(16384));
+        assert_eq!(parse_size("2M"), Some(2 << 20));
+        assert_eq!(parse_size("12"), Some(12));
+        assert_eq!(parse_size("x"), None);
+    }
+}

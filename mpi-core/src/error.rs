@@ -1,0 +1,52 @@
+//! Error classes of the engine. Values are MPICH's (and the standard's) error classes so the
+//! C layer can pass them through unchanged.
+
+use std::fmt;
+
+/// An MPI error class (the subset the engine raises; the C layer knows the rest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
+pub enum ErrorClass {
+    Buffer = 1,
+    Count = 2,
+    Type = 3,
+    Tag = 4,
+    Comm = 5,
+    Rank = 6,
+    Root = 7,
+    Group = 8,
+    Op = 9,
+    Arg = 12,
+    Unknown = 13,
+    Truncate = 14,
+    Other = 15,
+    Intern = 16,
+    InStatus = 17,
+    Pending = 18,
+    Request = 19,
+    NoMem = 34,
+    ProcAborted = 76,
+}
+
+/// An engine error: a class plus a one-line cause for the error handler to print.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MpiError {
+    pub class: ErrorClass,
+    pub msg: String,
+}
+
+impl MpiError {
+    pub fn new(class: ErrorClass, msg: impl Into<String>) -> Self {
+        MpiError { class, msg: msg.into() }
+    }
+}
+
+impl fmt::Display for MpiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
+impl std::error::Error for MpiError {}
+
+pub type MpiResult<T> = Result<T, MpiError>;

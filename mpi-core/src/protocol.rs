@@ -1,0 +1,661 @@
+//! The protocol engine: eager and rendezvous transfers, synchronous/buffered modes, matching
+//! of arrivals, and the per-peer outgoing queues, all above the `Transport` trait.
+//!
+//! Eager (≤ the transport's limit): header and payload in one transport message; the send
+//! completes when it is copied out (synchronous sends wait for a `SyncAck` from the match).
+//! Rendezvous: `Rts` → receiver matches → `Cts` → sender streams `Data` chunks in a
+//! pipeline through the transport. An unmatched large message is never buffered whole.
+
+use crate::error::{ErrorClass, MpiError, MpiResult};
+use crate::header::{Header, Kind, FLAG_SYNC, HEADER_LEN};
+use crate::matching::{Envelope, Matcher};
+use crate::request::{Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
+use crate::transport::shm::ShmTransport;
+use crate::transport::{Incoming, SleepToken, Transport};
+use std::collections::VecDeque;
+
+/// A message that arrived before its receive was posted.
+#[derive(Debug)]
+pub enum Unexpected {
+    /// Eager payload copied out of the transport; `sync` = (sender world rank, sender request)
+    /// to acknowledge on match.
+    Eager { data: Vec<u8>, sync: Option<(usize, ReqId)> },
+    /// A rendezvous offer: the data stays at the sender until we match it.
+    Rts { world: usize, sreq: ReqId, len: usize },
+}
+
+impl Unexpected {
+    pub fn len(&self) -> usize {
+        match self {
+            Unexpected::Eager { data, .. } => data.len(),
+            Unexpected::Rts { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// How a world rank is reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// This process.
+    Local,
+    /// Shared memory, local rank index.
+    Shm(usize),
+    /// On another node and no network transport exists yet.
+    Unreachable,
+}
+
+/// Work queued for a peer because its transport had no room.
+enum Outgoing {
+    /// One message; `done` completes when it is handed to the transport.
+    Msg { hdr: Header, payload: *const u8, len: usize, done: Option<ReqId> },
+    /// Rendezvous data of send request `sreq`, streamed chunk by chunk.
+    Stream { sreq: ReqId },
+}
+
+/// The attached `MPI_Bsend` buffer: first-fit allocation of regions.
+#[derive(Default)]
+struct BsendBuffer {
+    base: usize,
+    size: usize,
+    /// Allocated (offset, len), sorted by offset.
+    used: Vec<(usize, usize)>,
+}
+
+impl BsendBuffer {
+    fn alloc(&mut self, len: usize) -> Option<usize> {
+        let len = len.max(1);
+        let mut at = 0;
+        for (i, &(off, l)) in self.used.iter().enumerate() {
+            if off - at >= len {
+                self.used.insert(i, (at, len));
+                return Some(at);
+            }
+            at = off + l;
+        }
+        if self.size - at >= len {
+            self.used.push((at, len));
+            return Some(at);
+        }
+        None
+    }
+
+    fn release(&mut self, off: usize) {
+        self.used.retain(|&(o, _)| o != off);
+    }
+}
+
+/// Per-process engine state (one per MPI process, behind the runtime's lock).
+pub struct Engine {
+    pub rank: usize,
+    pub size: usize,
+    routes: Vec<Route>,
+    shm: Option<ShmTransport>,
+    /// Local rank index → world rank.
+    shm_world: Vec<usize>,
+    matcher: Matcher<ReqId, Unexpected>,
+    pub reqs: RequestTable,
+    outq: Vec<VecDeque<Outgoing>>,
+    /// World ranks whose `outq` is non-empty.
+    busy: Vec<usize>,
+    send_seq: Vec<u32>,
+    recv_seq: Vec<u32>,
+    /// Messages to this process itself.
+    self_q: VecDeque<(Header, Vec<u8>)>,
+    eager_max: usize,
+    bsend: BsendBuffer,
+    /// More local ranks than CPUs: blocked waits yield at once instead of spinning.
+    pub oversubscribed: bool,
+}
+
+// SAFETY: raw pointers in queued work refer to user buffers or the shm mapping, which stay
+// valid while the operations are pending; the engine is only used under the runtime lock.
+unsafe impl Send for Engine {}
+
+fn fatal(msg: &str) -> ! {
+    eprintln!("OxMPI fatal error: {msg}");
+    std::process::abort()
+}
+
+impl Engine {
+    /// An engine for `size` ranks; `routes[r]` tells how rank `r` is reached.
+    pub fn new(rank: usize, size: usize, routes: Vec<Route>, shm: Option<ShmTransport>, shm_world: Vec<usize>, oversubscribed: bool) -> Engine {
+        let eager_max = shm.as_ref().map_or(usize::MAX, |s| s.eager_max().min(s.max_payload()));
+        Engine {
+            rank,
+            size,
+            routes,
+            shm,
+            shm_world,
+            matcher: Matcher::new(),
+            reqs: RequestTable::default(),
+            outq: (0..size).map(|_| VecDeque::new()).collect(),
+            busy: Vec::new(),
+            send_seq: vec![0; size],
+            recv_seq: vec![0; size],
+            self_q: VecDeque::new(),
+            eager_max,
+            bsend: BsendBuffer::default(),
+            oversubscribed,
+        }
+    }
+
+    pub fn shm_mut(&mut self) -> Option<&mut ShmTransport> {
+        self.shm.as_mut()
+    }
+
+    fn route(&self, world: usize) -> MpiResult<Route> {
+        match self.routes.get(world) {
+            Some(Route::Unreachable) => Err(MpiError::new(
+                ErrorClass::Other,
+                format!("rank {world} runs on another node and OxMPI has no network transport yet; run all ranks on one node"),
+            )),
+            Some(r) => Ok(*r),
+            None => Err(MpiError::new(ErrorClass::Rank, format!("world rank {world} out of range"))),
+        }
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    /// Blocking-send fast path: a standard-mode eager message handed to the transport at
+    /// once, with no request. Returns false when the caller must take the general path.
+    #[inline]
+    pub fn try_send_now(&mut self, buf: RawBuf, dest: usize, ctx: u32, src_rank: i32, tag: i32) -> bool {
+        if buf.len > self.eager_max {
+            return false;
+        }
+        let Some(Route::Shm(p)) = self.routes.get(dest).copied() else { return false };
+        if !self.outq[dest].is_empty() {
+            return false;
+        }
+        let mut hdr = Header::new(Kind::Eager);
+        hdr.ctx = ctx;
+        hdr.src = src_rank;
+        hdr.tag = tag;
+        hdr.len = buf.len as u64;
+        hdr.seq = self.send_seq[dest];
+        let shm = self.shm.as_mut().expect("shm route without shm transport");
+        // SAFETY: the caller's buffer is valid for `len` bytes during this call.
+        if unsafe { shm.try_send(p, &hdr.encode(), buf.ptr, buf.len) } {
+            self.send_seq[dest] = self.send_seq[dest].wrapping_add(1);
+            shm.wake(p);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Creates a request for `op` without starting it (persistent requests start later).
+    pub fn create(&mut self, op: Op, persistent: bool) -> ReqId {
+        let mut r = Request::new(op);
+        r.persistent = persistent;
+        self.reqs.insert(r)
+    }
+
+    /// Starts (or restarts, for persistent requests) the operation of request `rid`.
+    pub fn start(&mut self, rid: ReqId) -> MpiResult<()> {
+        let r = self.reqs.get_mut(rid).ok_or_else(|| MpiError::new(ErrorClass::Request, "invalid request"))?;
+        if r.persistent && r.state != State::Inactive && r.state != State::Complete {
+            return Err(MpiError::new(ErrorClass::Request, "MPI_Start on a persistent request that is still active"));
+        }
+        r.status = Status::default();
+        r.done = 0;
+        r.total = 0;
+        match r.op {
+            Op::Send { buf, dest_world, ctx, src_rank, tag, mode } => {
+                if mode == SendMode::Buffered {
+                    self.bsend(buf, dest_world, ctx, src_rank, tag)?;
+                    self.complete(rid);
+                    Ok(())
+                } else {
+                    self.start_send(rid, buf, dest_world, ctx, src_rank, tag, mode == SendMode::Synchronous)
+                }
+            }
+            Op::Recv { ctx, src, tag, .. } => {
+                self.start_recv(rid, ctx, src, tag);
+                Ok(())
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_send(&mut self, rid: ReqId, buf: RawBuf, dest: usize, ctx: u32, src_rank: i32, tag: i32, sync: bool) -> MpiResult<()> {
+        let route = self.route(dest)?;
+        let mut hdr = Header::new(Kind::Eager);
+        hdr.ctx = ctx;
+        hdr.src = src_rank;
+        hdr.tag = tag;
+        hdr.sreq = rid;
+        hdr.len = buf.len as u64;
+        if sync {
+            hdr.flags |= FLAG_SYNC;
+        }
+        if route == Route::Local {
+            // SAFETY: the user buffer is valid for `len` bytes.
+            let data = unsafe { copy_to_vec(buf) };
+            self.self_q.push_back((hdr, data));
+            if sync {
+                self.reqs.get_mut(rid).unwrap().state = State::SendPending;
+            } else {
+                self.complete(rid);
+            }
+            return Ok(());
+        }
+        if buf.len <= self.eager_max {
+            self.reqs.get_mut(rid).unwrap().state = State::SendPending;
+            let done = if sync { None } else { Some(rid) };
+            self.push_or_queue(dest, Outgoing::Msg { hdr, payload: buf.ptr, len: buf.len, done });
+        } else {
+            hdr.kind = Kind::Rts;
+            hdr.flags = 0;
+            let r = self.reqs.get_mut(rid).unwrap();
+            r.state = State::SendAwaitCts;
+            r.total = buf.len;
+            self.push_or_queue(dest, Outgoing::Msg { hdr, payload: std::ptr::null(), len: 0, done: None });
+        }
+        Ok(())
+    }
+
+    /// `MPI_Bsend`: copies into the attached buffer and sends from there; the user's part
+    /// completes at once.
+    fn bsend(&mut self, buf: RawBuf, dest: usize, ctx: u32, src_rank: i32, tag: i32) -> MpiResult<()> {
+        let off = self.bsend.alloc(buf.len).ok_or_else(|| {
+            MpiError::new(
+                ErrorClass::Buffer,
+                format!(
+                    "MPI_Bsend of {} bytes does not fit in the attached buffer ({} bytes, {} in use); attach a larger buffer with MPI_Buffer_attach",
+                    buf.len,
+                    self.bsend.size,
+                    self.bsend.used.iter().map(|u| u.1).sum::<usize>()
+                ),
+            )
+        })?;
+        let copy = RawBuf { ptr: (self.bsend.base + off) as *mut u8, len: buf.len };
+        // SAFETY: the region [off, off+len) of the attached buffer is reserved for this copy.
+        unsafe { std::ptr::copy_nonoverlapping(buf.ptr as *const u8, copy.ptr, buf.len) };
+        let op = Op::Send { buf: copy, dest_world: dest, ctx, src_rank, tag, mode: SendMode::Standard };
+        let rid = self.create(op, false);
+        let r = self.reqs.get_mut(rid).unwrap();
+        r.freed = true;
+        r.bsend_region = Some((off, buf.len));
+        self.start_send(rid, copy, dest, ctx, src_rank, tag, false)
+    }
+
+    /// `MPI_Buffer_attach`.
+    pub fn buffer_attach(&mut self, base: *mut u8, size: usize) -> MpiResult<()> {
+        if self.bsend.size != 0 {
+            return Err(MpiError::new(ErrorClass::Buffer, "a buffer is already attached; detach it first"));
+        }
+        self.bsend = BsendBuffer { base: base as usize, size, used: Vec::new() };
+        Ok(())
+    }
+
+    /// `MPI_Buffer_detach` once no buffered send is pending: returns (base, size).
+    pub fn buffer_detach_ready(&self) -> bool {
+        self.bsend.used.is_empty()
+    }
+
+    pub fn buffer_detach(&mut self) -> (*mut u8, usize) {
+        let b = std::mem::take(&mut self.bsend);
+        (b.base as *mut u8, b.size)
+    }
+
+    fn send_ctrl(&mut self, dest: usize, hdr: Header) {
+        if self.routes[dest] == Route::Local {
+            self.self_q.push_back((hdr, Vec::new()));
+        } else {
+            self.push_or_queue(dest, Outgoing::Msg { hdr, payload: std::ptr::null(), len: 0, done: None });
+        }
+    }
+
+    fn push_or_queue(&mut self, dest: usize, item: Outgoing) {
+        if self.outq[dest].is_empty() {
+            self.busy.push(dest);
+        }
+        self.outq[dest].push_back(item);
+        self.flush(dest);
+    }
+
+    /// Hands queued work for `dest` to its transport until it runs out of room.
+    fn flush(&mut self, dest: usize) {
+        let Route::Shm(p) = self.routes[dest] else { unreachable!("queued work only for shm peers") };
+        let mut pushed = false;
+        while let Some(front) = self.outq[dest].front_mut() {
+            match front {
+                Outgoing::Msg { hdr, payload, len, done } => {
+                    hdr.seq = self.send_seq[dest];
+                    let shm = self.shm.as_mut().unwrap();
+                    // SAFETY: payload is a pending user buffer or null with len 0.
+                    if !unsafe { shm.try_send(p, &hdr.encode(), *payload, *len) } {
+                        break;
+                    }
+                    pushed = true;
+                    self.send_seq[dest] = self.send_seq[dest].wrapping_add(1);
+                    let done = *done;
+                    self.outq[dest].pop_front();
+                    if let Some(rid) = done {
+                        self.complete(rid);
+                    }
+                }
+                Outgoing::Stream { sreq } => {
+                    let sreq = *sreq;
+                    let r = self.reqs.get_mut(sreq).unwrap();
+                    let Op::Send { buf, .. } = r.op else { unreachable!() };
+                    let shm = self.shm.as_mut().unwrap();
+                    let chunk_max = shm.max_payload();
+                    let mut hdr = Header::new(Kind::Data);
+                    hdr.rreq = r.rreq;
+                    let mut stalled = false;
+                    while r.done < r.total {
+                        let n = chunk_max.min(r.total - r.done);
+                        hdr.offset = r.done as u64;
+                        hdr.seq = self.send_seq[dest];
+                        // SAFETY: [done, done+n) lies within the pending user buffer.
+                        if !unsafe { shm.try_send(p, &hdr.encode(), buf.ptr.add(r.done), n) } {
+                            stalled = true;
+                            break;
+                        }
+                        pushed = true;
+                        self.send_seq[dest] = self.send_seq[dest].wrapping_add(1);
+                        r.done += n;
+                    }
+                    if stalled {
+                        break;
+                    }
+                    self.outq[dest].pop_front();
+                    self.complete(sreq);
+                }
+            }
+        }
+        if pushed {
+            self.shm.as_mut().unwrap().wake(p);
+        }
+    }
+
+    // -------------------------------------------------------------- receiving
+
+    fn start_recv(&mut self, rid: ReqId, ctx: u32, src: i32, tag: i32) {
+        if let Some((env, u)) = self.matcher.take_unexpected(ctx, src, tag) {
+            self.deliver(rid, env, u);
+        } else {
+            self.reqs.get_mut(rid).unwrap().state = State::RecvPosted;
+            self.matcher.push_posted(ctx, src, tag, rid);
+        }
+    }
+
+    /// Blocking-receive fast path: an eager message already waiting is copied out with no
+    /// request. Returns its status, or None when the caller must post a request.
+    pub fn try_recv_now(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32) -> Option<Status> {
+        if let Some((_, Unexpected::Eager { .. })) = self.matcher.peek_unexpected(ctx, src, tag) {
+            let (env, u) = self.matcher.take_unexpected(ctx, src, tag).unwrap();
+            let Unexpected::Eager { data, sync } = u else { unreachable!() };
+            let status = copy_in(buf, env, &data);
+            if let Some((world, sreq)) = sync {
+                self.ack_sync(world, sreq);
+            }
+            return Some(status);
+        }
+        None
+    }
+
+    fn ack_sync(&mut self, world: usize, sreq: ReqId) {
+        let mut h = Header::new(Kind::SyncAck);
+        h.sreq = sreq;
+        self.send_ctrl(world, h);
+    }
+
+    /// A matched message meets receive request `rid`.
+    fn deliver(&mut self, rid: ReqId, env: Envelope, u: Unexpected) {
+        let r = self.reqs.get_mut(rid).unwrap();
+        let buf = match r.op {
+            Op::Recv { buf, .. } => buf,
+            Op::Send { .. } => fatal("a send request matched a message"),
+        };
+        match u {
+            Unexpected::Eager { data, sync } => {
+                r.status = copy_in(buf, env, &data);
+                if let Some((world, sreq)) = sync {
+                    self.ack_sync(world, sreq);
+                }
+                self.complete(rid);
+            }
+            Unexpected::Rts { world, sreq, len } => {
+                r.state = State::RecvData;
+                r.total = len;
+                r.done = 0;
+                r.status = Status {
+                    source: env.src,
+                    tag: env.tag,
+                    bytes: len.min(buf.len),
+                    cancelled: false,
+                    error: (len > buf.len).then_some(ErrorClass::Truncate),
+                };
+                let mut h = Header::new(Kind::Cts);
+                h.sreq = sreq;
+                h.rreq = rid;
+                self.send_ctrl(world, h);
+            }
+        }
+    }
+
+    fn handle(&mut self, world: usize, hdr: Header, payload: *const u8, len: usize) {
+        match hdr.kind {
+            Kind::Eager | Kind::Rts => {
+                let env = Envelope { ctx: hdr.ctx, src: hdr.src, tag: hdr.tag };
+                let sync = (hdr.flags & FLAG_SYNC != 0).then_some((world, hdr.sreq));
+                if let Some(rid) = self.matcher.match_posted(env) {
+                    if hdr.kind == Kind::Eager {
+                        let r = self.reqs.get_mut(rid).unwrap();
+                        let Op::Recv { buf, .. } = r.op else { fatal("send request posted as receive") };
+                        // SAFETY: the transport holds `len` payload bytes until release.
+                        r.status = copy_in(buf, env, unsafe { std::slice::from_raw_parts(payload, len) });
+                        if let Some((w, s)) = sync {
+                            self.ack_sync(w, s);
+                        }
+                        self.complete(rid);
+                    } else {
+                        self.deliver(rid, env, Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize });
+                    }
+                } else {
+                    let u = if hdr.kind == Kind::Eager {
+                        // SAFETY: as above.
+                        Unexpected::Eager { data: unsafe { std::slice::from_raw_parts(payload, len) }.to_vec(), sync }
+                    } else {
+                        Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize }
+                    };
+                    self.matcher.push_unexpected(env, u);
+                }
+            }
+            Kind::Cts => {
+                let Some(r) = self.reqs.get_mut(hdr.sreq).filter(|r| r.state == State::SendAwaitCts) else {
+                    fatal(&format!("clear-to-send from rank {world} for unknown send request {}", hdr.sreq))
+                };
+                r.rreq = hdr.rreq;
+                r.state = State::SendStreaming;
+                self.push_or_queue(world, Outgoing::Stream { sreq: hdr.sreq });
+            }
+            Kind::Data => {
+                let Some(r) = self.reqs.get_mut(hdr.rreq).filter(|r| r.state == State::RecvData) else {
+                    fatal(&format!("data from rank {world} for unknown receive request {}", hdr.rreq))
+                };
+                let Op::Recv { buf, .. } = r.op else { unreachable!() };
+                let off = hdr.offset as usize;
+                if off + len > r.total {
+                    fatal(&format!("data from rank {world} beyond the announced message length"));
+                }
+                let fit = buf.len.saturating_sub(off).min(len);
+                if fit > 0 {
+                    // SAFETY: [off, off+fit) lies within the user's receive buffer.
+                    unsafe { std::ptr::copy_nonoverlapping(payload, buf.ptr.add(off), fit) };
+                }
+                r.done += len;
+                if r.done >= r.total {
+                    self.complete(hdr.rreq);
+                }
+            }
+            Kind::SyncAck => {
+                match self.reqs.get(hdr.sreq).map(|r| r.state) {
+                    Some(State::SendPending) => self.complete(hdr.sreq),
+                    _ => fatal(&format!("synchronous-send acknowledgement from rank {world} for unknown request {}", hdr.sreq)),
+                }
+            }
+        }
+    }
+
+    fn complete(&mut self, rid: ReqId) {
+        let r = self.reqs.get_mut(rid).unwrap();
+        r.state = State::Complete;
+        if let Some((off, _)) = r.bsend_region.take() {
+            self.bsend.release(off);
+        }
+        if r.freed {
+            self.reqs.remove(rid);
+        }
+    }
+
+    // --------------------------------------------------------------- progress
+
+    /// Moves queued sends forward and handles arrived messages. Returns how many events
+    /// happened (0 = idle).
+    pub fn progress(&mut self) -> usize {
+        let mut events = 0;
+        let mut i = 0;
+        while i < self.busy.len() {
+            let dest = self.busy[i];
+            self.flush(dest);
+            if self.outq[dest].is_empty() {
+                self.busy.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        while let Some((hdr, data)) = self.self_q.pop_front() {
+            self.handle(self.rank, hdr, data.as_ptr(), data.len());
+            events += 1;
+        }
+        for _ in 0..64 {
+            let Some(m) = self.shm.as_mut().and_then(|s| s.recv_next()) else { break };
+            self.receive(m);
+            events += 1;
+        }
+        events
+    }
+
+    fn receive(&mut self, m: Incoming) {
+        let world = self.shm_world[m.peer];
+        let hdr = match Header::decode(&m.header, m.len, 1 << 60) {
+            Ok(h) => h,
+            Err(e) => fatal(&format!("from rank {world}: {e}")),
+        };
+        if hdr.seq != self.recv_seq[world] {
+            fatal(&format!("message from rank {world} out of sequence (got {}, expected {})", hdr.seq, self.recv_seq[world]));
+        }
+        self.recv_seq[world] = self.recv_seq[world].wrapping_add(1);
+        self.handle(world, hdr, m.payload, m.len);
+        self.shm.as_mut().unwrap().release(m.peer);
+    }
+
+    /// True when nothing is queued locally, so sleeping until a remote event is safe.
+    pub fn idle(&self) -> bool {
+        self.busy.is_empty() && self.self_q.is_empty()
+    }
+
+    /// Prepares to sleep on the transport's doorbell (None: poll again instead).
+    pub fn prepare_sleep(&mut self) -> Option<SleepToken> {
+        if !self.idle() {
+            return None;
+        }
+        self.shm.as_mut()?.prepare_sleep()
+    }
+
+    // ----------------------------------------------------- probe, cancel, misc
+
+    /// `MPI_Iprobe`: status of the earliest matching unexpected message.
+    pub fn iprobe(&self, ctx: u32, src: i32, tag: i32) -> Option<Status> {
+        self.matcher.peek_unexpected(ctx, src, tag).map(|(env, u)| Status {
+            source: env.src,
+            tag: env.tag,
+            bytes: u.len(),
+            cancelled: false,
+            error: None,
+        })
+    }
+
+    /// `MPI_Improbe`: removes the earliest matching message into a message request.
+    pub fn improbe(&mut self, ctx: u32, src: i32, tag: i32) -> Option<ReqId> {
+        let (env, u) = self.matcher.take_unexpected(ctx, src, tag)?;
+        let mut r = Request::new(Op::Recv { buf: RawBuf::EMPTY, ctx, src, tag });
+        r.state = State::Message;
+        r.status = Status { source: env.src, tag: env.tag, bytes: u.len(), cancelled: false, error: None };
+        r.message = Some((env, u));
+        Some(self.reqs.insert(r))
+    }
+
+    /// `MPI_Imrecv`: receives message request `rid` into `buf`; `rid` becomes the receive.
+    pub fn mrecv(&mut self, rid: ReqId, buf: RawBuf) -> MpiResult<()> {
+        let r = self
+            .reqs
+            .get_mut(rid)
+            .filter(|r| r.state == State::Message)
+            .ok_or_else(|| MpiError::new(ErrorClass::Request, "not a message handle from MPI_Mprobe/MPI_Improbe"))?;
+        let (env, u) = r.message.take().unwrap();
+        if let Op::Recv { buf: b, .. } = &mut r.op {
+            *b = buf;
+        }
+        self.deliver(rid, env, u);
+        Ok(())
+    }
+
+    /// `MPI_Cancel`: a posted receive is removed and completes as cancelled; sends are not
+    /// cancellable here (the standard allows that: they complete normally).
+    pub fn cancel(&mut self, rid: ReqId) {
+        let Some(r) = self.reqs.get(rid) else { return };
+        if r.state != State::RecvPosted {
+            return;
+        }
+        let Op::Recv { ctx, src, tag, .. } = r.op else { return };
+        if self.matcher.cancel_posted(ctx, src, tag, rid) {
+            let r = self.reqs.get_mut(rid).unwrap();
+            r.status.cancelled = true;
+            r.status.source = -1;
+            self.complete(rid);
+        }
+    }
+
+    /// Pending work remains that finalize must drain (queued sends, buffered sends).
+    pub fn has_outgoing(&self) -> bool {
+        !self.busy.is_empty() || !self.bsend.used.is_empty()
+    }
+}
+
+/// Copies an arrived payload into a receive buffer, truncating to fit.
+fn copy_in(buf: RawBuf, env: Envelope, data: &[u8]) -> Status {
+    let n = data.len().min(buf.len);
+    if n > 0 {
+        // SAFETY: the receive buffer is valid for `buf.len` bytes and n ≤ buf.len.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr, n) };
+    }
+    Status {
+        source: env.src,
+        tag: env.tag,
+        bytes: n,
+        cancelled: false,
+        error: (data.len() > buf.len).then_some(ErrorClass::Truncate),
+    }
+}
+
+/// # Safety
+/// `buf` must be valid for reads of `buf.len` bytes.
+unsafe fn copy_to_vec(buf: RawBuf) -> Vec<u8> {
+    if buf.len == 0 {
+        return Vec::new();
+    }
+    // SAFETY: per the function contract.
+    unsafe { std::slice::from_raw_parts(buf.ptr as *const u8, buf.len) }.to_vec()
+}
+
+#[allow(dead_code)]
+const _: () = assert!(HEADER_LEN == 48);

@@ -1,0 +1,156 @@
+//! Requests: the engine's record of every pending operation, in a slab indexed by id.
+//! Ids travel in wire headers (sender/receiver request ids), so a request's slot is only
+//! reused after the operation is complete and the user released it.
+
+use crate::error::ErrorClass;
+
+pub type ReqId = u32;
+
+/// Completion information, ABI-agnostic (the C layer maps it to `MPI_Status`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    pub source: i32,
+    pub tag: i32,
+    /// Bytes received (sends: 0).
+    pub bytes: usize,
+    pub cancelled: bool,
+    pub error: Option<ErrorClass>,
+}
+
+/// The send modes of MPI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    Standard,
+    Synchronous,
+    Ready,
+    Buffered,
+}
+
+/// A user buffer: raw because it belongs to the C caller, who may not touch it until the
+/// request completes.
+#[derive(Clone, Copy, Debug)]
+pub struct RawBuf {
+    pub ptr: *mut u8,
+    pub len: usize,
+}
+
+impl RawBuf {
+    pub const EMPTY: RawBuf = RawBuf { ptr: std::ptr::null_mut(), len: 0 };
+}
+
+/// Arguments to (re)start an operation; kept by persistent requests.
+#[derive(Clone, Copy, Debug)]
+pub enum Op {
+    Send { buf: RawBuf, dest_world: usize, ctx: u32, src_rank: i32, tag: i32, mode: SendMode },
+    Recv { buf: RawBuf, ctx: u32, src: i32, tag: i32 },
+}
+
+/// What a request is doing right now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Persistent request not started (or completed and waited for).
+    Inactive,
+    /// Send: queued or eager message waiting for a synchronous acknowledgement.
+    SendPending,
+    /// Rendezvous send: RTS out, waiting for CTS.
+    SendAwaitCts,
+    /// Rendezvous send: streaming data to `rreq`.
+    SendStreaming,
+    /// Receive posted in the matching engine.
+    RecvPosted,
+    /// Receive matched a rendezvous message; data chunks arriving.
+    RecvData,
+    /// A message removed from the queues by `MPI_Mprobe`, not yet received.
+    Message,
+    Complete,
+}
+
+pub struct Request {
+    pub op: Op,
+    pub state: State,
+    pub status: Status,
+    pub persistent: bool,
+    /// The user freed the request while it was pending: drop it on completion.
+    pub freed: bool,
+    /// Rendezvous: total message length.
+    pub total: usize,
+    /// Rendezvous: bytes sent or received so far.
+    pub done: usize,
+    /// Rendezvous send: the receiver's request id (from the CTS).
+    pub rreq: ReqId,
+    /// Owner data of the C layer (e.g. the communicator handle for error reporting).
+    pub owner: i64,
+    /// Buffered send: region of the attached buffer to release on completion.
+    pub bsend_region: Option<(usize, usize)>,
+    /// A message taken by `MPI_Mprobe` (state `Message`).
+    pub message: Option<(crate::matching::Envelope, crate::protocol::Unexpected)>,
+}
+
+impl Request {
+    pub fn new(op: Op) -> Request {
+        Request {
+            op,
+            state: State::Inactive,
+            status: Status::default(),
+            persistent: false,
+            freed: false,
+            total: 0,
+            done: 0,
+            rreq: 0,
+            owner: 0,
+            bsend_region: None,
+            message: None,
+        }
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.state == State::Complete
+    }
+}
+
+/// Slab of requests with a free list.
+#[derive(Default)]
+pub struct RequestTable {
+    slots: Vec<Option<Request>>,
+    free: Vec<ReqId>,
+}
+
+impl RequestTable {
+    pub fn insert(&mut self, r: Request) -> ReqId {
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = Some(r);
+                id
+            }
+            None => {
+                self.slots.push(Some(r));
+                (self.slots.len() - 1) as ReqId
+            }
+        }
+    }
+
+    pub fn get(&self, id: ReqId) -> Option<&Request> {
+        self.slots.get(id as usize).and_then(|s| s.as_ref())
+    }
+
+    pub fn get_mut(&mut self, id: ReqId) -> Option<&mut Request> {
+        self.slots.get_mut(id as usize).and_then(|s| s.as_mut())
+    }
+
+    pub fn remove(&mut self, id: ReqId) -> Option<Request> {
+        let r = self.slots.get_mut(id as usize)?.take();
+        if r.is_some() {
+            self.free.push(id);
+        }
+        r
+    }
+
+    /// Number of live requests.
+    pub fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

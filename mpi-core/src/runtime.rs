@@ -1,0 +1,185 @@
+//! Process-wide runtime: init/finalize, the engine behind one lock, and the wait policy
+//! (spin, then yield, then sleep on the transport's doorbell; yield at once when local ranks
+//! outnumber CPUs).
+
+use crate::bootstrap::Bootstrap;
+use crate::comm::CommTable;
+use crate::config::config;
+use crate::protocol::{Engine, Route};
+use crate::transport::shm::{ShmShape, ShmTransport};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// Everything an initialised MPI process holds.
+pub struct Runtime {
+    pub bootstrap: Bootstrap,
+    pub engine: Engine,
+    pub comms: CommTable,
+    pub thread_level: i32,
+}
+
+const NOT_INITIALIZED: u8 = 0;
+const INITIALIZED: u8 = 1;
+const FINALIZED: u8 = 2;
+
+static STATE: AtomicU8 = AtomicU8::new(NOT_INITIALIZED);
+static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
+
+pub fn is_initialized() -> bool {
+    STATE.load(Ordering::Acquire) != NOT_INITIALIZED
+}
+
+pub fn is_finalized() -> bool {
+    STATE.load(Ordering::Acquire) == FINALIZED
+}
+
+/// Lock the runtime. Panics (a programming error) if MPI is not initialised; the C layer
+/// checks `is_initialized` first and raises a proper MPI error.
+pub fn lock() -> MutexGuard<'static, Option<Runtime>> {
+    RUNTIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs `f` on the runtime under the lock.
+#[inline]
+pub fn with<R>(f: impl FnOnce(&mut Runtime) -> R) -> R {
+    let mut g = lock();
+    f(g.as_mut().expect("MPI used before MPI_Init or after MPI_Finalize"))
+}
+
+/// Drives progress until `done` holds. `done` runs after each progress pass, under the lock.
+pub fn wait_until(mut done: impl FnMut(&mut Runtime) -> bool) {
+    let mut polls: usize = 0;
+    let spin_budget = config().get("SPIN_COUNT");
+    let yields = config().get("YIELD_COUNT");
+    loop {
+        let (token, spin) = {
+            let mut g = lock();
+            let rt = g.as_mut().expect("MPI used before MPI_Init or after MPI_Finalize");
+            if rt.engine.progress() > 0 {
+                polls = 0;
+            }
+            if done(rt) {
+                return;
+            }
+            polls += 1;
+            let spin = if rt.engine.oversubscribed { 0 } else { spin_budget };
+            let token = if polls > spin + yields { rt.engine.prepare_sleep() } else { None };
+            (token, spin)
+        };
+        match token {
+            Some(t) => t.sleep(1000),
+            None if polls > spin => std::thread::yield_now(),
+            None => std::hint::spin_loop(),
+        }
+    }
+}
+
+/// Initialises MPI: bootstrap, shared-memory wire-up, communicators. Returns a one-line
+/// error naming the fix on failure.
+pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
+    if STATE.compare_exchange(NOT_INITIALIZED, INITIALIZED, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return Err("MPI_Init called twice (or after MPI_Finalize)".into());
+    }
+    let mut bs = Bootstrap::init().map_err(|e| e.0)?;
+    let rank = bs.rank();
+    let size = bs.size();
+    let nodes = bs.node_of_ranks().to_vec();
+    let my_node = nodes[rank];
+    let locals: Vec<usize> = (0..size).filter(|&r| nodes[r] == my_node).collect();
+    let me = locals.iter().position(|&r| r == rank).unwrap();
+    let cfg = config();
+    let cell = cfg.get("SHM_CELL_SIZE").max(64);
+    let shape = ShmShape {
+        nlocal: locals.len(),
+        cells: cfg.get("SHM_CELLS").max(2),
+        cell_payload: cell,
+        eager_max: cfg.get("SHM_EAGER_MAX").min(cell),
+    };
+    let name = format!("oxmpi-{}-n{}", sanitize(bs.job_id()), my_node);
+    // Fence 1: the segment exists. Fence 2: everyone attached, so it can be unlinked.
+    let mut shm = None;
+    let mut err = None;
+    if locals.len() > 1 && me == 0 {
+        match create_segment(&name, shape) {
+            Ok(s) => shm = Some(s),
+            Err(e) => err = Some(e),
+        }
+    }
+    bs.fence().map_err(|e| e.0)?;
+    if locals.len() > 1 && me != 0 {
+        match ShmTransport::attach(&name, shape, me) {
+            Ok(s) => shm = Some(s),
+            Err(e) => err = Some(format!("cannot attach shared memory /dev/shm/{name}: {e}")),
+        }
+    }
+    bs.fence().map_err(|e| e.0)?;
+    if let Some(s) = shm.as_mut() {
+        s.unlink();
+    }
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let routes = (0..size)
+        .map(|r| {
+            if r == rank {
+                Route::Local
+            } else if let Some(i) = locals.iter().position(|&l| l == r) {
+                Route::Shm(i)
+            } else {
+                Route::Unreachable
+            }
+        })
+        .collect();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let engine = Engine::new(rank, size, routes, shm, locals.clone(), locals.len() > cpus);
+    let comms = CommTable::new(rank, size, default_errhandler);
+    *lock() = Some(Runtime { bootstrap: bs, engine, comms, thread_level });
+    Ok(())
+}
+
+fn create_segment(name: &str, shape: ShmShape) -> Result<ShmTransport, String> {
+    match ShmTransport::create(name, shape, 0) {
+        Ok(s) => Ok(s),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            // A stale segment of a crashed job with the same id: replace it.
+            let c = std::ffi::CString::new(format!("/{name}")).unwrap();
+            // SAFETY: FFI call with a valid NUL-terminated name.
+            unsafe { libc::shm_unlink(c.as_ptr()) };
+            ShmTransport::create(name, shape, 0).map_err(|e| format!("cannot create shared memory /dev/shm/{name}: {e}"))
+        }
+        Err(e) => Err(format!(
+            "cannot create shared memory /dev/shm/{name} ({} bytes): {e}; check free space in /dev/shm or lower OXMPI_SHM_CELLS",
+            shape.segment_len()
+        )),
+    }
+}
+
+/// Job ids become file names: keep them to a safe alphabet.
+pub fn sanitize(job: &str) -> String {
+    job.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+}
+
+/// Finalizes MPI: drains queued sends, synchronises with the other ranks, tells the PMI
+/// server, and unmaps shared memory.
+pub fn finalize() -> Result<(), String> {
+    if STATE.load(Ordering::Acquire) != INITIALIZED {
+        return Err("MPI_Finalize called without MPI_Init or twice".into());
+    }
+    wait_until(|rt| !rt.engine.has_outgoing());
+    let mut rt = lock().take().expect("runtime present");
+    rt.bootstrap.fence().map_err(|e| e.0)?;
+    let r = rt.bootstrap.finalize().map_err(|e| e.0);
+    STATE.store(FINALIZED, Ordering::Release);
+    drop(rt);
+    r
+}
+
+/// `MPI_Abort`: tells the launcher (which kills the job) and exits with `code`.
+pub fn abort(code: i32, msg: &str) -> ! {
+    if let Ok(mut g) = RUNTIME.try_lock() {
+        if let Some(rt) = g.as_mut() {
+            rt.bootstrap.abort(code, msg);
+        }
+    }
+    std::process::exit(code)
+}

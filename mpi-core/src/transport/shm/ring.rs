@@ -1,0 +1,146 @@
+//! A single-producer/single-consumer ring of fixed-size cells in shared memory.
+//!
+//! Cell layout (64-byte aligned): `flag: u32` (0 = empty, 1 = full), `len: u32` (payload
+//! bytes), 48-byte wire header, then the payload. A small message therefore lives in the
+//! same cache line as its flag, so an 8-byte send moves one line between cores.
+//! Each side keeps its position privately; only the per-cell flag is shared, written with
+//! release and read with acquire ordering.
+
+use crate::header::HEADER_LEN;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const FLAG_OFF: usize = 0;
+const LEN_OFF: usize = 4;
+const HDR_OFF: usize = 8;
+/// Offset of the payload within a cell.
+pub const PAYLOAD_OFF: usize = HDR_OFF + HEADER_LEN;
+
+/// Bytes one cell occupies for `payload_cap` payload bytes.
+pub fn cell_size(payload_cap: usize) -> usize {
+    (PAYLOAD_OFF + payload_cap).div_ceil(64) * 64
+}
+
+/// One side's view of a ring.
+pub struct Ring {
+    base: *mut u8,
+    cells: usize,
+    cell_size: usize,
+    payload_cap: usize,
+    /// Next cell to write (producer) or read (consumer).
+    pos: usize,
+}
+
+impl Ring {
+    /// # Safety
+    /// `base` must point to `cells * cell_size(payload_cap)` bytes of shared memory, 64-byte
+    /// aligned and zero-initialised, that stay mapped for the lifetime of the ring, with
+    /// exactly one producer and one consumer.
+    pub unsafe fn new(base: *mut u8, cells: usize, payload_cap: usize) -> Ring {
+        Ring { base, cells, cell_size: cell_size(payload_cap), payload_cap, pos: 0 }
+    }
+
+    /// Bytes a ring of this shape needs.
+    pub fn bytes_needed(cells: usize, payload_cap: usize) -> usize {
+        cells * cell_size(payload_cap)
+    }
+
+    pub fn payload_cap(&self) -> usize {
+        self.payload_cap
+    }
+
+    #[inline]
+    fn cell(&self) -> *mut u8 {
+        // SAFETY: pos < cells, so the cell lies inside the region given to `new`.
+        unsafe { self.base.add(self.pos * self.cell_size) }
+    }
+
+    #[inline]
+    fn flag(cell: *mut u8) -> &'static AtomicU32 {
+        // SAFETY: the flag is a 4-byte aligned u32 inside the mapped cell, only ever accessed
+        // atomically by both processes; the mapping outlives the ring.
+        unsafe { AtomicU32::from_ptr(cell.add(FLAG_OFF) as *mut u32) }
+    }
+
+    /// Producer: writes one message if the next cell is free.
+    ///
+    /// # Safety
+    /// `payload` must be valid for reads of `len <= payload_cap` bytes.
+    #[inline]
+    pub unsafe fn try_push(&mut self, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool {
+        debug_assert!(len <= self.payload_cap);
+        let cell = self.cell();
+        if Self::flag(cell).load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        // SAFETY: the cell is empty, so the consumer does not read it until the flag store;
+        // all writes stay within the cell.
+        unsafe {
+            (cell.add(LEN_OFF) as *mut u32).write(len as u32);
+            std::ptr::copy_nonoverlapping(header.as_ptr(), cell.add(HDR_OFF), HEADER_LEN);
+            if len > 0 {
+                std::ptr::copy_nonoverlapping(payload, cell.add(PAYLOAD_OFF), len);
+            }
+        }
+        Self::flag(cell).store(1, Ordering::Release);
+        self.pos = if self.pos + 1 == self.cells { 0 } else { self.pos + 1 };
+        true
+    }
+
+    /// Consumer: the next full cell's header, payload pointer and length, without consuming.
+    #[inline]
+    pub fn peek(&self) -> Option<([u8; HEADER_LEN], *const u8, usize)> {
+        let cell = self.cell();
+        if Self::flag(cell).load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        // SAFETY: the cell is full: the producer does not touch it until we clear the flag.
+        unsafe {
+            let len = (cell.add(LEN_OFF) as *const u32).read() as usize;
+            let mut h = [0u8; HEADER_LEN];
+            std::ptr::copy_nonoverlapping(cell.add(HDR_OFF), h.as_mut_ptr(), HEADER_LEN);
+            Some((h, cell.add(PAYLOAD_OFF) as *const u8, len.min(self.payload_cap)))
+        }
+    }
+
+    /// Consumer: is a message waiting?
+    #[inline]
+    pub fn has_message(&self) -> bool {
+        Self::flag(self.cell()).load(Ordering::Acquire) != 0
+    }
+
+    /// Consumer: frees the cell returned by the last `peek`.
+    #[inline]
+    pub fn pop(&mut self) {
+        Self::flag(self.cell()).store(0, Ordering::Release);
+        self.pos = if self.pos + 1 == self.cells { 0 } else { self.pos + 1 };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_and_full() {
+        let cap = 100;
+        let mut mem = vec![0u64; Ring::bytes_needed(4, cap) / 8 + 8];
+        let base = ((mem.as_mut_ptr() as usize).div_ceil(64) * 64) as *mut u8;
+        // SAFETY: test memory, zeroed, large enough and aligned; producer and consumer views.
+        let (mut tx, mut rx) = unsafe { (Ring::new(base, 4, cap), Ring::new(base, 4, cap)) };
+        let h = [7u8; HEADER_LEN];
+        for i in 0..4u8 {
+            let data = [i; 10];
+            assert!(unsafe { tx.try_push(&h, data.as_ptr(), 1 + i as usize) });
+        }
+        assert!(!unsafe { tx.try_push(&h, std::ptr::null(), 0) }, "ring of 4 is full");
+        for i in 0..4u8 {
+            let (hh, p, len) = rx.peek().unwrap();
+            assert_eq!(hh, h);
+            assert_eq!(len, 1 + i as usize);
+            assert_eq!(unsafe { *p }, i);
+            rx.pop();
+        }
+        assert!(rx.peek().is_none());
+        assert!(unsafe { tx.try_push(&h, std::ptr::null(), 0) });
+    }
+}
