@@ -1,12 +1,224 @@
-//! Raising MPI errors through the error handler attached to a communicator.
+//! MPI error codes, messages and error handlers.
+//!
+//! An error code carries its class in the low 7 bits (as MPICH's do) and, above them, the
+//! slot of a specific message ("invalid rank 9 (the communicator has 4 ranks)") kept in a
+//! small ring, so `MPI_Error_string` can return the specific cause.
+
 use crate::abi::*;
-use std::os::raw::c_int;
+use crate::handles::comm_index;
+use mpi_core::error::MpiError;
+use std::os::raw::{c_char, c_int};
+use std::sync::Mutex;
+
+const CLASS_MASK: c_int = 0x7f;
+const SLOTS: usize = 256;
+
+struct Messages {
+    next: usize,
+    text: Vec<String>,
+}
+
+static MESSAGES: Mutex<Messages> = Mutex::new(Messages { next: 0, text: Vec::new() });
+
+/// Standard name and one-line meaning of each class we raise, plus what to do about it.
+fn class_text(class: c_int) -> (&'static str, &'static str, &'static str) {
+    match class {
+        MPI_SUCCESS => ("MPI_SUCCESS", "No error", ""),
+        MPI_ERR_BUFFER => ("MPI_ERR_BUFFER", "Invalid buffer pointer", "pass a valid buffer (NULL only with count 0)"),
+        MPI_ERR_COUNT => ("MPI_ERR_COUNT", "Invalid count argument", "counts must be non-negative"),
+        MPI_ERR_TYPE => ("MPI_ERR_TYPE", "Invalid datatype argument", "use a predefined or committed datatype"),
+        MPI_ERR_TAG => ("MPI_ERR_TAG", "Invalid tag argument", "tags must be between 0 and the MPI_TAG_UB attribute (MPI_ANY_TAG only for receives)"),
+        MPI_ERR_COMM => ("MPI_ERR_COMM", "Invalid communicator", "pass a communicator that exists (not MPI_COMM_NULL or a freed one)"),
+        MPI_ERR_RANK => ("MPI_ERR_RANK", "Invalid rank", "ranks go from 0 to size-1 of the communicator (or MPI_PROC_NULL / MPI_ANY_SOURCE where allowed)"),
+        MPI_ERR_ROOT => ("MPI_ERR_ROOT", "Invalid root", "the root must be a rank of the communicator"),
+        MPI_ERR_GROUP => ("MPI_ERR_GROUP", "Invalid group", ""),
+        MPI_ERR_OP => ("MPI_ERR_OP", "Invalid reduce operation", ""),
+        MPI_ERR_TOPOLOGY => ("MPI_ERR_TOPOLOGY", "Invalid topology", ""),
+        MPI_ERR_DIMS => ("MPI_ERR_DIMS", "Invalid dimension argument", ""),
+        MPI_ERR_ARG => ("MPI_ERR_ARG", "Invalid argument", "check the arguments against the MPI standard"),
+        MPI_ERR_UNKNOWN => ("MPI_ERR_UNKNOWN", "Unknown error", ""),
+        MPI_ERR_TRUNCATE => ("MPI_ERR_TRUNCATE", "Message truncated on receive", "post a receive buffer at least as large as the message (MPI_Probe tells its size)"),
+        MPI_ERR_OTHER => ("MPI_ERR_OTHER", "Other error", ""),
+        MPI_ERR_INTERN => ("MPI_ERR_INTERN", "Internal error", "please report this as an OxMPI bug"),
+        MPI_ERR_IN_STATUS => ("MPI_ERR_IN_STATUS", "Error code is in status", "look at the MPI_ERROR field of each status"),
+        MPI_ERR_PENDING => ("MPI_ERR_PENDING", "Pending request", ""),
+        MPI_ERR_REQUEST => ("MPI_ERR_REQUEST", "Invalid request", "pass a request returned by a nonblocking or persistent call (or MPI_REQUEST_NULL)"),
+        MPI_ERR_INFO => ("MPI_ERR_INFO", "Invalid info object", ""),
+        MPI_ERR_NO_MEM => ("MPI_ERR_NO_MEM", "Out of memory", ""),
+        MPI_ERR_KEYVAL => ("MPI_ERR_KEYVAL", "Invalid keyval", ""),
+        MPI_ERR_UNSUPPORTED_OPERATION => ("MPI_ERR_UNSUPPORTED_OPERATION", "Unsupported operation", ""),
+        MPI_ERR_PROC_ABORTED => ("MPI_ERR_PROC_ABORTED", "Peer process aborted", ""),
+        _ => ("MPI_ERR_UNKNOWN", "Unknown error class", ""),
+    }
+}
+
+/// An error code for `class` whose `MPI_Error_string` is `msg`.
+pub fn make_code(class: c_int, msg: String) -> c_int {
+    let mut m = MESSAGES.lock().unwrap_or_else(|p| p.into_inner());
+    let slot = m.next % SLOTS;
+    m.next += 1;
+    if m.text.len() < SLOTS {
+        m.text.push(msg);
+    } else {
+        m.text[slot] = msg;
+    }
+    class | (((slot + 1) as c_int) << 7)
+}
+
+pub fn error_class(code: c_int) -> c_int {
+    code & CLASS_MASK
+}
+
+/// The text of `code`: its specific message if still remembered, else the class's.
+pub fn error_text(code: c_int) -> String {
+    let slot = (code >> 7) as usize;
+    let (name, generic, _) = class_text(error_class(code));
+    if slot > 0 {
+        let m = MESSAGES.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = m.text.get(slot - 1) {
+            return format!("{t} ({name})");
+        }
+    }
+    format!("{generic} ({name})")
+}
+
+/// Raises an error in `func` on `comm`: runs the communicator's error handler (fatal by
+/// default) and returns the code for `MPI_ERRORS_RETURN`. Must be called without the
+/// runtime lock held.
+pub fn raise(comm: MPI_Comm, func: &str, class: c_int, msg: impl Into<String>) -> c_int {
+    let msg = msg.into();
+    let code = make_code(class, format!("{func}: {msg}"));
+    let handler = if mpi_core::runtime::is_initialized() && !mpi_core::runtime::is_finalized() {
+        let idx = comm_index(comm).unwrap_or(mpi_core::comm::WORLD);
+        let g = mpi_core::runtime::lock();
+        g.as_ref().and_then(|rt| rt.comms.get(idx).or_else(|| rt.comms.get(mpi_core::comm::WORLD)).map(|c| c.errhandler))
+    } else {
+        None
+    };
+    match handler {
+        Some(MPI_ERRORS_RETURN) => code,
+        _ => fatal(func, class, &msg),
+    }
+}
+
+/// Raises an engine error (class and message) in `func` on `comm`.
+pub fn raise_core(comm: MPI_Comm, func: &str, e: MpiError) -> c_int {
+    raise(comm, func, e.class as c_int, e.msg)
+}
+
+/// `MPI_ERRORS_ARE_FATAL`: one line of cause, one line of what to do, then abort the job.
+fn fatal(func: &str, class: c_int, msg: &str) -> ! {
+    let (name, _, fix) = class_text(class);
+    let rank = rank_for_messages();
+    eprintln!("OxMPI: fatal error in {func} on rank {rank}: {msg} [{name}]");
+    if !fix.is_empty() {
+        eprintln!("OxMPI: fix: {fix}; or install MPI_ERRORS_RETURN to handle errors yourself");
+    }
+    mpi_core::runtime::abort(1, &format!("fatal error in {func}: {msg}"))
+}
+
+fn rank_for_messages() -> String {
+    std::env::var("PMI_RANK").unwrap_or_else(|_| "0".into())
+}
 
 /// Report that `name` (e.g. "MPI_Comm_spawn") is declared but not implemented: returns
 /// `MPI_ERR_OTHER` with the message "MPI_Xxx is not supported by OxMPI yet" through the
 /// error handler of `comm` (`MPI_COMM_WORLD`'s when the function has no communicator).
 pub fn not_supported(comm: MPI_Comm, name: &'static str) -> c_int {
-    let _ = comm;
-    eprintln!("{name} is not supported by OxMPI yet");
-    15
+    raise(comm, name, MPI_ERR_OTHER, format!("{name} is not supported by OxMPI yet"))
+}
+
+/// Fails a call made before `MPI_Init` or after `MPI_Finalize` (no error handler exists).
+pub fn not_initialized(func: &str) -> c_int {
+    let when = if mpi_core::runtime::is_finalized() { "after MPI_Finalize" } else { "before MPI_Init" };
+    eprintln!("OxMPI: {func} called {when}; call MPI_Init first and make all MPI calls before MPI_Finalize");
+    std::process::exit(1)
+}
+
+/// Copies `s` into a C buffer of `cap` bytes (NUL-terminated), returning the length written.
+///
+/// # Safety
+/// `out` must be valid for writes of `cap` bytes.
+pub unsafe fn write_c_string(out: *mut c_char, cap: usize, s: &str) -> c_int {
+    let n = s.len().min(cap.saturating_sub(1));
+    // SAFETY: n + 1 ≤ cap bytes are written to `out`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr() as *const c_char, out, n);
+        *out.add(n) = 0;
+    }
+    n as c_int
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> c_int {
+    if errorclass.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Error_class", MPI_ERR_ARG, "errorclass is NULL");
+    }
+    // SAFETY: checked non-null; the caller provides an int.
+    unsafe { *errorclass = error_class(errorcode) };
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
+    if string.is_null() || resultlen.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Error_string", MPI_ERR_ARG, "string or resultlen is NULL");
+    }
+    let text = if errorcode == MPI_SUCCESS { "No error (MPI_SUCCESS)".to_string() } else { error_text(errorcode) };
+    // SAFETY: the standard requires a buffer of MPI_MAX_ERROR_STRING bytes.
+    unsafe { *resultlen = write_c_string(string, MPI_MAX_ERROR_STRING as usize, &text) };
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
+    if !mpi_core::runtime::is_initialized() {
+        return not_initialized("MPI_Comm_set_errhandler");
+    }
+    if !matches!(errhandler, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) {
+        return raise(comm, "MPI_Comm_set_errhandler", MPI_ERR_ARG, format!("invalid error handler {errhandler:#x}"));
+    }
+    let ok = {
+        let mut g = mpi_core::runtime::lock();
+        match (g.as_mut(), comm_index(comm)) {
+            (Some(rt), Some(i)) => rt.comms.get_mut(i).map(|c| c.errhandler = errhandler).is_some(),
+            _ => false,
+        }
+    };
+    if ok {
+        MPI_SUCCESS
+    } else {
+        raise(MPI_COMM_WORLD, "MPI_Comm_set_errhandler", MPI_ERR_COMM, format!("invalid communicator {comm:#x}"))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> c_int {
+    if !mpi_core::runtime::is_initialized() {
+        return not_initialized("MPI_Comm_get_errhandler");
+    }
+    let h = {
+        let g = mpi_core::runtime::lock();
+        g.as_ref().and_then(|rt| comm_index(comm).and_then(|i| rt.comms.get(i)).map(|c| c.errhandler))
+    };
+    match h {
+        Some(h) if !errhandler.is_null() => {
+            // SAFETY: checked non-null.
+            unsafe { *errhandler = h };
+            MPI_SUCCESS
+        }
+        Some(_) => raise(comm, "MPI_Comm_get_errhandler", MPI_ERR_ARG, "errhandler is NULL"),
+        None => raise(MPI_COMM_WORLD, "MPI_Comm_get_errhandler", MPI_ERR_COMM, format!("invalid communicator {comm:#x}")),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -> c_int {
+    if errhandler.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", MPI_ERR_ARG, "errhandler is NULL");
+    }
+    // Predefined handlers are never destroyed; the handle is set to null as the standard says.
+    // SAFETY: checked non-null.
+    unsafe { *errhandler = MPI_ERRHANDLER_NULL };
+    MPI_SUCCESS
 }

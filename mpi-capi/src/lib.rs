@@ -7,3 +7,15 @@
 
 pub mod abi;
 pub mod errors;
+pub mod conversions;
+pub mod generated;
+pub mod time;
+pub mod tool_interface;
+pub mod coll;
+pub mod comm;
+pub mod datatype;
+pub mod handles;
+pub mod init;
+pub mod p2p_args;
+pub mod pt2pt;
+pub mod requests;

@@ -25,6 +25,8 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 pub const ANY_SOURCE: i32 = -2;
 /// Wildcard tag (receives only).
 pub const ANY_TAG: i32 = -1;
+/// `MPI_PROC_NULL`: never queued; receives from it complete at once (handled above the matcher).
+pub const PROC_NULL: i32 = -1;
 
 /// Matching key of a message: communicator context, source rank, tag.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

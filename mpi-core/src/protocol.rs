@@ -14,6 +14,9 @@ use crate::transport::shm::ShmTransport;
 use crate::transport::{Incoming, SleepToken, Transport};
 use std::collections::VecDeque;
 
+/// `dest_world` of a send to `MPI_PROC_NULL`: completes at once.
+pub const PROC_NULL_WORLD: usize = usize::MAX;
+
 /// A message that arrived before its receive was posted.
 #[derive(Debug)]
 pub enum Unexpected {
@@ -204,6 +207,15 @@ impl Engine {
         r.status = Status::default();
         r.done = 0;
         r.total = 0;
+        let proc_null = match r.op {
+            Op::Send { dest_world, .. } => dest_world == PROC_NULL_WORLD,
+            Op::Recv { src, .. } => src == crate::matching::PROC_NULL,
+        };
+        if proc_null {
+            r.status = Status { source: crate::matching::PROC_NULL, tag: crate::matching::ANY_TAG, ..Status::default() };
+            self.complete(rid);
+            return Ok(());
+        }
         match r.op {
             Op::Send { buf, dest_world, ctx, src_rank, tag, mode } => {
                 if mode == SendMode::Buffered {

@@ -1,8 +1,10 @@
 //! The MPICH ABI: C types, handle values and constants, as Rust definitions that cbindgen
-//! turns into `mpi.h`. Handle encoding for user objects lives in `handles.rs` only.
+//! turns into `mpi.h`, plus the data symbols and predefined callbacks the ABI exports.
+//! Handle encoding for user objects lives in `handles.rs` only.
 
-pub mod types;
 pub mod consts;
+pub mod statics;
+pub mod types;
 
 pub use consts::*;
 pub use types::*;

@@ -1,4 +1,9 @@
 //! C types of the MPICH ABI (integer handles, `long` addresses, 20-byte status).
+//!
+//! cbindgen turns these into the typedefs of `mpi.h`. Callback types are Rust function
+//! pointers (`Option<unsafe extern "C" fn ..>`, null allowed); `build.rs` rewrites their C
+//! typedefs into the function types the MPI standard specifies (`typedef int
+//! MPI_Copy_function(...)`), so C code writes `MPI_Copy_function *fn` as usual.
 use std::os::raw::{c_int, c_long, c_void};
 
 pub type MPI_Comm = c_int;
@@ -12,8 +17,10 @@ pub type MPI_Message = c_int;
 pub type MPI_Info = c_int;
 pub type MPI_Aint = c_long;
 pub type MPI_Fint = c_int;
-pub type MPI_Count = i64;
-pub type MPI_Offset = i64;
+/// `long` as in MPICH's x86_64 build (64 bits, same Rust type as `i64`).
+pub type MPI_Count = c_long;
+/// `long` as in MPICH's x86_64 build (64 bits, same Rust type as `i64`).
+pub type MPI_Offset = c_long;
 
 /// MPICH's status layout: the byte count is split in two ints; bit 0 of the second holds
 /// the cancelled flag, the remaining bits the high part of the count.
@@ -27,6 +34,90 @@ pub struct MPI_Status {
     pub MPI_ERROR: c_int,
 }
 
+/// The C view of a Fortran 2008 `TYPE(MPI_Status)` (same five fields as `MPI_Status`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MPI_F08_status {
+    pub count_lo: MPI_Fint,
+    pub count_hi_and_cancelled: MPI_Fint,
+    pub MPI_SOURCE: MPI_Fint,
+    pub MPI_TAG: MPI_Fint,
+    pub MPI_ERROR: MPI_Fint,
+}
+
+/// Opaque target of `MPI_File` (a pointer type in the MPICH ABI, as in ROMIO).
+pub struct ADIOI_FileD {
+    _opaque: u8,
+}
+pub type MPI_File = *mut ADIOI_FileD;
+
+/// Opaque targets of the MPI_T handle types (pointers in the MPICH ABI).
+pub struct MPIR_T_enum_s {
+    _opaque: u8,
+}
+pub struct MPIR_T_cvar_handle_s {
+    _opaque: u8,
+}
+pub struct MPIR_T_pvar_handle_s {
+    _opaque: u8,
+}
+pub struct MPIR_T_pvar_session_s {
+    _opaque: u8,
+}
+pub type MPI_T_enum = *mut MPIR_T_enum_s;
+pub type MPI_T_cvar_handle = *mut MPIR_T_cvar_handle_s;
+pub type MPI_T_pvar_handle = *mut MPIR_T_pvar_handle_s;
+pub type MPI_T_pvar_session = *mut MPIR_T_pvar_session_s;
+
+// ---- Callback types -------------------------------------------------------------------
+
 /// `MPI_User_function`: the reduction callback of `MPI_Op_create`.
 pub type MPI_User_function =
     Option<unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype)>;
+
+pub type MPI_Comm_copy_attr_function = Option<
+    unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int,
+>;
+pub type MPI_Comm_delete_attr_function =
+    Option<unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void) -> c_int>;
+pub type MPI_Type_copy_attr_function = Option<
+    unsafe extern "C" fn(MPI_Datatype, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int,
+>;
+pub type MPI_Type_delete_attr_function =
+    Option<unsafe extern "C" fn(MPI_Datatype, c_int, *mut c_void, *mut c_void) -> c_int>;
+pub type MPI_Win_copy_attr_function = Option<
+    unsafe extern "C" fn(MPI_Win, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int,
+>;
+pub type MPI_Win_delete_attr_function =
+    Option<unsafe extern "C" fn(MPI_Win, c_int, *mut c_void, *mut c_void) -> c_int>;
+
+/// MPI-1 attribute callbacks (`MPI_Keyval_create`).
+pub type MPI_Copy_function = Option<
+    unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int,
+>;
+pub type MPI_Delete_function =
+    Option<unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void) -> c_int>;
+
+/// Error handler callbacks: `(handle *, error code *, ...)`.
+pub type MPI_Comm_errhandler_function = Option<unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...)>;
+pub type MPI_File_errhandler_function = Option<unsafe extern "C" fn(*mut MPI_File, *mut c_int, ...)>;
+pub type MPI_Win_errhandler_function = Option<unsafe extern "C" fn(*mut MPI_Win, *mut c_int, ...)>;
+/// MPI-1 name of the communicator error handler callback.
+pub type MPI_Handler_function = Option<unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...)>;
+/// MPI-2.0 names, deprecated in MPI-2.2.
+pub type MPI_Comm_errhandler_fn = MPI_Comm_errhandler_function;
+pub type MPI_File_errhandler_fn = MPI_File_errhandler_function;
+pub type MPI_Win_errhandler_fn = MPI_Win_errhandler_function;
+
+/// Generalized request callbacks.
+pub type MPI_Grequest_query_function =
+    Option<unsafe extern "C" fn(*mut c_void, *mut MPI_Status) -> c_int>;
+pub type MPI_Grequest_free_function = Option<unsafe extern "C" fn(*mut c_void) -> c_int>;
+pub type MPI_Grequest_cancel_function = Option<unsafe extern "C" fn(*mut c_void, c_int) -> c_int>;
+
+/// Data representation callbacks (`MPI_Register_datarep`).
+pub type MPI_Datarep_conversion_function = Option<
+    unsafe extern "C" fn(*mut c_void, MPI_Datatype, c_int, *mut c_void, MPI_Offset, *mut c_void) -> c_int,
+>;
+pub type MPI_Datarep_extent_function =
+    Option<unsafe extern "C" fn(MPI_Datatype, *mut MPI_Aint, *mut c_void) -> c_int>;

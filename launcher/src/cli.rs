@@ -1,0 +1,225 @@
+//! Command line: the flags users know from Hydra and Open MPI.
+//!
+//! Hydra spells long options with one dash (`-np`, `-genv`, `-wdir`), which clap cannot
+//! parse, so [`normalize`] first rewrites every known spelling into one canonical clap
+//! option, and stops at the program name: everything after it belongs to the program.
+
+use clap::Parser;
+use std::path::PathBuf;
+
+/// Canonical option name and number of values for each accepted spelling.
+const OPTIONS: &[(&[&str], &str, usize)] = &[
+    (&["-n", "-np", "--np", "--n", "-c"], "--np", 1),
+    (&["-genv", "--genv", "-env", "--env"], "--genv", 2),
+    (&["-x"], "-x", 1),
+    (&["-l", "--tag-output", "-tag-output", "-prepend-rank", "--prepend-rank"], "--tag-output", 0),
+    (&["--timeout", "-timeout"], "--timeout", 1),
+    (&["-wdir", "--wdir", "-wd", "--wd"], "--wdir", 1),
+    (&["--oversubscribe", "-oversubscribe"], "--oversubscribe", 0),
+    (&["--allow-run-as-root", "-allow-run-as-root"], "--allow-run-as-root", 0),
+    (&["-hosts", "--hosts", "-host", "--host", "-H"], "--host", 1),
+    (&["-f", "-hostfile", "--hostfile", "-machinefile", "--machinefile"], "--hostfile", 1),
+    (&["-ppn", "--ppn", "-npernode", "--npernode"], "--ppn", 1),
+    (&["-h", "-help", "--help"], "--help", 0),
+    (&["-V", "-version", "--version"], "--version", 0),
+];
+
+/// Rewrite Hydra/Open MPI spellings into canonical options followed by `--` and the
+/// program with its arguments (untouched). Unknown options are passed through for clap to
+/// reject with a clear message.
+pub fn normalize(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        if arg == "--" {
+            out.push("--".to_string());
+            out.extend(args[i + 1..].iter().cloned());
+            return out;
+        }
+        if !arg.starts_with('-') || arg == "-" {
+            // The program: everything from here on is its command line.
+            out.push("--".to_string());
+            out.extend(args[i..].iter().cloned());
+            return out;
+        }
+        // `--opt=value` / `-opt=value`.
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (arg.as_str(), None),
+        };
+        match OPTIONS.iter().find(|(names, _, _)| names.contains(&name)) {
+            Some(&(_, canon, nvals)) => {
+                out.push(canon.to_string());
+                let mut needed = nvals;
+                if let Some(v) = inline.filter(|_| nvals > 0) {
+                    out.push(v);
+                    needed -= 1;
+                }
+                for _ in 0..needed {
+                    i += 1;
+                    if i < args.len() {
+                        out.push(args[i].clone());
+                    }
+                }
+            }
+            None => out.push(arg.clone()),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// OxMPI's launcher: runs N copies of a program on this machine as one MPI job.
+#[derive(Parser, Debug)]
+#[command(
+    name = "mpirun",
+    disable_version_flag = true,
+    about = "OxMPI mpirun/mpiexec: start an MPI job on this machine",
+    after_help = "Hydra and Open MPI spellings are accepted too: -np, -genv, -env, -wdir, -wd, \
+                  -hosts, -hostfile, -machinefile, -ppn, -tag-output, -prepend-rank.\n\
+                  Exit status: 0 if all ranks exit 0; otherwise the failing rank's code \
+                  (128+N if killed by signal N), the MPI_Abort code, 124 on --timeout."
+)]
+pub struct Cli {
+    /// Number of ranks to start (-n, -np).
+    #[arg(long = "np", short = 'n', value_name = "N", default_value_t = 1)]
+    pub np: usize,
+
+    /// Set NAME=VALUE in every rank's environment (-genv, -env; repeatable).
+    #[arg(long = "genv", num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append)]
+    pub genv: Vec<String>,
+
+    /// Export NAME (from mpirun's environment) or set NAME=VALUE in every rank (repeatable).
+    #[arg(short = 'x', value_name = "NAME[=VALUE]", action = clap::ArgAction::Append)]
+    pub export: Vec<String>,
+
+    /// Prefix every output line with `[rank] ` (-l).
+    #[arg(long = "tag-output", short = 'l')]
+    pub tag_output: bool,
+
+    /// Kill the job after SECS seconds (default: $MPIEXEC_TIMEOUT if set); exit status 124.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+
+    /// Working directory of the ranks (-wdir, -wd).
+    #[arg(long, value_name = "DIR")]
+    pub wdir: Option<PathBuf>,
+
+    /// Accepted for compatibility; oversubscription is always allowed.
+    #[arg(long)]
+    pub oversubscribe: bool,
+
+    /// Accepted for compatibility; running as root is always allowed.
+    #[arg(long = "allow-run-as-root")]
+    pub allow_run_as_root: bool,
+
+    /// Hosts to run on (-hosts, -host, -H); only this machine is supported yet.
+    #[arg(long = "host", value_name = "HOSTS", action = clap::ArgAction::Append)]
+    pub hosts: Vec<String>,
+
+    /// Host file (-f, -hostfile, -machinefile); only this machine is supported yet.
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+
+    /// Ranks per node (-ppn); accepted, all ranks run on this machine.
+    #[arg(long, value_name = "N")]
+    pub ppn: Option<usize>,
+
+    /// Print the version and exit.
+    #[arg(long, short = 'V')]
+    pub version: bool,
+
+    /// The program to run and its arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARGS]")]
+    pub command: Vec<String>,
+}
+
+impl Cli {
+    /// Parse the process arguments (without argv[0]).
+    pub fn parse_args(args: &[String]) -> Result<Cli, clap::Error> {
+        let mut argv = vec!["mpirun".to_string()];
+        argv.extend(normalize(args));
+        Cli::try_parse_from(argv)
+    }
+
+    /// `-genv` pairs plus `-x` entries as (name, value). `-x NAME` without a value takes
+    /// mpirun's own value (skipped if unset).
+    pub fn extra_env(&self) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = self
+            .genv
+            .chunks(2)
+            .filter(|p| p.len() == 2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect();
+        for x in &self.export {
+            match x.split_once('=') {
+                Some((k, v)) => env.push((k.to_string(), v.to_string())),
+                None => {
+                    if let Ok(v) = std::env::var(x) {
+                        env.push((x.clone(), v));
+                    }
+                }
+            }
+        }
+        env
+    }
+
+    /// The job timeout: `--timeout`, else `MPIEXEC_TIMEOUT` (as Hydra); 0 means none.
+    pub fn timeout_secs(&self) -> Result<Option<u64>, String> {
+        let secs = match self.timeout {
+            Some(s) => s,
+            None => match std::env::var("MPIEXEC_TIMEOUT") {
+                Ok(v) if !v.trim().is_empty() => v.trim().parse::<u64>().map_err(|_| {
+                    format!("MPIEXEC_TIMEOUT={v} is not a number of seconds")
+                })?,
+                _ => 0,
+            },
+        };
+        Ok((secs > 0).then_some(secs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Cli {
+        let args: Vec<String> = s.split_whitespace().map(String::from).collect();
+        Cli::parse_args(&args).unwrap()
+    }
+
+    #[test]
+    fn hydra_spellings() {
+        let c = parse("-np 4 -genv A 1 -genv B 2 -wdir /tmp -l -ppn 2 ./a.out -n 9 -l");
+        assert_eq!(c.np, 4);
+        assert_eq!(c.extra_env(), vec![("A".into(), "1".into()), ("B".into(), "2".into())]);
+        assert_eq!(c.wdir, Some(PathBuf::from("/tmp")));
+        assert!(c.tag_output);
+        assert_eq!(c.command, vec!["./a.out", "-n", "9", "-l"]);
+    }
+
+    #[test]
+    fn openmpi_spellings() {
+        let c = parse("--np=3 -x FOO=bar --tag-output --oversubscribe --allow-run-as-root -- prog --x");
+        assert_eq!(c.np, 3);
+        assert_eq!(c.extra_env(), vec![("FOO".into(), "bar".into())]);
+        assert!(c.tag_output && c.oversubscribe && c.allow_run_as_root);
+        assert_eq!(c.command, vec!["prog", "--x"]);
+    }
+
+    #[test]
+    fn timeout_and_hosts() {
+        let c = parse("-n 2 --timeout 5 -hosts localhost,127.0.0.1 -f hf true");
+        assert_eq!(c.timeout_secs().unwrap(), Some(5));
+        assert_eq!(c.hosts, vec!["localhost,127.0.0.1"]);
+        assert_eq!(c.hostfile, Some(PathBuf::from("hf")));
+        assert_eq!(c.command, vec!["true"]);
+    }
+
+    #[test]
+    fn unknown_option_rejected() {
+        let args: Vec<String> = ["--bogus", "true"].iter().map(|s| s.to_string()).collect();
+        assert!(Cli::parse_args(&args).is_err());
+    }
+}

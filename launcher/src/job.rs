@@ -1,0 +1,562 @@
+//! One job: start the ranks, run the event loop (PMI server, output, stdin, signals,
+//! timeouts), tear down on the first failure, clean up, and compute mpirun's exit status.
+//!
+//! Teardown policy: the first failure (a rank exiting non-zero, killed by a signal, or
+//! exiting after PMI init without finalize; `MPI_Abort`; `--timeout`; SIGINT/SIGTERM/SIGHUP
+//! to mpirun) is reported in one line on stderr, every rank gets SIGTERM (the received
+//! signal for SIGINT/SIGTERM/SIGHUP), and whatever is still alive after
+//! [`KILL_GRACE`] gets SIGKILL. The first failure also decides the exit status.
+
+use crate::cleanup;
+use crate::output::LineForwarder;
+use crate::pmi_server::{Event, PmiServer, PmiState};
+use crate::spawn::{self, Program};
+use crate::sys::{self, ExitStatus};
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::time::{Duration, Instant};
+
+/// Time between SIGTERM and SIGKILL during teardown.
+pub const KILL_GRACE: Duration = Duration::from_millis(1000);
+/// After all ranks are gone, how long to wait for output pipes still held open by
+/// (killed) grandchildren.
+const DRAIN_LIMIT: Duration = Duration::from_millis(1000);
+/// Exit status when `--timeout` expires (as coreutils `timeout`).
+pub const TIMEOUT_EXIT: i32 = 124;
+
+/// Everything needed to run a job.
+pub struct JobSpec {
+    pub np: usize,
+    pub program: Program,
+    /// Environment shared by all ranks (inherited + -genv/-x), without per-rank PMI vars.
+    pub base_env: Vec<(String, String)>,
+    pub tag_output: bool,
+    pub timeout: Option<Duration>,
+}
+
+/// Why the job is being torn down (the first failure wins).
+#[derive(Debug, Clone)]
+enum Failure {
+    RankExit { rank: usize, pid: i32, status: ExitStatus, state: PmiState },
+    Abort { rank: usize, pid: i32, code: i32 },
+    Protocol { rank: usize, pid: i32, reason: String },
+    Timeout { secs: u64 },
+    Signal { sig: i32 },
+    Spawn { rank: usize, reason: String },
+}
+
+impl Failure {
+    fn message(&self) -> String {
+        let body = match self {
+            Failure::RankExit { rank, pid, status, state } => {
+                let when = match state {
+                    PmiState::Init => " before MPI_Finalize",
+                    _ => "",
+                };
+                match status {
+                    ExitStatus::Signal(s) => format!(
+                        "rank {rank} (pid {pid}) was killed by signal {s} ({}){when}",
+                        sys::signal_name(*s)
+                    ),
+                    ExitStatus::Code(c) => format!("rank {rank} (pid {pid}) exited with code {c}{when}"),
+                }
+            }
+            Failure::Abort { rank, pid, code } => {
+                format!("rank {rank} (pid {pid}) called MPI_Abort with code {code}")
+            }
+            Failure::Protocol { rank, pid, reason } => {
+                format!("rank {rank} (pid {pid}) broke the PMI protocol ({reason})")
+            }
+            Failure::Timeout { secs } => {
+                format!("the job exceeded the time limit of {secs} s (--timeout/MPIEXEC_TIMEOUT)")
+            }
+            Failure::Signal { sig } => {
+                format!("received {}, forwarded it to all ranks", sys::signal_name(*sig))
+            }
+            Failure::Spawn { rank, reason } => format!("cannot start rank {rank}: {reason}"),
+        };
+        format!("mpirun: {body}; terminating the job\n")
+    }
+
+    fn exit_code(&self) -> i32 {
+        match self {
+            Failure::RankExit { status: ExitStatus::Code(0), .. } => 1,
+            Failure::RankExit { status, .. } => status.shell_code(),
+            Failure::Abort { code, .. } => *code,
+            Failure::Protocol { .. } | Failure::Spawn { .. } => 1,
+            Failure::Timeout { .. } => TIMEOUT_EXIT,
+            Failure::Signal { sig } => 128 + sig,
+        }
+    }
+}
+
+/// One output pipe of a rank.
+struct OutPipe {
+    fd: OwnedFd,
+    /// mpirun's fd to forward to (1 or 2).
+    dest: RawFd,
+    fwd: LineForwarder,
+}
+
+/// mpirun's view of one rank.
+struct Rank {
+    pid: i32,
+    pmi: Option<OwnedFd>,
+    /// stdout and stderr; `None` once closed.
+    outs: [Option<OutPipe>; 2],
+    status: Option<ExitStatus>,
+}
+
+/// mpirun's stdin copied to rank 0's stdin.
+struct StdinForward {
+    /// Still reading mpirun's fd 0.
+    reading: bool,
+    dest: Option<OwnedFd>,
+    pending: Vec<u8>,
+}
+
+/// The running job.
+struct Job {
+    ranks: Vec<Rank>,
+    server: PmiServer,
+    pgid: i32,
+    stdin: StdinForward,
+    failure: Option<Failure>,
+    /// When SIGKILL is due for ranks that survived SIGTERM.
+    kill_at: Option<Instant>,
+    killed: bool,
+    deadline: Option<(Instant, u64)>,
+    /// Set when the last rank was reaped: stop waiting for output after this.
+    drain_until: Option<Instant>,
+}
+
+/// Run the job and return mpirun's exit status.
+pub fn run(spec: JobSpec) -> i32 {
+    sys::ensure_std_fds();
+    sys::set_child_subreaper();
+    let sigfd = match sys::signalfd() {
+        Ok(fd) => fd,
+        Err(e) => {
+            eprintln!("mpirun: cannot set up signal handling: {e}");
+            return 1;
+        }
+    };
+    let kvsname = format!("oxmpi_{}_{}", std::process::id(), sys::random_hex(4));
+    let secret = sys::random_hex(16);
+    let mut job = Job {
+        ranks: Vec::new(),
+        server: PmiServer::new(&kvsname, spec.np),
+        pgid: 0,
+        stdin: StdinForward { reading: true, dest: None, pending: Vec::new() },
+        failure: None,
+        kill_at: None,
+        killed: false,
+        deadline: spec.timeout.map(|t| (Instant::now() + t, t.as_secs())),
+        drain_until: None,
+    };
+    if let Err(f) = job.start_all(&spec, &secret) {
+        job.fail(f);
+    }
+    job.event_loop(&sigfd);
+    let left = cleanup::kill_and_reap_all(job.pgid, Duration::from_secs(2));
+    if !left.is_empty() {
+        eprintln!("mpirun: warning: processes {left:?} could not be reaped");
+    }
+    cleanup::remove_shm_files(&kvsname);
+    job.failure.map(|f| f.exit_code()).unwrap_or(0)
+}
+
+impl Job {
+    /// Fork every rank. On error the ranks started so far are torn down by the caller.
+    fn start_all(&mut self, spec: &JobSpec, secret: &str) -> Result<(), Failure> {
+        let dev_null = spawn::dev_null()
+            .map_err(|e| Failure::Spawn { rank: 0, reason: format!("/dev/null: {e}") })?;
+        for rank in 0..spec.np {
+            let spawn_err = |e: std::io::Error| Failure::Spawn { rank, reason: e.to_string() };
+            let (ours, theirs) = sys::socketpair().map_err(spawn_err)?;
+            sys::set_nonblocking(ours.as_raw_fd()).map_err(spawn_err)?;
+            let mut env = spec.base_env.clone();
+            env.extend([
+                ("PMI_FD".to_string(), theirs.as_raw_fd().to_string()),
+                ("PMI_RANK".to_string(), rank.to_string()),
+                ("PMI_SIZE".to_string(), spec.np.to_string()),
+                ("OXMPI_JOB_SECRET".to_string(), secret.to_string()),
+                ("MPI_LOCALNRANKS".to_string(), spec.np.to_string()),
+                ("MPI_LOCALRANKID".to_string(), rank.to_string()),
+            ]);
+            let envp: Vec<CString> =
+                spawn::envp(&env).map_err(|reason| Failure::Spawn { rank, reason })?;
+            let stdin_src = if rank == 0 { None } else { Some(&dev_null) };
+            let started = spawn::start(&spec.program, &envp, self.pgid, &theirs, stdin_src)
+                .map_err(spawn_err)?;
+            drop(theirs);
+            if rank == 0 {
+                self.pgid = started.pid;
+                self.stdin.dest = started.stdin;
+            }
+            let tag = spec.tag_output.then(|| format!("[{rank}] "));
+            self.ranks.push(Rank {
+                pid: started.pid,
+                pmi: Some(ours),
+                outs: [
+                    Some(OutPipe { fd: started.stdout, dest: 1, fwd: LineForwarder::new(tag.clone()) }),
+                    Some(OutPipe { fd: started.stderr, dest: 2, fwd: LineForwarder::new(tag) }),
+                ],
+                status: None,
+            });
+        }
+        Ok(())
+    }
+
+    /// Record the first failure, report it, and start killing the job.
+    fn fail(&mut self, f: Failure) {
+        if self.failure.is_some() {
+            return;
+        }
+        let _ = sys::write_all(2, f.message().as_bytes());
+        let sig = match f {
+            Failure::Signal { sig } => sig,
+            _ => libc::SIGTERM,
+        };
+        self.failure = Some(f);
+        self.signal_all(sig);
+        self.kill_at = Some(Instant::now() + KILL_GRACE);
+    }
+
+    /// Send `sig` to the job's process group and to every live rank (in case a rank left
+    /// the group).
+    fn signal_all(&self, sig: i32) {
+        if self.pgid > 0 {
+            sys::kill(-self.pgid, sig);
+        }
+        for r in self.ranks.iter().filter(|r| r.status.is_none()) {
+            sys::kill(r.pid, sig);
+        }
+    }
+
+    fn all_exited(&self) -> bool {
+        self.ranks.iter().all(|r| r.status.is_some())
+    }
+
+    fn outputs_open(&self) -> bool {
+        self.ranks.iter().any(|r| r.outs.iter().any(Option::is_some))
+    }
+
+    fn event_loop(&mut self, sigfd: &OwnedFd) {
+        loop {
+            self.reap();
+            if self.all_exited() {
+                let until = *self.drain_until.get_or_insert_with(|| {
+                    // Grandchildren may hold the output pipes open: kill them now.
+                    cleanup::kill_and_reap_all(self.pgid, Duration::from_millis(200));
+                    Instant::now() + DRAIN_LIMIT
+                });
+                if !self.outputs_open() || Instant::now() >= until {
+                    self.flush_all_outputs();
+                    return;
+                }
+            }
+            self.check_timers();
+
+            // Build the poll set; `slots` says what each entry is.
+            let mut fds: Vec<libc::pollfd> = Vec::new();
+            let mut slots: Vec<Slot> = Vec::new();
+            let mut add = |fd: RawFd, events: i16, slot: Slot| {
+                fds.push(libc::pollfd { fd, events, revents: 0 });
+                slots.push(slot);
+            };
+            add(sigfd.as_raw_fd(), libc::POLLIN, Slot::Signal);
+            for (i, r) in self.ranks.iter().enumerate() {
+                if let Some(p) = &r.pmi {
+                    let mut ev = libc::POLLIN;
+                    if self.server.has_output(i) {
+                        ev |= libc::POLLOUT;
+                    }
+                    add(p.as_raw_fd(), ev, Slot::Pmi(i));
+                }
+                for (k, o) in r.outs.iter().enumerate() {
+                    if let Some(o) = o {
+                        add(o.fd.as_raw_fd(), libc::POLLIN, Slot::Output(i, k));
+                    }
+                }
+            }
+            if let Some(d) = &self.stdin.dest {
+                if !self.stdin.pending.is_empty() {
+                    add(d.as_raw_fd(), libc::POLLOUT, Slot::StdinDest);
+                } else if self.stdin.reading {
+                    add(0, libc::POLLIN, Slot::StdinSrc);
+                }
+            }
+
+            let timeout = self.poll_timeout();
+            if let Err(e) = sys::poll(&mut fds, timeout) {
+                eprintln!("mpirun: poll failed: {e}");
+                self.fail(Failure::Signal { sig: libc::SIGKILL });
+                continue;
+            }
+            for (pfd, slot) in fds.iter().zip(slots) {
+                if pfd.revents == 0 {
+                    continue;
+                }
+                match slot {
+                    Slot::Signal => self.on_signals(sigfd),
+                    Slot::Pmi(i) => self.on_pmi(i),
+                    Slot::Output(i, k) => self.on_output(i, k),
+                    Slot::StdinSrc => self.on_stdin_readable(),
+                    Slot::StdinDest => self.on_stdin_writable(),
+                }
+            }
+            self.flush_idle_partials();
+        }
+    }
+
+    /// Poll timeout in ms: until the next timer (teardown kill, job timeout, partial-line
+    /// flush, output drain), or forever.
+    fn poll_timeout(&self) -> i32 {
+        let mut next: Option<Instant> = self.kill_at.filter(|_| !self.killed);
+        let mut consider = |t: Option<Instant>| {
+            if let Some(t) = t {
+                next = Some(next.map_or(t, |n| n.min(t)));
+            }
+        };
+        consider(self.deadline.map(|d| d.0));
+        consider(self.drain_until);
+        for o in self.ranks.iter().flat_map(|r| r.outs.iter().flatten()) {
+            consider(o.fwd.flush_due());
+        }
+        match next {
+            None => -1,
+            Some(t) => {
+                let ms = t.saturating_duration_since(Instant::now()).as_millis();
+                (ms.min(60_000) as i32).max(1)
+            }
+        }
+    }
+
+    fn check_timers(&mut self) {
+        let now = Instant::now();
+        if let Some((at, secs)) = self.deadline {
+            if now >= at && self.failure.is_none() {
+                self.deadline = None;
+                self.fail(Failure::Timeout { secs });
+            }
+        }
+        if let Some(at) = self.kill_at {
+            if now >= at && !self.killed {
+                self.killed = true;
+                self.signal_all(libc::SIGKILL);
+            }
+        }
+    }
+
+    fn on_signals(&mut self, sigfd: &OwnedFd) {
+        for sig in sys::read_signals(sigfd) {
+            match sig {
+                libc::SIGCHLD => {} // reaped at the top of the loop
+                _ if self.failure.is_some() => {
+                    // A second Ctrl-C: do not wait for the grace period.
+                    self.killed = true;
+                    self.signal_all(libc::SIGKILL);
+                }
+                _ => self.fail(Failure::Signal { sig }),
+            }
+        }
+    }
+
+    /// Reap every exited child; classify rank exits.
+    fn reap(&mut self) {
+        while let Some((pid, status)) = sys::reap_any() {
+            let Some(rank) = self.ranks.iter().position(|r| r.pid == pid) else {
+                continue; // an orphaned grandchild (we are a subreaper)
+            };
+            // A rank may have written `abort` or `finalize` just before exiting: handle
+            // everything it sent before judging its exit.
+            self.drain_pmi(rank);
+            self.ranks[rank].status = Some(status);
+            self.ranks[rank].pmi = None;
+            self.server.rank_gone(rank);
+            self.flush_pmi_all();
+            if rank == 0 {
+                self.stdin.dest = None;
+                self.stdin.reading = false;
+            }
+            let state = self.server.state(rank);
+            let ok = match status {
+                ExitStatus::Code(0) => state != PmiState::Init,
+                _ => false,
+            };
+            if !ok {
+                self.fail(Failure::RankExit { rank, pid, status, state });
+            }
+        }
+    }
+
+    /// Read all PMI input of an exited rank that is still buffered in the socket.
+    fn drain_pmi(&mut self, rank: usize) {
+        while self.ranks[rank].pmi.is_some() {
+            if !self.read_pmi(rank) {
+                break;
+            }
+        }
+    }
+
+    fn on_pmi(&mut self, rank: usize) {
+        self.read_pmi(rank);
+        self.flush_pmi_all();
+    }
+
+    /// One non-blocking read from a rank's PMI socket. Returns true if data was read.
+    fn read_pmi(&mut self, rank: usize) -> bool {
+        let Some(fd) = self.ranks[rank].pmi.as_ref().map(|f| f.as_raw_fd()) else {
+            return false;
+        };
+        let mut buf = [0u8; 16 * 1024];
+        match sys::read(fd, &mut buf) {
+            Ok(0) => {
+                self.close_pmi(rank);
+                false
+            }
+            Ok(n) => {
+                for ev in self.server.on_bytes(rank, &buf[..n]) {
+                    let pid = self.ranks[rank].pid;
+                    match ev {
+                        Event::Abort { rank, code } => self.fail(Failure::Abort { rank, pid, code }),
+                        Event::ProtocolError { rank, reason } => {
+                            self.fail(Failure::Protocol { rank, pid, reason })
+                        }
+                    }
+                }
+                true
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => false,
+            Err(_) => {
+                self.close_pmi(rank);
+                false
+            }
+        }
+    }
+
+    fn close_pmi(&mut self, rank: usize) {
+        self.ranks[rank].pmi = None;
+        self.server.rank_gone(rank);
+    }
+
+    /// Write queued PMI replies (a barrier release queues replies for many ranks).
+    fn flush_pmi_all(&mut self) {
+        for rank in 0..self.ranks.len() {
+            let Some(fd) = self.ranks[rank].pmi.as_ref().map(|f| f.as_raw_fd()) else {
+                self.server.take_output(rank).clear();
+                continue;
+            };
+            let out = self.server.take_output(rank);
+            while !out.is_empty() {
+                match sys::write(fd, out) {
+                    Ok(n) => {
+                        out.drain(..n);
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(_) => {
+                        out.clear();
+                        self.close_pmi(rank);
+                        break;
+                    }
+                }
+            }
+            if self.ranks[rank].pmi.is_some() && self.server.should_close(rank) {
+                self.ranks[rank].pmi = None; // after finalize_ack, as real servers do
+            }
+        }
+    }
+
+    /// Forward what a rank wrote to stdout/stderr; close the pipe at EOF.
+    fn on_output(&mut self, rank: usize, k: usize) {
+        let Some(o) = self.ranks[rank].outs[k].as_mut() else {
+            return;
+        };
+        let mut chunk = [0u8; 64 * 1024];
+        match sys::read(o.fd.as_raw_fd(), &mut chunk) {
+            Ok(n) if n > 0 => {
+                let data = o.fwd.push(&chunk[..n]);
+                let _ = sys::write_all(o.dest, &data);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            _ => {
+                // EOF or a read error: forward the partial line and close.
+                let data = o.fwd.flush();
+                let _ = sys::write_all(o.dest, &data);
+                self.ranks[rank].outs[k] = None;
+            }
+        }
+    }
+
+    fn flush_idle_partials(&mut self) {
+        let now = Instant::now();
+        for r in &mut self.ranks {
+            for o in r.outs.iter_mut().flatten() {
+                if o.fwd.flush_due().is_some_and(|t| t <= now) {
+                    let data = o.fwd.flush();
+                    let _ = sys::write_all(o.dest, &data);
+                }
+            }
+        }
+    }
+
+    fn flush_all_outputs(&mut self) {
+        for r in &mut self.ranks {
+            for o in r.outs.iter_mut().flatten() {
+                let data = o.fwd.flush();
+                let _ = sys::write_all(o.dest, &data);
+            }
+            r.outs = [None, None];
+        }
+    }
+
+    fn on_stdin_readable(&mut self) {
+        let mut buf = [0u8; 64 * 1024];
+        match sys::read(0, &mut buf) {
+            Ok(0) | Err(_) => {
+                self.stdin.reading = false;
+                self.stdin.dest = None; // EOF for rank 0
+            }
+            Ok(n) => {
+                self.stdin.pending.extend_from_slice(&buf[..n]);
+                self.on_stdin_writable();
+            }
+        }
+    }
+
+    fn on_stdin_writable(&mut self) {
+        let Some(d) = &self.stdin.dest else {
+            self.stdin.pending.clear();
+            return;
+        };
+        while !self.stdin.pending.is_empty() {
+            match sys::write(d.as_raw_fd(), &self.stdin.pending) {
+                Ok(n) => {
+                    self.stdin.pending.drain(..n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    // Rank 0 closed its stdin: stop forwarding.
+                    self.stdin.pending.clear();
+                    self.stdin.dest = None;
+                    self.stdin.reading = false;
+                    return;
+                }
+            }
+        }
+        if !self.stdin.reading {
+            self.stdin.dest = None;
+        }
+    }
+}
+
+/// What a poll entry stands for.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Signal,
+    Pmi(usize),
+    Output(usize, usize),
+    StdinSrc,
+    StdinDest,
+}

@@ -1,0 +1,487 @@
+//! Point-to-point entry points: send modes (blocking, nonblocking, persistent), receives,
+//! probes, matched probes, sendrecv, and the buffered-send buffer.
+
+use crate::abi::*;
+use crate::errors::{not_initialized, raise, raise_core};
+use crate::handles::{request_handle, request_id};
+use crate::p2p_args::*;
+use crate::requests::{complete_error, finish, wait_request};
+use mpi_core::request::{Op, RawBuf, ReqId, SendMode, Status};
+use mpi_core::runtime::{self, Runtime};
+use std::os::raw::{c_int, c_void};
+
+/// How a point-to-point call proceeds after validation.
+enum Started {
+    /// Finished already (fast path or MPI_PROC_NULL), with this status.
+    Done(Status),
+    /// A request to wait for (blocking calls) or hand out (nonblocking calls).
+    Pending(ReqId),
+}
+
+macro_rules! require_init {
+    ($func:expr) => {
+        if !runtime::is_initialized() || runtime::is_finalized() {
+            return not_initialized($func);
+        }
+    };
+}
+
+#[allow(clippy::too_many_arguments)]
+fn send_op(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> Result<Op, ArgError> {
+    let c = comm_of(rt, comm)?;
+    let (buf, _) = buffer(buf, count, dt)?;
+    send_tag(tag)?;
+    let dest_world = dest_world(c, dest)?;
+    Ok(Op::Send { buf, dest_world, ctx: c.ctx, src_rank: c.rank as i32, tag, mode })
+}
+
+fn recv_op(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm) -> Result<Op, ArgError> {
+    let c = comm_of(rt, comm)?;
+    let (buf, _) = buffer(buf, count, dt)?;
+    recv_source(c, src)?;
+    recv_tag(tag)?;
+    Ok(Op::Recv { buf, ctx: c.ctx, src, tag })
+}
+
+/// Creates and (unless persistent) starts a request for `op`.
+fn launch(rt: &mut Runtime, op: Op, comm: MPI_Comm, persistent: bool) -> Result<ReqId, ArgError> {
+    let rid = rt.engine.create(op, persistent);
+    rt.engine.reqs.get_mut(rid).unwrap().owner = comm as i64;
+    if !persistent {
+        if let Err(e) = rt.engine.start(rid) {
+            rt.engine.reqs.remove(rid);
+            return Err((e.class as c_int, e.msg));
+        }
+    }
+    Ok(rid)
+}
+
+/// Finishes a blocking call: waits for a pending request and reports its status.
+fn finish_blocking(func: &str, comm: MPI_Comm, started: Result<Started, ArgError>, status: *mut MPI_Status) -> c_int {
+    let st = match started {
+        Err((class, msg)) => return raise(comm, func, class, msg),
+        Ok(Started::Done(st)) => st,
+        Ok(Started::Pending(rid)) => {
+            wait_request(rid);
+            runtime::with(|rt| finish(rt, rid))
+        }
+    };
+    // SAFETY: `status` is the caller's MPI_Status pointer or MPI_STATUS_IGNORE.
+    unsafe { write_status(status, &st, None) };
+    match st.error {
+        Some(class) => complete_error(comm, func, class as c_int, &st),
+        None => MPI_SUCCESS,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn send_blocking(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> c_int {
+    require_init!(func);
+    let started = runtime::with(|rt| {
+        let op = send_op(rt, buf, count, dt, dest, tag, comm, mode)?;
+        if let Op::Send { buf, dest_world, ctx, src_rank, .. } = op {
+            if dest_world == mpi_core::protocol::PROC_NULL_WORLD {
+                return Ok(Started::Done(Status::default()));
+            }
+            if matches!(mode, SendMode::Standard | SendMode::Ready) && rt.engine.try_send_now(buf, dest_world, ctx, src_rank, tag) {
+                return Ok(Started::Done(Status::default()));
+            }
+        }
+        launch(rt, op, comm, false).map(Started::Pending)
+    });
+    finish_blocking(func, comm, started, std::ptr::null_mut())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn send_request(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, persistent: bool, request: *mut MPI_Request) -> c_int {
+    require_init!(func);
+    if request.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "request is NULL");
+    }
+    let r = runtime::with(|rt| {
+        let op = send_op(rt, buf, count, dt, dest, tag, comm, mode)?;
+        launch(rt, op, comm, persistent)
+    });
+    match r {
+        Ok(rid) => {
+            // SAFETY: checked non-null.
+            unsafe { *request = request_handle(rid) };
+            MPI_SUCCESS
+        }
+        Err((class, msg)) => raise(comm, func, class, msg),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn recv_request(func: &str, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request) -> c_int {
+    require_init!(func);
+    if request.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "request is NULL");
+    }
+    let r = runtime::with(|rt| {
+        let op = recv_op(rt, buf, count, dt, src, tag, comm)?;
+        launch(rt, op, comm, persistent)
+    });
+    match r {
+        Ok(rid) => {
+            // SAFETY: checked non-null.
+            unsafe { *request = request_handle(rid) };
+            MPI_SUCCESS
+        }
+        Err((class, msg)) => raise(comm, func, class, msg),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+    send_blocking("MPI_Send", buf, count, datatype, dest, tag, comm, SendMode::Standard)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+    send_blocking("MPI_Ssend", buf, count, datatype, dest, tag, comm, SendMode::Synchronous)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+    send_blocking("MPI_Bsend", buf, count, datatype, dest, tag, comm, SendMode::Buffered)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+    send_blocking("MPI_Rsend", buf, count, datatype, dest, tag, comm, SendMode::Ready)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Isend", buf, count, datatype, dest, tag, comm, SendMode::Standard, false, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Issend", buf, count, datatype, dest, tag, comm, SendMode::Synchronous, false, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Ibsend", buf, count, datatype, dest, tag, comm, SendMode::Buffered, false, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Irsend", buf, count, datatype, dest, tag, comm, SendMode::Ready, false, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Send_init", buf, count, datatype, dest, tag, comm, SendMode::Standard, true, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Ssend_init", buf, count, datatype, dest, tag, comm, SendMode::Synchronous, true, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, SendMode::Buffered, true, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, SendMode::Ready, true, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Recv");
+    let started = runtime::with(|rt| {
+        let op = recv_op(rt, buf, count, datatype, source, tag, comm)?;
+        if source == MPI_PROC_NULL {
+            return Ok(Started::Done(proc_null_status()));
+        }
+        if let Op::Recv { buf, ctx, src, tag } = op {
+            if let Some(st) = rt.engine.try_recv_now(buf, ctx, src, tag) {
+                return Ok(Started::Done(st));
+            }
+        }
+        launch(rt, op, comm, false).map(Started::Pending)
+    });
+    finish_blocking("MPI_Recv", comm, started, status)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    recv_request("MPI_Irecv", buf, count, datatype, source, tag, comm, false, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    recv_request("MPI_Recv_init", buf, count, datatype, source, tag, comm, true, request)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sendrecv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    require_init!(func);
+    let r = runtime::with(|rt| {
+        let sop = send_op(rt, sendbuf, sendcount, sendtype, dest, sendtag, comm, SendMode::Standard)?;
+        let rop = recv_op(rt, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let rreq = launch(rt, rop, comm, false)?;
+        match launch(rt, sop, comm, false) {
+            Ok(sreq) => Ok((sreq, rreq)),
+            Err(e) => {
+                rt.engine.cancel(rreq);
+                rt.engine.reqs.remove(rreq);
+                Err(e)
+            }
+        }
+    });
+    let (sreq, rreq) = match r {
+        Ok(x) => x,
+        Err((class, msg)) => return raise(comm, func, class, msg),
+    };
+    wait_request(sreq);
+    runtime::with(|rt| finish(rt, sreq));
+    finish_blocking(func, comm, Ok(Started::Pending(rreq)), status)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    sendrecv("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Sendrecv_replace");
+    let copy = match buffer(buf, count, datatype) {
+        // SAFETY: `buffer` checked that buf holds len bytes (or len is 0).
+        Ok((b, _)) if b.len > 0 => unsafe { std::slice::from_raw_parts(b.ptr as *const u8, b.len) }.to_vec(),
+        Ok(_) => Vec::new(),
+        Err((class, msg)) => return raise(comm, "MPI_Sendrecv_replace", class, msg),
+    };
+    sendrecv("MPI_Sendrecv_replace", copy.as_ptr() as *const c_void, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm, status)
+}
+
+// ------------------------------------------------------------------ probes
+
+fn probe_args(rt: &Runtime, source: c_int, tag: c_int, comm: MPI_Comm) -> Result<u32, ArgError> {
+    let c = comm_of(rt, comm)?;
+    recv_source(c, source)?;
+    recv_tag(tag)?;
+    Ok(c.ctx)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Iprobe");
+    if flag.is_null() {
+        return raise(comm, "MPI_Iprobe", MPI_ERR_ARG, "flag is NULL");
+    }
+    let r = runtime::with(|rt| {
+        let ctx = probe_args(rt, source, tag, comm)?;
+        if source == MPI_PROC_NULL {
+            return Ok(Some(proc_null_status()));
+        }
+        rt.engine.progress();
+        Ok(rt.engine.iprobe(ctx, source, tag))
+    });
+    match r {
+        Ok(found) => {
+            // SAFETY: checked non-null; status per the standard.
+            unsafe {
+                *flag = found.is_some() as c_int;
+                if let Some(st) = found {
+                    write_status(status, &st, None);
+                }
+            }
+            MPI_SUCCESS
+        }
+        Err((class, msg)) => raise(comm, "MPI_Iprobe", class, msg),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Probe");
+    let ctx = match runtime::with(|rt| probe_args(rt, source, tag, comm)) {
+        Ok(ctx) => ctx,
+        Err((class, msg)) => return raise(comm, "MPI_Probe", class, msg),
+    };
+    let mut found = (source == MPI_PROC_NULL).then(proc_null_status);
+    if found.is_none() {
+        runtime::wait_until(|rt| {
+            found = rt.engine.iprobe(ctx, source, tag);
+            found.is_some()
+        });
+    }
+    // SAFETY: status per the standard.
+    unsafe { write_status(status, &found.unwrap(), None) };
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Improbe");
+    if flag.is_null() || message.is_null() {
+        return raise(comm, "MPI_Improbe", MPI_ERR_ARG, "flag or message is NULL");
+    }
+    let r = runtime::with(|rt| {
+        let ctx = probe_args(rt, source, tag, comm)?;
+        if source == MPI_PROC_NULL {
+            return Ok(Some((MPI_MESSAGE_NO_PROC, proc_null_status())));
+        }
+        rt.engine.progress();
+        Ok(improbe(rt, ctx, source, tag, comm))
+    });
+    match r {
+        Ok(found) => {
+            // SAFETY: checked non-null pointers; status per the standard.
+            unsafe {
+                *flag = found.is_some() as c_int;
+                if let Some((m, st)) = found {
+                    *message = m;
+                    write_status(status, &st, None);
+                }
+            }
+            MPI_SUCCESS
+        }
+        Err((class, msg)) => raise(comm, "MPI_Improbe", class, msg),
+    }
+}
+
+fn improbe(rt: &mut Runtime, ctx: u32, source: c_int, tag: c_int, comm: MPI_Comm) -> Option<(MPI_Message, Status)> {
+    let rid = rt.engine.improbe(ctx, source, tag)?;
+    let r = rt.engine.reqs.get_mut(rid).unwrap();
+    r.owner = comm as i64;
+    Some((request_handle(rid), r.status))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Mprobe");
+    if message.is_null() {
+        return raise(comm, "MPI_Mprobe", MPI_ERR_ARG, "message is NULL");
+    }
+    let ctx = match runtime::with(|rt| probe_args(rt, source, tag, comm)) {
+        Ok(ctx) => ctx,
+        Err((class, msg)) => return raise(comm, "MPI_Mprobe", class, msg),
+    };
+    let mut found = (source == MPI_PROC_NULL).then(|| (MPI_MESSAGE_NO_PROC, proc_null_status()));
+    if found.is_none() {
+        runtime::wait_until(|rt| {
+            found = improbe(rt, ctx, source, tag, comm);
+            found.is_some()
+        });
+    }
+    let (m, st) = found.unwrap();
+    // SAFETY: checked non-null; status per the standard.
+    unsafe {
+        *message = m;
+        write_status(status, &st, None);
+    }
+    MPI_SUCCESS
+}
+
+/// Starts receiving matched message `*message` into the buffer; returns its request id, or
+/// a finished status for `MPI_MESSAGE_NO_PROC`.
+unsafe fn start_mrecv(func: &str, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message) -> Result<Started, ArgError> {
+    if message.is_null() {
+        return Err((MPI_ERR_ARG, "message is NULL".into()));
+    }
+    // SAFETY: checked non-null.
+    let m = unsafe { *message };
+    let (b, _) = buffer(buf, count, datatype)?;
+    if m == MPI_MESSAGE_NO_PROC {
+        // SAFETY: checked non-null.
+        unsafe { *message = MPI_MESSAGE_NULL };
+        return Ok(Started::Done(proc_null_status()));
+    }
+    let rid = request_id(m).ok_or_else(|| (MPI_ERR_REQUEST, format!("{func}: invalid message handle {m:#x}")))?;
+    runtime::with(|rt| rt.engine.mrecv(rid, b)).map_err(|e| (e.class as c_int, e.msg))?;
+    // SAFETY: checked non-null.
+    unsafe { *message = MPI_MESSAGE_NULL };
+    Ok(Started::Pending(rid))
+}
+
+fn message_comm(message: *mut MPI_Message) -> MPI_Comm {
+    if message.is_null() {
+        return MPI_COMM_WORLD;
+    }
+    // SAFETY: checked non-null.
+    let m = unsafe { *message };
+    request_id(m)
+        .and_then(|rid| runtime::with(|rt| rt.engine.reqs.get(rid).map(|r| r.owner as MPI_Comm)))
+        .unwrap_or(MPI_COMM_WORLD)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Mrecv");
+    let comm = message_comm(message);
+    // SAFETY: forwarded caller pointers.
+    let started = unsafe { start_mrecv("MPI_Mrecv", buf, count, datatype, message) };
+    finish_blocking("MPI_Mrecv", comm, started, status)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
+    require_init!("MPI_Imrecv");
+    let comm = message_comm(message);
+    if request.is_null() {
+        return raise(comm, "MPI_Imrecv", MPI_ERR_ARG, "request is NULL");
+    }
+    // SAFETY: forwarded caller pointers.
+    match unsafe { start_mrecv("MPI_Imrecv", buf, count, datatype, message) } {
+        Ok(Started::Pending(rid)) => {
+            // SAFETY: checked non-null.
+            unsafe { *request = request_handle(rid) };
+            MPI_SUCCESS
+        }
+        Ok(Started::Done(_)) => {
+            // A receive from MPI_PROC_NULL: a request that is already complete.
+            let rid = runtime::with(|rt| {
+                let op = Op::Recv { buf: RawBuf::EMPTY, ctx: 0, src: MPI_PROC_NULL, tag: MPI_ANY_TAG };
+                launch(rt, op, comm, false)
+            });
+            match rid {
+                Ok(rid) => {
+                    // SAFETY: checked non-null.
+                    unsafe { *request = request_handle(rid) };
+                    MPI_SUCCESS
+                }
+                Err((class, msg)) => raise(comm, "MPI_Imrecv", class, msg),
+            }
+        }
+        Err((class, msg)) => raise(comm, "MPI_Imrecv", class, msg),
+    }
+}
+
+// ------------------------------------------------------- buffered sends
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    require_init!("MPI_Buffer_attach");
+    if size < 0 || (buffer.is_null() && size > 0) {
+        return raise(MPI_COMM_WORLD, "MPI_Buffer_attach", MPI_ERR_BUFFER, format!("invalid buffer (pointer {buffer:?}, size {size})"));
+    }
+    match runtime::with(|rt| rt.engine.buffer_attach(buffer as *mut u8, size as usize)) {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => raise_core(MPI_COMM_WORLD, "MPI_Buffer_attach", e),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    require_init!("MPI_Buffer_detach");
+    if buffer_addr.is_null() || size.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Buffer_detach", MPI_ERR_ARG, "buffer_addr or size is NULL");
+    }
+    runtime::wait_until(|rt| rt.engine.buffer_detach_ready());
+    let (base, len) = runtime::with(|rt| rt.engine.buffer_detach());
+    // SAFETY: buffer_addr points to a `void *` per the standard; size to an int.
+    unsafe {
+        *(buffer_addr as *mut *mut c_void) = base as *mut c_void;
+        *size = len as c_int;
+    }
+    MPI_SUCCESS
+}

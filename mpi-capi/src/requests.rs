@@ -1,0 +1,679 @@
+//! Completion of requests: the Wait/Test families, Start, Cancel, Request_free and
+//! Request_get_status, and the status queries (Get_count, Get_elements, Test_cancelled).
+
+use crate::abi::*;
+use crate::datatype::type_info;
+use crate::errors::{not_initialized, raise};
+use crate::handles::request_id;
+use crate::p2p_args::{empty_status, status_bytes, write_status};
+use mpi_core::request::{ReqId, State, Status};
+use mpi_core::runtime::{self, Runtime};
+use std::os::raw::c_int;
+
+macro_rules! require_init {
+    ($func:expr) => {
+        if !runtime::is_initialized() || runtime::is_finalized() {
+            return not_initialized($func);
+        }
+    };
+}
+
+/// Blocks until request `rid` is complete.
+pub fn wait_request(rid: ReqId) {
+    runtime::wait_until(|rt| rt.engine.reqs.get(rid).is_none_or(|r| r.is_complete()));
+}
+
+/// Takes the status of completed request `rid`; a non-persistent request is released, a
+/// persistent one becomes inactive.
+pub fn finish(rt: &mut Runtime, rid: ReqId) -> Status {
+    let r = rt.engine.reqs.get_mut(rid).expect("finished request exists");
+    let st = r.status;
+    if r.persistent {
+        r.state = State::Inactive;
+    } else {
+        rt.engine.reqs.remove(rid);
+    }
+    st
+}
+
+/// Raises the error recorded in a completed operation's status.
+pub fn complete_error(comm: MPI_Comm, func: &str, class: c_int, st: &Status) -> c_int {
+    let msg = if class == MPI_ERR_TRUNCATE {
+        format!("message from rank {} with tag {} is larger than the receive buffer ({} bytes)", st.source, st.tag, st.bytes)
+    } else {
+        "operation failed".to_string()
+    };
+    raise(comm, func, class, msg)
+}
+
+/// What a request handle refers to right now.
+enum Slot {
+    /// MPI_REQUEST_NULL or an inactive persistent request: counts as complete, empty status.
+    Null,
+    Active(ReqId),
+}
+
+fn slot(rt: &Runtime, h: MPI_Request) -> Result<Slot, String> {
+    if h == MPI_REQUEST_NULL {
+        return Ok(Slot::Null);
+    }
+    let rid = request_id(h).ok_or_else(|| format!("invalid request handle {h:#x}"))?;
+    match rt.engine.reqs.get(rid) {
+        None => Err(format!("request {h:#x} was already freed or completed")),
+        Some(r) if r.state == State::Inactive => Ok(Slot::Null),
+        Some(r) if r.state == State::Message => Err(format!("{h:#x} is a message handle, not a request")),
+        Some(_) => Ok(Slot::Active(rid)),
+    }
+}
+
+/// The communicator a request reports errors on.
+fn owner(rt: &Runtime, rid: ReqId) -> MPI_Comm {
+    rt.engine.reqs.get(rid).map_or(MPI_COMM_WORLD, |r| r.owner as MPI_Comm)
+}
+
+fn is_complete(rt: &Runtime, rid: ReqId) -> bool {
+    rt.engine.reqs.get(rid).is_none_or(|r| r.is_complete())
+}
+
+/// Finishes `reqs[i]`: status out, handle nulled unless persistent. Returns (status, comm).
+fn finish_handle(rt: &mut Runtime, h: &mut MPI_Request, rid: ReqId) -> (Status, MPI_Comm) {
+    let comm = owner(rt, rid);
+    let persistent = rt.engine.reqs.get(rid).is_some_and(|r| r.persistent);
+    let st = finish(rt, rid);
+    if !persistent {
+        *h = MPI_REQUEST_NULL;
+    }
+    (st, comm)
+}
+
+/// # Safety
+/// `p` must point to `n` elements (or n == 0).
+unsafe fn slice_mut<'a, T>(p: *mut T, n: c_int) -> &'a mut [T] {
+    if n <= 0 || p.is_null() {
+        return &mut [];
+    }
+    // SAFETY: per the function contract.
+    unsafe { std::slice::from_raw_parts_mut(p, n as usize) }
+}
+
+/// # Safety
+/// `statuses` is MPI_STATUSES_IGNORE or points to at least i+1 statuses.
+unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
+    if statuses.is_null() || statuses as usize == 1 {
+        return statuses;
+    }
+    // SAFETY: per the function contract.
+    unsafe { statuses.add(i) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Wait");
+    if request.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Wait", MPI_ERR_REQUEST, "request is NULL");
+    }
+    // SAFETY: checked non-null.
+    let h = unsafe { &mut *request };
+    let rid = match runtime::with(|rt| slot(rt, *h)) {
+        Err(msg) => return raise(MPI_COMM_WORLD, "MPI_Wait", MPI_ERR_REQUEST, msg),
+        Ok(Slot::Null) => {
+            // SAFETY: caller's status.
+            unsafe { write_status(status, &empty_status(), None) };
+            return MPI_SUCCESS;
+        }
+        Ok(Slot::Active(rid)) => rid,
+    };
+    wait_request(rid);
+    let (st, comm) = runtime::with(|rt| finish_handle(rt, h, rid));
+    // SAFETY: caller's status.
+    unsafe { write_status(status, &st, None) };
+    match st.error {
+        Some(class) => complete_error(comm, "MPI_Wait", class as c_int, &st),
+        None => MPI_SUCCESS,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Test");
+    if request.is_null() || flag.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Test", MPI_ERR_ARG, "request or flag is NULL");
+    }
+    // SAFETY: checked non-null.
+    let h = unsafe { &mut *request };
+    let r = runtime::with(|rt| -> Result<Option<(Status, MPI_Comm)>, String> {
+        match slot(rt, *h)? {
+            Slot::Null => Ok(Some((empty_status(), MPI_COMM_WORLD))),
+            Slot::Active(rid) => {
+                if !is_complete(rt, rid) {
+                    rt.engine.progress();
+                }
+                Ok(is_complete(rt, rid).then(|| finish_handle(rt, h, rid)))
+            }
+        }
+    });
+    match r {
+        Err(msg) => raise(MPI_COMM_WORLD, "MPI_Test", MPI_ERR_REQUEST, msg),
+        Ok(None) => {
+            // SAFETY: checked non-null.
+            unsafe { *flag = 0 };
+            MPI_SUCCESS
+        }
+        Ok(Some((st, comm))) => {
+            // SAFETY: checked non-null; caller's status.
+            unsafe {
+                *flag = 1;
+                write_status(status, &st, None);
+            }
+            match st.error {
+                Some(class) => complete_error(comm, "MPI_Test", class as c_int, &st),
+                None => MPI_SUCCESS,
+            }
+        }
+    }
+}
+
+/// Validates an array of handles: Ok(per-entry request id or None for null/inactive).
+fn slots(rt: &Runtime, hs: &[MPI_Request]) -> Result<Vec<Option<ReqId>>, String> {
+    hs.iter()
+        .map(|&h| {
+            slot(rt, h).map(|s| match s {
+                Slot::Null => None,
+                Slot::Active(rid) => Some(rid),
+            })
+        })
+        .collect()
+}
+
+/// Finishes every completed, active entry of `hs`; writes statuses at their own index
+/// (`all`) or packed (`indices`); returns the first error as (comm, class).
+fn finish_completed(rt: &mut Runtime, hs: &mut [MPI_Request], ids: &[Option<ReqId>], statuses: *mut MPI_Status, indices: Option<&mut Vec<usize>>) -> Option<(MPI_Comm, c_int)> {
+    let mut err = None;
+    let mut out = indices;
+    for (i, id) in ids.iter().enumerate() {
+        let Some(rid) = *id else { continue };
+        if !is_complete(rt, rid) {
+            continue;
+        }
+        let (st, comm) = finish_handle(rt, &mut hs[i], rid);
+        let pos = match out.as_mut() {
+            Some(v) => {
+                v.push(i);
+                v.len() - 1
+            }
+            None => i,
+        };
+        let code = st.error.map_or(MPI_SUCCESS, |c| c as c_int);
+        if code != MPI_SUCCESS && err.is_none() {
+            err = Some((comm, code));
+        }
+        // SAFETY: statuses has room for every index (array functions' contract).
+        unsafe { write_status(status_at(statuses, pos), &st, Some(code)) };
+    }
+    err
+}
+
+fn in_status_error(func: &str, err: Option<(MPI_Comm, c_int)>) -> c_int {
+    match err {
+        None => MPI_SUCCESS,
+        Some((comm, class)) => raise(comm, func, MPI_ERR_IN_STATUS, format!("a request completed with error class {class}; see the MPI_ERROR field of each status")),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitall(count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Waitall");
+    // SAFETY: the caller passes `count` requests.
+    let hs = unsafe { slice_mut(array_of_requests, count) };
+    let ids = match runtime::with(|rt| slots(rt, hs)) {
+        Ok(ids) => ids,
+        Err(msg) => return raise(MPI_COMM_WORLD, "MPI_Waitall", MPI_ERR_REQUEST, msg),
+    };
+    // Statuses of null/inactive entries are empty.
+    for (i, id) in ids.iter().enumerate() {
+        if id.is_none() {
+            // SAFETY: statuses has `count` entries or is ignored.
+            unsafe { write_status(status_at(array_of_statuses, i), &empty_status(), Some(MPI_SUCCESS)) };
+        }
+    }
+    runtime::wait_until(|rt| ids.iter().flatten().all(|&rid| is_complete(rt, rid)));
+    let err = runtime::with(|rt| finish_completed(rt, hs, &ids, array_of_statuses, None));
+    in_status_error("MPI_Waitall", err)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testall(count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Testall");
+    if flag.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Testall", MPI_ERR_ARG, "flag is NULL");
+    }
+    // SAFETY: the caller passes `count` requests.
+    let hs = unsafe { slice_mut(array_of_requests, count) };
+    let r = runtime::with(|rt| -> Result<Option<Option<(MPI_Comm, c_int)>>, String> {
+        let ids = slots(rt, hs)?;
+        rt.engine.progress();
+        if !ids.iter().flatten().all(|&rid| is_complete(rt, rid)) {
+            return Ok(None);
+        }
+        for (i, id) in ids.iter().enumerate() {
+            if id.is_none() {
+                // SAFETY: statuses has `count` entries or is ignored.
+                unsafe { write_status(status_at(array_of_statuses, i), &empty_status(), Some(MPI_SUCCESS)) };
+            }
+        }
+        Ok(Some(finish_completed(rt, hs, &ids, array_of_statuses, None)))
+    });
+    match r {
+        Err(msg) => raise(MPI_COMM_WORLD, "MPI_Testall", MPI_ERR_REQUEST, msg),
+        Ok(None) => {
+            // SAFETY: checked non-null.
+            unsafe { *flag = 0 };
+            MPI_SUCCESS
+        }
+        Ok(Some(err)) => {
+            // SAFETY: checked non-null.
+            unsafe { *flag = 1 };
+            in_status_error("MPI_Testall", err)
+        }
+    }
+}
+
+/// Shared by Waitany/Testany: finishes the first complete entry, if any.
+fn any_complete(rt: &mut Runtime, hs: &mut [MPI_Request], ids: &[Option<ReqId>]) -> Option<(usize, Status, MPI_Comm)> {
+    let i = ids.iter().position(|id| id.is_some_and(|rid| is_complete(rt, rid)))?;
+    let (st, comm) = finish_handle(rt, &mut hs[i], ids[i].unwrap());
+    Some((i, st, comm))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Waitany");
+    if index.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Waitany", MPI_ERR_ARG, "index is NULL");
+    }
+    // SAFETY: the caller passes `count` requests.
+    let hs = unsafe { slice_mut(array_of_requests, count) };
+    let ids = match runtime::with(|rt| slots(rt, hs)) {
+        Ok(ids) => ids,
+        Err(msg) => return raise(MPI_COMM_WORLD, "MPI_Waitany", MPI_ERR_REQUEST, msg),
+    };
+    if ids.iter().all(|id| id.is_none()) {
+        // SAFETY: checked non-null; caller's status.
+        unsafe {
+            *index = MPI_UNDEFINED;
+            write_status(status, &empty_status(), None);
+        }
+        return MPI_SUCCESS;
+    }
+    let mut found = None;
+    runtime::wait_until(|rt| {
+        found = any_complete(rt, hs, &ids);
+        found.is_some()
+    });
+    let (i, st, comm) = found.unwrap();
+    // SAFETY: checked non-null; caller's status.
+    unsafe {
+        *index = i as c_int;
+        write_status(status, &st, None);
+    }
+    match st.error {
+        Some(class) => complete_error(comm, "MPI_Waitany", class as c_int, &st),
+        None => MPI_SUCCESS,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Testany");
+    if index.is_null() || flag.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Testany", MPI_ERR_ARG, "index or flag is NULL");
+    }
+    // SAFETY: the caller passes `count` requests.
+    let hs = unsafe { slice_mut(array_of_requests, count) };
+    let r = runtime::with(|rt| -> Result<(bool, Option<(usize, Status, MPI_Comm)>), String> {
+        let ids = slots(rt, hs)?;
+        if ids.iter().all(|id| id.is_none()) {
+            return Ok((true, None));
+        }
+        rt.engine.progress();
+        Ok((false, any_complete(rt, hs, &ids)))
+    });
+    match r {
+        Err(msg) => raise(MPI_COMM_WORLD, "MPI_Testany", MPI_ERR_REQUEST, msg),
+        Ok((all_null, found)) => {
+            // SAFETY: checked non-null pointers; caller's status.
+            unsafe {
+                *flag = (all_null || found.is_some()) as c_int;
+                *index = MPI_UNDEFINED;
+                if all_null {
+                    write_status(status, &empty_status(), None);
+                }
+            }
+            match found {
+                Some((i, st, comm)) => {
+                    // SAFETY: as above.
+                    unsafe {
+                        *index = i as c_int;
+                        write_status(status, &st, None);
+                    }
+                    match st.error {
+                        Some(class) => complete_error(comm, "MPI_Testany", class as c_int, &st),
+                        None => MPI_SUCCESS,
+                    }
+                }
+                None => MPI_SUCCESS,
+            }
+        }
+    }
+}
+
+fn some_impl(func: &str, incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status, block: bool) -> c_int {
+    if outcount.is_null() || (incount > 0 && indices.is_null()) {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "outcount or array_of_indices is NULL");
+    }
+    // SAFETY: the caller passes `incount` requests.
+    let hs = unsafe { slice_mut(array_of_requests, incount) };
+    let ids = match runtime::with(|rt| slots(rt, hs)) {
+        Ok(ids) => ids,
+        Err(msg) => return raise(MPI_COMM_WORLD, func, MPI_ERR_REQUEST, msg),
+    };
+    if ids.iter().all(|id| id.is_none()) {
+        // SAFETY: checked non-null.
+        unsafe { *outcount = MPI_UNDEFINED };
+        return MPI_SUCCESS;
+    }
+    let mut done = Vec::new();
+    let mut err = None;
+    let mut step = |rt: &mut Runtime| {
+        if ids.iter().flatten().any(|&rid| is_complete(rt, rid)) {
+            err = finish_completed(rt, hs, &ids, statuses, Some(&mut done));
+            true
+        } else {
+            false
+        }
+    };
+    if block {
+        runtime::wait_until(&mut step);
+    } else {
+        runtime::with(|rt| {
+            rt.engine.progress();
+            step(rt)
+        });
+    }
+    // SAFETY: checked non-null; indices has room for incount entries.
+    unsafe {
+        *outcount = done.len() as c_int;
+        for (k, &i) in done.iter().enumerate() {
+            *indices.add(k) = i as c_int;
+        }
+    }
+    in_status_error(func, err)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Waitsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Waitsome");
+    some_impl("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Testsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Testsome");
+    some_impl("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
+    require_init!("MPI_Request_free");
+    if request.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Request_free", MPI_ERR_ARG, "request is NULL");
+    }
+    // SAFETY: checked non-null.
+    let h = unsafe { &mut *request };
+    let r = runtime::with(|rt| -> Result<(), String> {
+        let rid = request_id(*h).ok_or_else(|| format!("invalid request handle {:#x}", *h))?;
+        let r = rt.engine.reqs.get_mut(rid).ok_or_else(|| format!("request {:#x} does not exist", *h))?;
+        if matches!(r.state, State::Complete | State::Inactive | State::Message) {
+            rt.engine.reqs.remove(rid);
+        } else {
+            // Pending: released by the engine when it completes.
+            r.freed = true;
+        }
+        Ok(())
+    });
+    match r {
+        Ok(()) => {
+            *h = MPI_REQUEST_NULL;
+            MPI_SUCCESS
+        }
+        Err(msg) => raise(MPI_COMM_WORLD, "MPI_Request_free", MPI_ERR_REQUEST, msg),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Request_get_status");
+    if flag.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_ARG, "flag is NULL");
+    }
+    let r = runtime::with(|rt| -> Result<Option<Status>, String> {
+        match slot(rt, request)? {
+            Slot::Null => Ok(Some(empty_status())),
+            Slot::Active(rid) => {
+                rt.engine.progress();
+                Ok(rt.engine.reqs.get(rid).filter(|r| r.is_complete()).map(|r| r.status))
+            }
+        }
+    });
+    match r {
+        Err(msg) => raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_REQUEST, msg),
+        Ok(found) => {
+            // SAFETY: checked non-null; caller's status.
+            unsafe {
+                *flag = found.is_some() as c_int;
+                if let Some(st) = found {
+                    write_status(status, &st, None);
+                }
+            }
+            MPI_SUCCESS
+        }
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
+    require_init!("MPI_Cancel");
+    if request.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Cancel", MPI_ERR_ARG, "request is NULL");
+    }
+    // SAFETY: checked non-null.
+    let h = unsafe { *request };
+    let r = runtime::with(|rt| match slot(rt, h)? {
+        Slot::Active(rid) => {
+            rt.engine.cancel(rid);
+            Ok(())
+        }
+        Slot::Null => Err(format!("cannot cancel {h:#x}: null or inactive request")),
+    });
+    match r {
+        Ok(()) => MPI_SUCCESS,
+        Err(msg) => raise(MPI_COMM_WORLD, "MPI_Cancel", MPI_ERR_REQUEST, msg),
+    }
+}
+
+fn start_one(rt: &mut Runtime, h: MPI_Request) -> Result<(), (MPI_Comm, c_int, String)> {
+    let rid = request_id(h).ok_or_else(|| (MPI_COMM_WORLD, MPI_ERR_REQUEST, format!("invalid request handle {h:#x}")))?;
+    let persistent = rt.engine.reqs.get(rid).is_some_and(|r| r.persistent);
+    if !persistent {
+        return Err((MPI_COMM_WORLD, MPI_ERR_REQUEST, format!("{h:#x} is not a persistent request")));
+    }
+    let comm = owner(rt, rid);
+    rt.engine.start(rid).map_err(|e| (comm, e.class as c_int, e.msg))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Start(request: *mut MPI_Request) -> c_int {
+    require_init!("MPI_Start");
+    if request.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Start", MPI_ERR_ARG, "request is NULL");
+    }
+    // SAFETY: checked non-null.
+    let h = unsafe { *request };
+    match runtime::with(|rt| start_one(rt, h)) {
+        Ok(()) => MPI_SUCCESS,
+        Err((comm, class, msg)) => raise(comm, "MPI_Start", class, msg),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) -> c_int {
+    require_init!("MPI_Startall");
+    // SAFETY: the caller passes `count` requests.
+    let hs = unsafe { slice_mut(array_of_requests, count) };
+    match runtime::with(|rt| hs.iter().try_for_each(|&h| start_one(rt, h))) {
+        Ok(()) => MPI_SUCCESS,
+        Err((comm, class, msg)) => raise(comm, "MPI_Startall", class, msg),
+    }
+}
+
+// ------------------------------------------------------------ status queries
+
+/// # Safety
+/// `status` must be NULL or point to an MPI_Status.
+unsafe fn status_ref<'a>(func: &str, status: *const MPI_Status) -> Result<&'a MPI_Status, c_int> {
+    if status.is_null() || status as usize == 1 {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE"));
+    }
+    // SAFETY: per the function contract.
+    Ok(unsafe { &*status })
+}
+
+fn count_in_units(func: &str, bytes: u64, dt: MPI_Datatype, elements: bool) -> Result<i64, c_int> {
+    let ti = type_info(dt).ok_or_else(|| raise(MPI_COMM_WORLD, func, MPI_ERR_TYPE, format!("invalid datatype handle {dt:#x}")))?;
+    if ti.extent == 0 {
+        return Ok(0);
+    }
+    let unit = if elements { ti.extent / ti.elements.max(1) } else { ti.extent } as u64;
+    if bytes % unit != 0 {
+        return Ok(MPI_UNDEFINED as i64);
+    }
+    Ok((bytes / unit) as i64)
+}
+
+fn store_count(out: *mut c_int, v: i64) {
+    // SAFETY: callers checked `out` is non-null.
+    unsafe { *out = if v > i32::MAX as i64 { MPI_UNDEFINED } else { v as c_int } };
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
+    // SAFETY: caller's status.
+    let st = match unsafe { status_ref("MPI_Get_count", status) } {
+        Ok(s) => s,
+        Err(rc) => return rc,
+    };
+    if count.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Get_count", MPI_ERR_ARG, "count is NULL");
+    }
+    match count_in_units("MPI_Get_count", status_bytes(st), datatype, false) {
+        Ok(v) => {
+            store_count(count, v);
+            MPI_SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
+    // SAFETY: caller's status.
+    let st = match unsafe { status_ref("MPI_Get_elements", status) } {
+        Ok(s) => s,
+        Err(rc) => return rc,
+    };
+    if count.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Get_elements", MPI_ERR_ARG, "count is NULL");
+    }
+    match count_in_units("MPI_Get_elements", status_bytes(st), datatype, true) {
+        Ok(v) => {
+            store_count(count, v);
+            MPI_SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) -> c_int {
+    // SAFETY: caller's status.
+    let st = match unsafe { status_ref("MPI_Get_elements_x", status) } {
+        Ok(s) => s,
+        Err(rc) => return rc,
+    };
+    if count.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Get_elements_x", MPI_ERR_ARG, "count is NULL");
+    }
+    match count_in_units("MPI_Get_elements_x", status_bytes(st), datatype, true) {
+        Ok(v) => {
+            // SAFETY: checked non-null.
+            unsafe { *count = v };
+            MPI_SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+fn set_elements(func: &str, status: *mut MPI_Status, datatype: MPI_Datatype, count: i64) -> c_int {
+    if status.is_null() || status as usize == 1 {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+    }
+    let Some(ti) = type_info(datatype) else {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_TYPE, format!("invalid datatype handle {datatype:#x}"));
+    };
+    if count < 0 {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_COUNT, format!("negative count {count}"));
+    }
+    let bytes = count as u64 * (ti.extent / ti.elements.max(1)) as u64;
+    // SAFETY: checked to be a real status.
+    let st = unsafe { &mut *status };
+    let cancelled = st.count_hi_and_cancelled & 1;
+    st.count_lo = bytes as u32 as c_int;
+    st.count_hi_and_cancelled = (((bytes >> 32) as c_int) << 1) | cancelled;
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements(status: *mut MPI_Status, datatype: MPI_Datatype, count: c_int) -> c_int {
+    set_elements("MPI_Status_set_elements", status, datatype, count as i64)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_elements_x(status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) -> c_int {
+    set_elements("MPI_Status_set_elements_x", status, datatype, count)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_cancelled(status: *mut MPI_Status, flag: c_int) -> c_int {
+    if status.is_null() || status as usize == 1 {
+        return raise(MPI_COMM_WORLD, "MPI_Status_set_cancelled", MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+    }
+    // SAFETY: checked to be a real status.
+    let st = unsafe { &mut *status };
+    st.count_hi_and_cancelled = (st.count_hi_and_cancelled & !1) | (flag != 0) as c_int;
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *mut c_int) -> c_int {
+    // SAFETY: caller's status.
+    let st = match unsafe { status_ref("MPI_Test_cancelled", status) } {
+        Ok(s) => s,
+        Err(rc) => return rc,
+    };
+    if flag.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Test_cancelled", MPI_ERR_ARG, "flag is NULL");
+    }
+    // SAFETY: checked non-null.
+    unsafe { *flag = st.count_hi_and_cancelled & 1 };
+    MPI_SUCCESS
+}

@@ -1,0 +1,82 @@
+//! Self-checking MPI C programs (tests/c/*.c), compiled with the mpicc under
+//! test and run with its mpirun at -n 1, 2, 3, 4 and 8. Each program verifies
+//! its own data and exits non-zero (or calls MPI_Abort) on any mismatch.
+mod common;
+use common::*;
+
+#[test]
+fn ring() {
+    run_program_all("ring", &[]);
+}
+
+#[test]
+fn pingpong_sizes() {
+    // Two iterations per size up to 1 MiB, one above: every size 0 B..16 MiB
+    // crossing every protocol threshold, still a few seconds at 8 ranks.
+    run_program_all("pingpong_sizes", &["2"]);
+}
+
+#[test]
+fn send_modes() {
+    run_program_all("send_modes", &[]);
+}
+
+#[test]
+fn wildcard_order() {
+    run_program_all("wildcard_order", &[]);
+}
+
+#[test]
+fn probe_persistent_cancel() {
+    run_program_all("probe_persistent_cancel", &[]);
+}
+
+#[test]
+fn sendrecv() {
+    run_program_all("sendrecv", &[]);
+}
+
+#[test]
+fn errors_return() {
+    run_program_all("errors", &[]);
+}
+
+#[test]
+fn datatypes_basic() {
+    run_program_all("datatypes_basic", &[]);
+}
+
+#[test]
+fn init_misc() {
+    run_program_all("init_misc", &[]);
+}
+
+/// An invalid call under MPI_ERRORS_ARE_FATAL ends the job: non-zero exit,
+/// a message about the invalid rank, and the call never returns.
+#[test]
+fn errors_fatal() {
+    let exe = compile("errors_fatal");
+    for np in [1, 3] {
+        let r = run(&exe, RunOpts { np, launcher_timeout: Some(60), ..Default::default() });
+        assert!(!r.hard_timed_out, "errors_fatal -n {np} hung\n{}", r.report());
+        assert!(
+            !r.success(),
+            "errors_fatal -n {np}: exit status 0 after an invalid MPI_Send under \
+             MPI_ERRORS_ARE_FATAL\n{}",
+            r.report()
+        );
+        assert!(
+            !r.stdout.contains("UNEXPECTED"),
+            "errors_fatal -n {np}: the invalid call returned\n{}",
+            r.report()
+        );
+        let all = format!("{}{}", r.stderr, r.stdout).to_lowercase();
+        assert!(
+            all.contains("rank"),
+            "errors_fatal -n {np}: the error message does not mention the invalid rank\n{}",
+            r.report()
+        );
+        assert!(r.leftovers.is_empty(), "errors_fatal -n {np}: processes left\n{}", r.report());
+        eprintln!("errors_fatal -n {np}: failed as expected in {:.2} s", r.elapsed.as_secs_f64());
+    }
+}
