@@ -2134,12 +2134,7 @@ pub unsafe extern "C" fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *co
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ibarrier(comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ibarrier")
+    unsafe { crate::coll::PMPI_Ibarrier(comm, request) }
 }
 
 // int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request);

@@ -11,3 +11,6 @@ pub mod protocol;
 pub mod request;
 pub mod comm;
 pub mod runtime;
+pub mod datatype;
+pub mod op;
+pub mod coll;

@@ -6,6 +6,7 @@
 //! Rendezvous: `Rts` → receiver matches → `Cts` → sender streams `Data` chunks in a
 //! pipeline through the transport. An unmatched large message is never buffered whole.
 
+use crate::coll::Schedule;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::{Header, Kind, FLAG_SYNC, HEADER_LEN};
 use crate::matching::{Envelope, Matcher};
@@ -112,6 +113,8 @@ pub struct Engine {
     bsend: BsendBuffer,
     /// More local ranks than CPUs: blocked waits yield at once instead of spinning.
     pub oversubscribed: bool,
+    /// Active collective schedules and the request each completes.
+    colls: Vec<(ReqId, Box<Schedule>)>,
 }
 
 // SAFETY: raw pointers in queued work refer to user buffers or the shm mapping, which stay
@@ -143,6 +146,7 @@ impl Engine {
             eager_max,
             bsend: BsendBuffer::default(),
             oversubscribed,
+            colls: Vec::new(),
         }
     }
 
@@ -210,6 +214,7 @@ impl Engine {
         let proc_null = match r.op {
             Op::Send { dest_world, .. } => dest_world == PROC_NULL_WORLD,
             Op::Recv { src, .. } => src == crate::matching::PROC_NULL,
+            Op::Coll => return Err(MpiError::new(ErrorClass::Request, "a collective request cannot be started again")),
         };
         if proc_null {
             r.status = Status { source: crate::matching::PROC_NULL, tag: crate::matching::ANY_TAG, ..Status::default() };
@@ -230,6 +235,7 @@ impl Engine {
                 self.start_recv(rid, ctx, src, tag);
                 Ok(())
             }
+            Op::Coll => unreachable!("rejected above"),
         }
     }
 
@@ -424,7 +430,7 @@ impl Engine {
         let r = self.reqs.get_mut(rid).unwrap();
         let buf = match r.op {
             Op::Recv { buf, .. } => buf,
-            Op::Send { .. } => fatal("a send request matched a message"),
+            Op::Send { .. } | Op::Coll => fatal("a non-receive request matched a message"),
         };
         match u {
             Unexpected::Eager { data, sync } => {
@@ -553,7 +559,74 @@ impl Engine {
             self.receive(m);
             events += 1;
         }
+        if !self.colls.is_empty() {
+            events += self.advance_collectives();
+        }
         events
+    }
+
+    // ----------------------------------------------------------- collectives
+
+    /// Starts collective schedule `s`; returns the request that completes with it.
+    pub fn start_schedule(&mut self, s: Schedule) -> MpiResult<ReqId> {
+        let rid = self.create(Op::Coll, false);
+        self.reqs.get_mut(rid).unwrap().state = State::CollActive;
+        let mut s = Box::new(s);
+        if self.advance(&mut s)? {
+            self.complete(rid);
+        } else {
+            self.colls.push((rid, s));
+        }
+        Ok(rid)
+    }
+
+    /// Advances one schedule as far as it goes without waiting; true when finished.
+    fn advance(&mut self, s: &mut Schedule) -> MpiResult<bool> {
+        loop {
+            if !s.pending_mut().is_empty() {
+                if !s.pending_mut().iter().all(|&q| self.reqs.get(q).is_none_or(|r| r.is_complete())) {
+                    return Ok(false);
+                }
+                for q in std::mem::take(s.pending_mut()) {
+                    if let Some(r) = self.reqs.remove(q) {
+                        if let Some(e) = r.status.error {
+                            return Err(MpiError::new(e, "a transfer inside a collective failed (message larger than expected: do all ranks pass matching counts and datatypes?)"));
+                        }
+                    }
+                }
+                s.finish_round();
+            }
+            if s.done() {
+                return Ok(true);
+            }
+            let ops = s.round_ops();
+            if ops.is_empty() {
+                s.finish_round();
+                continue;
+            }
+            for op in ops {
+                let q = self.create(op, false);
+                s.pending_mut().push(q);
+                self.start(q)?;
+            }
+        }
+    }
+
+    fn advance_collectives(&mut self) -> usize {
+        let mut finished = 0;
+        for (rid, mut s) in std::mem::take(&mut self.colls) {
+            let outcome = self.advance(&mut s);
+            if let Ok(false) = outcome {
+                self.colls.push((rid, s));
+                continue;
+            }
+            if let (Err(e), Some(r)) = (outcome, self.reqs.get_mut(rid)) {
+                r.status.error = Some(e.class);
+            }
+            self.complete(rid);
+            finished += 1;
+        }
+        finished
     }
 
     fn receive(&mut self, m: Incoming) {

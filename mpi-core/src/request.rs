@@ -43,6 +43,8 @@ impl RawBuf {
 pub enum Op {
     Send { buf: RawBuf, dest_world: usize, ctx: u32, src_rank: i32, tag: i32, mode: SendMode },
     Recv { buf: RawBuf, ctx: u32, src: i32, tag: i32 },
+    /// A collective operation run as a schedule by the progress engine.
+    Coll,
 }
 
 /// What a request is doing right now.
@@ -62,6 +64,8 @@ pub enum State {
     RecvData,
     /// A message removed from the queues by `MPI_Mprobe`, not yet received.
     Message,
+    /// A collective schedule in progress.
+    CollActive,
     Complete,
 }
 

@@ -1,0 +1,9 @@
+//! Collective operations as schedules: rounds of point-to-point transfers on the
+//! communicator's collective context, each followed by local reductions or copies. The
+//! progress engine advances every active schedule, so blocking and nonblocking collectives
+//! share one implementation (blocking = start + wait).
+
+pub mod algorithms;
+pub mod schedule;
+
+pub use schedule::{Action, Buf, CollComm, ReduceFn, Schedule, Slice};

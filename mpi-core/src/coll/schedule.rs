@@ -1,0 +1,196 @@
+//! The schedule type and its executor.
+
+use crate::request::{Op, RawBuf, ReqId, SendMode};
+use std::sync::Arc;
+
+/// Reduction kernel supplied by the C layer: `inout = input op inout` over `bytes` bytes
+/// (a whole number of elements). Non-commutative ops rely on the schedule's operand order.
+pub type ReduceFn = Arc<dyn Fn(*const u8, *mut u8, usize) + Send + Sync>;
+
+/// The communicator a schedule runs on, as the engine needs it.
+#[derive(Clone, Debug)]
+pub struct CollComm {
+    /// Collective context id (never matches user point-to-point traffic).
+    pub ctx: u32,
+    pub rank: usize,
+    pub world_ranks: Arc<[usize]>,
+}
+
+impl CollComm {
+    pub fn size(&self) -> usize {
+        self.world_ranks.len()
+    }
+}
+
+/// Where a piece of data lives: caller memory or a schedule-owned temporary buffer.
+#[derive(Clone, Copy, Debug)]
+pub enum Buf {
+    User(*mut u8),
+    Temp(usize),
+}
+
+/// A byte range of a `Buf`.
+#[derive(Clone, Copy, Debug)]
+pub struct Slice {
+    pub buf: Buf,
+    pub off: usize,
+    pub len: usize,
+}
+
+impl Slice {
+    pub fn user(ptr: *const u8, len: usize) -> Slice {
+        Slice { buf: Buf::User(ptr as *mut u8), off: 0, len }
+    }
+
+    /// A sub-range `[off, off+len)` of this slice.
+    pub fn sub(&self, off: usize, len: usize) -> Slice {
+        debug_assert!(off + len <= self.len, "sub-slice out of range");
+        Slice { buf: self.buf, off: self.off + off, len }
+    }
+}
+
+/// One step of a round.
+#[derive(Clone, Copy, Debug)]
+pub enum Action {
+    Send { to: usize, data: Slice },
+    Recv { from: usize, data: Slice },
+    /// `inout = input op inout` with the schedule's reduction kernel.
+    Reduce { input: Slice, inout: Slice },
+    Copy { from: Slice, to: Slice },
+}
+
+/// Rounds of actions. In each round all sends and receives start together; when they have
+/// all completed, the round's local actions (Reduce, Copy) run in order; then the next round
+/// begins. A round without transfers runs its local actions at once.
+pub struct Schedule {
+    pub comm: CollComm,
+    pub tag: i32,
+    rounds: Vec<Vec<Action>>,
+    temps: Vec<Vec<u8>>,
+    reduce: Option<ReduceFn>,
+    round: usize,
+    pending: Vec<ReqId>,
+    started: bool,
+}
+
+// SAFETY: raw pointers refer to caller buffers that stay valid until the collective
+// completes (MPI's rule) and to the schedule's own heap buffers; used under the engine lock.
+unsafe impl Send for Schedule {}
+
+impl Schedule {
+    pub fn new(comm: CollComm, tag: i32) -> Schedule {
+        Schedule { comm, tag, rounds: Vec::new(), temps: Vec::new(), reduce: None, round: 0, pending: Vec::new(), started: false }
+    }
+
+    /// Sets the reduction kernel used by `Action::Reduce`.
+    pub fn set_reduce(&mut self, f: ReduceFn) {
+        self.reduce = Some(f);
+    }
+
+    /// A zeroed temporary buffer of `len` bytes owned by the schedule.
+    pub fn temp(&mut self, len: usize) -> Slice {
+        self.temps.push(vec![0u8; len]);
+        Slice { buf: Buf::Temp(self.temps.len() - 1), off: 0, len }
+    }
+
+    /// Starts a new round; following `push`es go into it.
+    pub fn next_round(&mut self) {
+        self.rounds.push(Vec::new());
+    }
+
+    /// Adds an action to the current round (starting the first round if needed).
+    pub fn push(&mut self, a: Action) {
+        if self.rounds.is_empty() {
+            self.rounds.push(Vec::new());
+        }
+        self.rounds.last_mut().unwrap().push(a);
+    }
+
+    pub fn send(&mut self, to: usize, data: Slice) {
+        self.push(Action::Send { to, data });
+    }
+
+    pub fn recv(&mut self, from: usize, data: Slice) {
+        self.push(Action::Recv { from, data });
+    }
+
+    pub fn reduce(&mut self, input: Slice, inout: Slice) {
+        self.push(Action::Reduce { input, inout });
+    }
+
+    pub fn copy(&mut self, from: Slice, to: Slice) {
+        if from.len > 0 {
+            self.push(Action::Copy { from, to });
+        }
+    }
+
+    pub fn rounds(&self) -> &[Vec<Action>] {
+        &self.rounds
+    }
+
+    fn ptr(&mut self, s: Slice) -> *mut u8 {
+        let base = match s.buf {
+            Buf::User(p) => p,
+            Buf::Temp(i) => self.temps[i].as_mut_ptr(),
+        };
+        base.wrapping_add(s.off)
+    }
+
+    /// The point-to-point operations of the current round.
+    pub(crate) fn round_ops(&mut self) -> Vec<Op> {
+        self.started = true;
+        let Some(round) = self.rounds.get(self.round).cloned() else { return Vec::new() };
+        let mut ops = Vec::new();
+        for a in round {
+            match a {
+                Action::Send { to, data } => ops.push(Op::Send {
+                    buf: RawBuf { ptr: self.ptr(data), len: data.len },
+                    dest_world: self.comm.world_ranks[to],
+                    ctx: self.comm.ctx,
+                    src_rank: self.comm.rank as i32,
+                    tag: self.tag,
+                    mode: SendMode::Standard,
+                }),
+                Action::Recv { from, data } => ops.push(Op::Recv {
+                    buf: RawBuf { ptr: self.ptr(data), len: data.len },
+                    ctx: self.comm.ctx,
+                    src: from as i32,
+                    tag: self.tag,
+                }),
+                _ => {}
+            }
+        }
+        ops
+    }
+
+    /// Runs the current round's local actions and moves to the next round.
+    pub(crate) fn finish_round(&mut self) {
+        let round = std::mem::take(&mut self.rounds[self.round]);
+        for a in &round {
+            match *a {
+                Action::Reduce { input, inout } => {
+                    let (i, o) = (self.ptr(input), self.ptr(inout));
+                    let f = self.reduce.as_ref().expect("Reduce action without a reduction kernel");
+                    f(i, o, inout.len.min(input.len));
+                }
+                Action::Copy { from, to } => {
+                    let n = from.len.min(to.len);
+                    let (f, t) = (self.ptr(from), self.ptr(to));
+                    // SAFETY: both ranges lie within caller or temporary buffers of at least
+                    // `n` bytes; `copy` tolerates overlap (in-place collectives).
+                    unsafe { std::ptr::copy(f as *const u8, t, n) };
+                }
+                _ => {}
+            }
+        }
+        self.round += 1;
+    }
+
+    pub(crate) fn done(&self) -> bool {
+        self.round >= self.rounds.len()
+    }
+
+    pub(crate) fn pending_mut(&mut self) -> &mut Vec<ReqId> {
+        &mut self.pending
+    }
+}

@@ -1,0 +1,171 @@
+//! MPI datatypes: type trees built by the constructors (`tree`), compiled at commit into a
+//! flat block list (`flatten`), used to pack and unpack user memory (`pack`) and to convert
+//! to the portable external32 representation (`external32`).
+//!
+//! Offsets are relative to the user's buffer pointer and may be negative; with a null
+//! buffer (`MPI_BOTTOM`) they are absolute addresses.
+
+mod basic;
+mod external32;
+mod flatten;
+mod pack;
+mod tree;
+
+#[cfg(test)]
+mod tests;
+
+pub use basic::{Basic, Marker, Pair};
+pub use flatten::{Block, Blocks, Seg};
+pub use tree::{Datatype, Distrib, Kind, Order, DFLT_DARG};
+
+use flatten::{flatten, Flat};
+use std::sync::atomic::Ordering;
+
+impl Datatype {
+    /// The constructor and its arguments (for `MPI_Type_get_envelope/get_contents`).
+    pub fn kind(&self) -> &Kind {
+        &self.kind
+    }
+
+    /// True for the predefined types (combiner `MPI_COMBINER_NAMED`).
+    pub fn is_named(&self) -> bool {
+        matches!(self.kind, Kind::Basic(_) | Kind::Marker(_) | Kind::Pair { .. })
+    }
+
+    /// The basic type of a predefined basic type.
+    pub fn as_basic(&self) -> Option<Basic> {
+        match self.kind {
+            Kind::Basic(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The pair of a predefined pair type (MINLOC/MAXLOC).
+    pub fn as_pair(&self) -> Option<Pair> {
+        match self.kind {
+            Kind::Pair { pair, .. } => Some(pair),
+            _ => None,
+        }
+    }
+
+    /// Marks the type usable for communication and compiles its flat form now.
+    pub fn commit(&self) {
+        self.flat();
+        self.committed.store(true, Ordering::Release);
+    }
+
+    pub fn committed(&self) -> bool {
+        self.committed.load(Ordering::Acquire)
+    }
+
+    /// The flat form, compiled on first use (children get compiled as parts of parents).
+    pub(crate) fn flat(&self) -> &Flat {
+        self.flat.get_or_init(|| flatten(self))
+    }
+
+    /// Data bytes in one item.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// `ub - lb`: the distance between consecutive items. May be zero or negative.
+    pub fn extent(&self) -> isize {
+        self.ub - self.lb
+    }
+
+    pub fn lb(&self) -> isize {
+        self.lb
+    }
+
+    pub fn ub(&self) -> isize {
+        self.ub
+    }
+
+    /// Lowest data byte offset of one item (0 when it holds no data).
+    pub fn true_lb(&self) -> isize {
+        self.true_lb
+    }
+
+    /// Span of the data bytes of one item.
+    pub fn true_extent(&self) -> isize {
+        self.true_ub - self.true_lb
+    }
+
+    /// Basic elements in one item.
+    pub fn elements(&self) -> usize {
+        self.elements
+    }
+
+    /// True when `count` items are `count * size()` bytes starting at `buf + true_lb()`:
+    /// send and receive straight from user memory.
+    pub fn is_contiguous(&self) -> bool {
+        let f = self.flat();
+        f.blocks.len() == 1 && f.blocks[0].len as isize == self.extent()
+    }
+
+    /// The data bytes of `count` items as (offset from the buffer, length), in packed order,
+    /// adjacent blocks merged: the iovec view for gather/scatter transports.
+    pub fn blocks(&self, count: usize) -> Blocks<'_> {
+        if self.is_contiguous() && count > 0 {
+            return Blocks::single(self.flat().blocks[0].off, self.size * count);
+        }
+        Blocks::new(self.flat(), self.extent(), count)
+    }
+
+    /// The typed runs of one item, in packed order.
+    pub fn segments(&self) -> &[Seg] {
+        &self.flat().segs
+    }
+
+    /// The type signature of one item: runs of (basic type, count), adjacent runs of the
+    /// same type merged. Two types match for communication iff these are equal per byte.
+    pub fn signature(&self) -> Vec<(Basic, usize)> {
+        let mut out: Vec<(Basic, usize)> = Vec::new();
+        for s in self.segments() {
+            match out.last_mut() {
+                Some((b, n)) if *b == s.basic => *n += s.n,
+                _ => out.push((s.basic, s.n)),
+            }
+        }
+        out
+    }
+
+    /// The single basic type every element of this type is made of (for reductions).
+    pub fn basic_if_uniform(&self) -> Option<Basic> {
+        let segs = self.segments();
+        let first = segs.first()?.basic;
+        segs.iter().all(|s| s.basic == first).then_some(first)
+    }
+
+    /// Basic elements wholly contained in the first `bytes` packed bytes of any number of
+    /// items (`MPI_Get_elements`); `None` when `bytes` ends inside a basic element.
+    pub fn elements_for_bytes(&self, bytes: usize) -> Option<usize> {
+        if self.size == 0 {
+            return (bytes == 0).then_some(0);
+        }
+        let mut n = (bytes / self.size) * self.elements;
+        let mut rem = bytes % self.size;
+        for s in self.segments() {
+            if rem == 0 {
+                break;
+            }
+            let len = s.n * s.basic.size();
+            if rem >= len {
+                n += s.n;
+                rem -= len;
+            } else {
+                if rem % s.basic.size() != 0 {
+                    return None;
+                }
+                n += rem / s.basic.size();
+                rem = 0;
+            }
+        }
+        Some(n)
+    }
+
+    /// Bytes of `count` items packed (native or external32: the sizes agree on LP64).
+    pub fn packed_size(&self, count: usize) -> Option<usize> {
+        self.size.checked_mul(count)
+    }
+}

@@ -1,0 +1,320 @@
+//! Elementwise reduction loops. Every op is a small `fn(x, y) -> y'` on one element; `each`
+//! runs it over slices (`zip` + assignment, no branches for the arithmetic/bitwise ops) so
+//! LLVM vectorises the aligned path; unaligned or aliased buffers are staged through aligned
+//! stack chunks and then use the same loop.
+
+use super::{PredefOp, Repr, F80};
+use std::mem::{align_of, size_of, MaybeUninit};
+use std::ops::{BitAnd, BitOr, BitXor};
+use std::{ptr, slice};
+
+/// Types for which every bit pattern is a valid value (so bytes from a user buffer can be
+/// viewed as them).
+///
+/// # Safety
+/// Implement only for plain data without invalid bit patterns.
+pub(super) unsafe trait Plain: Copy {}
+
+/// Arithmetic as MPI means it: integers wrap (C's unsigned semantics; signed overflow is
+/// undefined in C, wrapping is the natural choice), floats follow IEEE.
+pub(super) trait Num: Plain + PartialOrd {
+    fn add(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+}
+
+/// Integer kinds: arithmetic, bitwise and logical (nonzero = true) ops.
+pub(super) trait Int: Num + Eq + Default + From<bool> + BitAnd<Output = Self> + BitOr<Output = Self> + BitXor<Output = Self> {}
+
+macro_rules! ints {
+    ($($t:ty),*) => {$(
+        // SAFETY: primitive integer, every bit pattern valid.
+        unsafe impl Plain for $t {}
+        impl Num for $t {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self { self.wrapping_sub(o) }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+        }
+        impl Int for $t {}
+    )*};
+}
+ints!(i8, u8, i16, u16, i32, u32, i64, u64);
+
+macro_rules! floats {
+    ($($t:ty),*) => {$(
+        // SAFETY: primitive float, every bit pattern valid (some are NaNs).
+        unsafe impl Plain for $t {}
+        impl Num for $t {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self { self + o }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self { self - o }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self { self * o }
+        }
+    )*};
+}
+floats!(f32, f64);
+
+// SAFETY: 16 plain bytes.
+unsafe impl Plain for F80 {}
+
+#[cfg(target_arch = "x86_64")]
+impl Num for F80 {
+    fn add(self, o: Self) -> Self {
+        self + o
+    }
+    fn sub(self, o: Self) -> Self {
+        self - o
+    }
+    fn mul(self, o: Self) -> Self {
+        self * o
+    }
+}
+
+/// C `_Complex` / Fortran COMPLEX layout.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub(super) struct Cplx<T> {
+    pub re: T,
+    pub im: T,
+}
+
+// SAFETY: two Plain fields, no padding beyond what T has.
+unsafe impl<T: Plain> Plain for Cplx<T> {}
+
+/// A MINLOC/MAXLOC pair with C struct layout (`struct { V v; I i; }`, padding included).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub(super) struct Loc<V, I> {
+    pub v: V,
+    pub i: I,
+}
+
+// SAFETY: Plain fields; padding bytes may hold anything.
+unsafe impl<V: Plain, I: Plain> Plain for Loc<V, I> {}
+
+/// The loop every kernel is: `b[i] = f(a[i], b[i])`. Kept out of line so the slices stay
+/// `noalias` function arguments: inlined, LLVM loses that and leaves the loop scalar.
+#[inline(never)]
+fn zip_apply<T: Copy, F: Fn(T, T) -> T>(a: &[T], b: &mut [T], f: &F) {
+    for (y, &x) in b.iter_mut().zip(a) {
+        *y = f(x, *y);
+    }
+}
+
+/// Elements per staging chunk on the unaligned path (at most 8 KiB per buffer).
+const CHUNK: usize = 256;
+
+/// `inout[i] = f(input[i], inout[i])` for `n` elements of `T` at possibly unaligned or
+/// identical addresses.
+///
+/// # Safety
+/// `input` readable and `inout` readable and writable for `n * size_of::<T>()` bytes.
+#[inline(always)]
+unsafe fn each<T: Plain, F: Fn(T, T) -> T>(input: *const u8, inout: *mut u8, n: usize, f: F) {
+    let size = size_of::<T>();
+    let bytes = n * size;
+    let (a, b) = (input as usize, inout as usize);
+    let aligned = (a | b) % align_of::<T>() == 0;
+    let disjoint = a + bytes <= b || b + bytes <= a;
+    if aligned && disjoint {
+        // SAFETY: aligned, in bounds (caller's contract), T is Plain, and the two slices do
+        // not overlap, so the shared and the mutable borrow are sound.
+        let (x, y) = unsafe { (slice::from_raw_parts(input as *const T, n), slice::from_raw_parts_mut(inout as *mut T, n)) };
+        zip_apply(x, y, &f);
+        return;
+    }
+    let mut xs = [MaybeUninit::<T>::uninit(); CHUNK];
+    let mut ys = [MaybeUninit::<T>::uninit(); CHUNK];
+    let mut done = 0;
+    while done < n {
+        let k = (n - done).min(CHUNK);
+        let off = done * size;
+        // SAFETY: k ≤ CHUNK elements are copied bytewise from the caller's buffers (in
+        // bounds by contract; `copy` tolerates overlap) into the local arrays, which are
+        // then fully initialised for k elements of a Plain type; the result is copied back.
+        unsafe {
+            ptr::copy(input.add(off), xs.as_mut_ptr() as *mut u8, k * size);
+            ptr::copy(inout.add(off), ys.as_mut_ptr() as *mut u8, k * size);
+            let x = slice::from_raw_parts(xs.as_ptr() as *const T, k);
+            let y = slice::from_raw_parts_mut(ys.as_mut_ptr() as *mut T, k);
+            zip_apply(x, y, &f);
+            ptr::copy(ys.as_ptr() as *const u8, inout.add(off), k * size);
+        }
+        done += k;
+    }
+}
+
+#[inline(always)]
+fn max<T: PartialOrd>(x: T, y: T) -> T {
+    if x > y {
+        x
+    } else {
+        y
+    }
+}
+
+#[inline(always)]
+fn min<T: PartialOrd>(x: T, y: T) -> T {
+    if x < y {
+        x
+    } else {
+        y
+    }
+}
+
+/// MAX, MIN, SUM, PROD on a real number type; false if `op` is not one of them.
+///
+/// # Safety
+/// As `each`.
+unsafe fn real<T: Num>(op: PredefOp, input: *const u8, inout: *mut u8, n: usize) -> bool {
+    // SAFETY (all arms): forwarded caller's contract.
+    unsafe {
+        match op {
+            PredefOp::Max => each::<T, _>(input, inout, n, max),
+            PredefOp::Min => each::<T, _>(input, inout, n, min),
+            PredefOp::Sum => each::<T, _>(input, inout, n, |x, y| x.add(y)),
+            PredefOp::Prod => each::<T, _>(input, inout, n, |x, y| x.mul(y)),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Every integer op (arithmetic, bitwise, logical); false for MINLOC/MAXLOC.
+///
+/// # Safety
+/// As `each`.
+unsafe fn int<T: Int>(op: PredefOp, input: *const u8, inout: *mut u8, n: usize) -> bool {
+    let zero = T::default();
+    // SAFETY (all arms): forwarded caller's contract.
+    unsafe {
+        match op {
+            PredefOp::Land => each::<T, _>(input, inout, n, |x, y| T::from((x != zero) & (y != zero))),
+            PredefOp::Lor => each::<T, _>(input, inout, n, |x, y| T::from((x != zero) | (y != zero))),
+            PredefOp::Lxor => each::<T, _>(input, inout, n, |x, y| T::from((x != zero) ^ (y != zero))),
+            PredefOp::Band => each::<T, _>(input, inout, n, |x, y| x & y),
+            PredefOp::Bor => each::<T, _>(input, inout, n, |x, y| x | y),
+            PredefOp::Bxor => each::<T, _>(input, inout, n, |x, y| x ^ y),
+            _ => return real::<T>(op, input, inout, n),
+        }
+    }
+    true
+}
+
+/// SUM and PROD on complex numbers ((a+bi)(c+di) = (ac-bd) + (ad+bc)i, as C computes it
+/// without the Annex G infinity recovery).
+///
+/// # Safety
+/// As `each`.
+unsafe fn complex<T: Num>(op: PredefOp, input: *const u8, inout: *mut u8, n: usize) -> bool {
+    // SAFETY (all arms): forwarded caller's contract.
+    unsafe {
+        match op {
+            PredefOp::Sum => each::<Cplx<T>, _>(input, inout, n, |x, y| Cplx { re: x.re.add(y.re), im: x.im.add(y.im) }),
+            PredefOp::Prod => each::<Cplx<T>, _>(input, inout, n, |x, y| Cplx {
+                re: x.re.mul(y.re).sub(x.im.mul(y.im)),
+                im: x.re.mul(y.im).add(x.im.mul(y.re)),
+            }),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// MAXLOC/MINLOC: the larger (smaller) value wins; on equal values the lower index.
+///
+/// # Safety
+/// As `each`.
+unsafe fn loc<V: Plain + PartialOrd, I: Plain + PartialOrd>(op: PredefOp, input: *const u8, inout: *mut u8, n: usize) -> bool {
+    #[inline(always)]
+    fn pick<V: PartialOrd, I: PartialOrd>(x: Loc<V, I>, y: Loc<V, I>, x_better: bool) -> Loc<V, I> {
+        if x_better {
+            x
+        } else if x.v == y.v {
+            Loc { v: y.v, i: min(x.i, y.i) }
+        } else {
+            y
+        }
+    }
+    // SAFETY (all arms): forwarded caller's contract.
+    unsafe {
+        match op {
+            PredefOp::Maxloc => each::<Loc<V, I>, _>(input, inout, n, |x, y| pick(x, y, x.v > y.v)),
+            PredefOp::Minloc => each::<Loc<V, I>, _>(input, inout, n, |x, y| pick(x, y, x.v < y.v)),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Runs `op` on `n` elements of representation `repr`; false if no kernel exists for the
+/// pair (the caller has already checked the standard's table, so this only happens for
+/// `long double` kinds off x86-64).
+///
+/// # Safety
+/// `input` readable and `inout` readable and writable for `n * repr.size()` bytes.
+pub(super) unsafe fn dispatch(op: PredefOp, repr: Repr, input: *const u8, inout: *mut u8, n: usize) -> bool {
+    // SAFETY (all arms): forwarded caller's contract; each arm's element type has size
+    // `repr.size()` (checked by the `layouts` test).
+    unsafe {
+        match repr {
+            Repr::I8 => int::<i8>(op, input, inout, n),
+            Repr::U8 => int::<u8>(op, input, inout, n),
+            Repr::I16 => int::<i16>(op, input, inout, n),
+            Repr::U16 => int::<u16>(op, input, inout, n),
+            Repr::I32 => int::<i32>(op, input, inout, n),
+            Repr::U32 => int::<u32>(op, input, inout, n),
+            Repr::I64 => int::<i64>(op, input, inout, n),
+            Repr::U64 => int::<u64>(op, input, inout, n),
+            Repr::F32 => real::<f32>(op, input, inout, n),
+            Repr::F64 => real::<f64>(op, input, inout, n),
+            Repr::C32 => complex::<f32>(op, input, inout, n),
+            Repr::C64 => complex::<f64>(op, input, inout, n),
+            Repr::FloatInt => loc::<f32, i32>(op, input, inout, n),
+            Repr::DoubleInt => loc::<f64, i32>(op, input, inout, n),
+            Repr::LongInt => loc::<i64, i32>(op, input, inout, n),
+            Repr::ShortInt => loc::<i16, i32>(op, input, inout, n),
+            Repr::IntInt => loc::<i32, i32>(op, input, inout, n),
+            Repr::RealReal => loc::<f32, f32>(op, input, inout, n),
+            Repr::DoubleDouble => loc::<f64, f64>(op, input, inout, n),
+            #[cfg(target_arch = "x86_64")]
+            Repr::F80 => real::<F80>(op, input, inout, n),
+            #[cfg(target_arch = "x86_64")]
+            Repr::C80 => complex::<F80>(op, input, inout, n),
+            #[cfg(target_arch = "x86_64")]
+            Repr::LongDoubleInt => loc::<F80, i32>(op, input, inout, n),
+            #[cfg(not(target_arch = "x86_64"))]
+            Repr::F80 | Repr::C80 | Repr::LongDoubleInt => false,
+        }
+    }
+}
+
+/// Size of the element type each `Repr` dispatches to, for the layout test.
+#[cfg(test)]
+pub(super) fn kernel_size(repr: Repr) -> usize {
+    match repr {
+        Repr::I8 | Repr::U8 => size_of::<i8>(),
+        Repr::I16 | Repr::U16 => size_of::<i16>(),
+        Repr::I32 | Repr::U32 => size_of::<i32>(),
+        Repr::I64 | Repr::U64 => size_of::<i64>(),
+        Repr::F32 => size_of::<f32>(),
+        Repr::F64 => size_of::<f64>(),
+        Repr::F80 => size_of::<F80>(),
+        Repr::C32 => size_of::<Cplx<f32>>(),
+        Repr::C64 => size_of::<Cplx<f64>>(),
+        Repr::C80 => size_of::<Cplx<F80>>(),
+        Repr::FloatInt => size_of::<Loc<f32, i32>>(),
+        Repr::DoubleInt => size_of::<Loc<f64, i32>>(),
+        Repr::LongInt => size_of::<Loc<i64, i32>>(),
+        Repr::ShortInt => size_of::<Loc<i16, i32>>(),
+        Repr::IntInt => size_of::<Loc<i32, i32>>(),
+        Repr::LongDoubleInt => size_of::<Loc<F80, i32>>(),
+        Repr::RealReal => size_of::<Loc<f32, f32>>(),
+        Repr::DoubleDouble => size_of::<Loc<f64, f64>>(),
+    }
+}

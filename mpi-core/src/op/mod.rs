@@ -1,0 +1,309 @@
+//! Predefined reduction operations (MPI-3.1 §5.9.2) on the basic element kinds.
+//!
+//! `reduce(op, elem, in, inout, n)` computes `inout[i] = in[i] op inout[i]`. Which ops apply
+//! to which type group follows the standard's table; the arithmetic is in `kernels`, whose
+//! loops run over slices of primitive types so LLVM vectorises them. `long double` (x86-64
+//! 80-bit extended) arithmetic is done with a few x87 instructions in `f80`.
+//!
+//! User-defined ops are the C layer's business (they take C datatype handles); ordering of
+//! non-commutative ops is the collectives' business.
+
+mod f80;
+mod kernels;
+#[cfg(test)]
+mod tests;
+
+pub use f80::F80;
+
+use crate::error::{ErrorClass, MpiError};
+
+/// The type groups of MPI-3.1 §5.9.2, which decide the ops a type admits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Group {
+    CInteger,
+    FortranInteger,
+    FloatingPoint,
+    Logical,
+    Complex,
+    Byte,
+    /// MPI_AINT, MPI_OFFSET, MPI_COUNT.
+    MultiLanguage,
+    /// The MINLOC/MAXLOC (value, index) pairs.
+    Pair,
+}
+
+/// In-memory representation of one element (x86-64 LP64 sizes), which picks the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Repr {
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    F32,
+    F64,
+    /// x87 80-bit extended in 16 bytes (C `long double`).
+    F80,
+    /// Complex numbers: (re, im) of F32, F64, F80.
+    C32,
+    C64,
+    C80,
+    /// Pairs {value, index}: C struct layout, padding included.
+    FloatInt,
+    DoubleInt,
+    LongInt,
+    ShortInt,
+    IntInt,
+    LongDoubleInt,
+    RealReal,
+    DoubleDouble,
+}
+
+impl Repr {
+    /// Bytes one element occupies (its extent in a contiguous buffer).
+    pub fn size(self) -> usize {
+        match self {
+            Repr::I8 | Repr::U8 => 1,
+            Repr::I16 | Repr::U16 => 2,
+            Repr::I32 | Repr::U32 | Repr::F32 => 4,
+            Repr::I64 | Repr::U64 | Repr::F64 | Repr::C32 => 8,
+            Repr::F80 | Repr::C64 => 16,
+            Repr::C80 => 32,
+            Repr::FloatInt | Repr::ShortInt | Repr::IntInt | Repr::RealReal => 8,
+            Repr::DoubleInt | Repr::LongInt | Repr::DoubleDouble => 16,
+            Repr::LongDoubleInt => 32,
+        }
+    }
+}
+
+/// Declares `Elem` with its MPI name, group and representation in one table.
+macro_rules! elems {
+    ($($v:ident = $name:literal, $group:ident, $repr:ident;)*) => {
+        /// A predefined MPI datatype that reductions work on, one variant per MPI name
+        /// (aliases such as MPI_LONG_LONG_INT share one). Error messages name it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Elem { $($v),* }
+
+        impl Elem {
+            /// Every element kind, for exhaustive tests and tables.
+            pub const ALL: &'static [Elem] = &[$(Elem::$v),*];
+
+            /// The MPI name, e.g. "MPI_DOUBLE".
+            pub fn name(self) -> &'static str {
+                match self { $(Elem::$v => $name),* }
+            }
+
+            pub fn group(self) -> Group {
+                match self { $(Elem::$v => Group::$group),* }
+            }
+
+            pub fn repr(self) -> Repr {
+                match self { $(Elem::$v => Repr::$repr),* }
+            }
+        }
+    };
+}
+
+elems! {
+    Char = "MPI_CHAR", CInteger, I8;
+    SignedChar = "MPI_SIGNED_CHAR", CInteger, I8;
+    UnsignedChar = "MPI_UNSIGNED_CHAR", CInteger, U8;
+    Wchar = "MPI_WCHAR", CInteger, I32;
+    Short = "MPI_SHORT", CInteger, I16;
+    UnsignedShort = "MPI_UNSIGNED_SHORT", CInteger, U16;
+    Int = "MPI_INT", CInteger, I32;
+    Unsigned = "MPI_UNSIGNED", CInteger, U32;
+    Long = "MPI_LONG", CInteger, I64;
+    UnsignedLong = "MPI_UNSIGNED_LONG", CInteger, U64;
+    LongLong = "MPI_LONG_LONG", CInteger, I64;
+    UnsignedLongLong = "MPI_UNSIGNED_LONG_LONG", CInteger, U64;
+    Int8 = "MPI_INT8_T", CInteger, I8;
+    Int16 = "MPI_INT16_T", CInteger, I16;
+    Int32 = "MPI_INT32_T", CInteger, I32;
+    Int64 = "MPI_INT64_T", CInteger, I64;
+    Uint8 = "MPI_UINT8_T", CInteger, U8;
+    Uint16 = "MPI_UINT16_T", CInteger, U16;
+    Uint32 = "MPI_UINT32_T", CInteger, U32;
+    Uint64 = "MPI_UINT64_T", CInteger, U64;
+    Aint = "MPI_AINT", MultiLanguage, I64;
+    Offset = "MPI_OFFSET", MultiLanguage, I64;
+    Count = "MPI_COUNT", MultiLanguage, I64;
+    Integer = "MPI_INTEGER", FortranInteger, I32;
+    Integer1 = "MPI_INTEGER1", FortranInteger, I8;
+    Integer2 = "MPI_INTEGER2", FortranInteger, I16;
+    Integer4 = "MPI_INTEGER4", FortranInteger, I32;
+    Integer8 = "MPI_INTEGER8", FortranInteger, I64;
+    Float = "MPI_FLOAT", FloatingPoint, F32;
+    Double = "MPI_DOUBLE", FloatingPoint, F64;
+    LongDouble = "MPI_LONG_DOUBLE", FloatingPoint, F80;
+    Real = "MPI_REAL", FloatingPoint, F32;
+    DoublePrecision = "MPI_DOUBLE_PRECISION", FloatingPoint, F64;
+    Real4 = "MPI_REAL4", FloatingPoint, F32;
+    Real8 = "MPI_REAL8", FloatingPoint, F64;
+    Logical = "MPI_LOGICAL", Logical, I32;
+    CBool = "MPI_C_BOOL", Logical, U8;
+    CxxBool = "MPI_CXX_BOOL", Logical, U8;
+    Complex = "MPI_COMPLEX", Complex, C32;
+    DoubleComplex = "MPI_DOUBLE_COMPLEX", Complex, C64;
+    Complex8 = "MPI_COMPLEX8", Complex, C32;
+    Complex16 = "MPI_COMPLEX16", Complex, C64;
+    CFloatComplex = "MPI_C_FLOAT_COMPLEX", Complex, C32;
+    CDoubleComplex = "MPI_C_DOUBLE_COMPLEX", Complex, C64;
+    CLongDoubleComplex = "MPI_C_LONG_DOUBLE_COMPLEX", Complex, C80;
+    CxxFloatComplex = "MPI_CXX_FLOAT_COMPLEX", Complex, C32;
+    CxxDoubleComplex = "MPI_CXX_DOUBLE_COMPLEX", Complex, C64;
+    CxxLongDoubleComplex = "MPI_CXX_LONG_DOUBLE_COMPLEX", Complex, C80;
+    Byte = "MPI_BYTE", Byte, U8;
+    FloatInt = "MPI_FLOAT_INT", Pair, FloatInt;
+    DoubleInt = "MPI_DOUBLE_INT", Pair, DoubleInt;
+    LongInt = "MPI_LONG_INT", Pair, LongInt;
+    ShortInt = "MPI_SHORT_INT", Pair, ShortInt;
+    TwoInt = "MPI_2INT", Pair, IntInt;
+    LongDoubleInt = "MPI_LONG_DOUBLE_INT", Pair, LongDoubleInt;
+    TwoInteger = "MPI_2INTEGER", Pair, IntInt;
+    TwoReal = "MPI_2REAL", Pair, RealReal;
+    TwoDoublePrecision = "MPI_2DOUBLE_PRECISION", Pair, DoubleDouble;
+}
+
+impl Elem {
+    /// Bytes one element occupies.
+    pub fn size(self) -> usize {
+        self.repr().size()
+    }
+}
+
+/// The predefined reduction operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PredefOp {
+    Max,
+    Min,
+    Sum,
+    Prod,
+    Land,
+    Band,
+    Lor,
+    Bor,
+    Lxor,
+    Bxor,
+    Maxloc,
+    Minloc,
+    Replace,
+    NoOp,
+}
+
+impl PredefOp {
+    pub const ALL: [PredefOp; 14] = [
+        PredefOp::Max,
+        PredefOp::Min,
+        PredefOp::Sum,
+        PredefOp::Prod,
+        PredefOp::Land,
+        PredefOp::Band,
+        PredefOp::Lor,
+        PredefOp::Bor,
+        PredefOp::Lxor,
+        PredefOp::Bxor,
+        PredefOp::Maxloc,
+        PredefOp::Minloc,
+        PredefOp::Replace,
+        PredefOp::NoOp,
+    ];
+
+    /// The MPI name, e.g. "MPI_SUM".
+    pub fn name(self) -> &'static str {
+        match self {
+            PredefOp::Max => "MPI_MAX",
+            PredefOp::Min => "MPI_MIN",
+            PredefOp::Sum => "MPI_SUM",
+            PredefOp::Prod => "MPI_PROD",
+            PredefOp::Land => "MPI_LAND",
+            PredefOp::Band => "MPI_BAND",
+            PredefOp::Lor => "MPI_LOR",
+            PredefOp::Bor => "MPI_BOR",
+            PredefOp::Lxor => "MPI_LXOR",
+            PredefOp::Bxor => "MPI_BXOR",
+            PredefOp::Maxloc => "MPI_MAXLOC",
+            PredefOp::Minloc => "MPI_MINLOC",
+            PredefOp::Replace => "MPI_REPLACE",
+            PredefOp::NoOp => "MPI_NO_OP",
+        }
+    }
+
+    /// Whether the standard defines this op on `group` (MPI-3.1 §5.9.2). REPLACE and NO_OP
+    /// (meant for one-sided accumulate) apply to every type.
+    pub fn applies_to(self, group: Group) -> bool {
+        use Group::*;
+        match self {
+            PredefOp::Max | PredefOp::Min => {
+                matches!(group, CInteger | FortranInteger | FloatingPoint | MultiLanguage)
+            }
+            PredefOp::Sum | PredefOp::Prod => {
+                matches!(group, CInteger | FortranInteger | FloatingPoint | Complex | MultiLanguage)
+            }
+            PredefOp::Land | PredefOp::Lor | PredefOp::Lxor => matches!(group, CInteger | Logical),
+            PredefOp::Band | PredefOp::Bor | PredefOp::Bxor => {
+                matches!(group, CInteger | FortranInteger | Byte | MultiLanguage)
+            }
+            PredefOp::Maxloc | PredefOp::Minloc => group == Pair,
+            PredefOp::Replace | PredefOp::NoOp => true,
+        }
+    }
+
+    /// The groups an op applies to, in words, for error messages.
+    fn domain(self) -> &'static str {
+        match self {
+            PredefOp::Max | PredefOp::Min => "integer and floating-point types",
+            PredefOp::Sum | PredefOp::Prod => "integer, floating-point and complex types",
+            PredefOp::Land | PredefOp::Lor | PredefOp::Lxor => "C integer and logical types",
+            PredefOp::Band | PredefOp::Bor | PredefOp::Bxor => "integer types and MPI_BYTE",
+            PredefOp::Maxloc | PredefOp::Minloc => "the pair types (MPI_2INT, MPI_DOUBLE_INT, ...)",
+            PredefOp::Replace | PredefOp::NoOp => "all types",
+        }
+    }
+}
+
+/// Predefined ops are all commutative (the collectives may reorder them freely).
+pub fn is_commutative(_op: PredefOp) -> bool {
+    true
+}
+
+/// The error for an op the standard does not define on a type.
+pub fn undefined(op: PredefOp, elem: Elem) -> MpiError {
+    MpiError::new(
+        ErrorClass::Op,
+        format!("{} is not defined for {} ({} applies to {})", op.name(), elem.name(), op.name(), op.domain()),
+    )
+}
+
+/// `inout[i] = input[i] op inout[i]` for `count` elements of kind `elem`.
+///
+/// Buffers need no particular alignment. They should not overlap, except that `input ==
+/// inout` is allowed (each element is then combined with itself).
+///
+/// # Safety
+/// `input` must be valid for reads and `inout` for reads and writes of
+/// `count * elem.size()` bytes.
+pub unsafe fn reduce(op: PredefOp, elem: Elem, input: *const u8, inout: *mut u8, count: usize) -> Result<(), MpiError> {
+    if !op.applies_to(elem.group()) {
+        return Err(undefined(op, elem));
+    }
+    if count == 0 || op == PredefOp::NoOp {
+        return Ok(());
+    }
+    if op == PredefOp::Replace {
+        // SAFETY: both buffers hold count elements (caller's contract); `copy` allows overlap.
+        unsafe { std::ptr::copy(input, inout, count * elem.size()) };
+        return Ok(());
+    }
+    // SAFETY: forwarded caller's contract; each kernel reads/writes count elements of the
+    // size `repr` names.
+    let done = unsafe { kernels::dispatch(op, elem.repr(), input, inout, count) };
+    if done {
+        Ok(())
+    } else {
+        Err(undefined(op, elem))
+    }
+}
