@@ -13,8 +13,7 @@ pub fn remove_shm_files(job_id: &str) -> usize {
     let mut removed = 0;
     for entry in dir.flatten() {
         let name = entry.file_name();
-        if name.to_string_lossy().starts_with(&prefix)
-            && std::fs::remove_file(entry.path()).is_ok()
+        if name.to_string_lossy().starts_with(&prefix) && std::fs::remove_file(entry.path()).is_ok()
         {
             removed += 1;
         }
@@ -31,7 +30,10 @@ fn children() -> Vec<i32> {
     };
     for task in tasks.flatten() {
         if let Ok(text) = std::fs::read_to_string(task.path().join("children")) {
-            pids.extend(text.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+            pids.extend(
+                text.split_whitespace()
+                    .filter_map(|p| p.parse::<i32>().ok()),
+            );
         }
     }
     pids

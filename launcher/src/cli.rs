@@ -12,13 +12,37 @@ const OPTIONS: &[(&[&str], &str, usize)] = &[
     (&["-n", "-np", "--np", "--n", "-c"], "--np", 1),
     (&["-genv", "--genv", "-env", "--env"], "--genv", 2),
     (&["-x"], "-x", 1),
-    (&["-l", "--tag-output", "-tag-output", "-prepend-rank", "--prepend-rank"], "--tag-output", 0),
+    (
+        &[
+            "-l",
+            "--tag-output",
+            "-tag-output",
+            "-prepend-rank",
+            "--prepend-rank",
+        ],
+        "--tag-output",
+        0,
+    ),
     (&["--timeout", "-timeout"], "--timeout", 1),
     (&["-wdir", "--wdir", "-wd", "--wd"], "--wdir", 1),
     (&["--oversubscribe", "-oversubscribe"], "--oversubscribe", 0),
-    (&["--allow-run-as-root", "-allow-run-as-root"], "--allow-run-as-root", 0),
+    (
+        &["--allow-run-as-root", "-allow-run-as-root"],
+        "--allow-run-as-root",
+        0,
+    ),
     (&["-hosts", "--hosts", "-host", "--host", "-H"], "--host", 1),
-    (&["-f", "-hostfile", "--hostfile", "-machinefile", "--machinefile"], "--hostfile", 1),
+    (
+        &[
+            "-f",
+            "-hostfile",
+            "--hostfile",
+            "-machinefile",
+            "--machinefile",
+        ],
+        "--hostfile",
+        1,
+    ),
     (&["-ppn", "--ppn", "-npernode", "--npernode"], "--ppn", 1),
     (&["-h", "-help", "--help"], "--help", 0),
     (&["-V", "-version", "--version"], "--version", 0),
@@ -131,7 +155,7 @@ pub struct Cli {
     pub version: bool,
 
     /// The program to run and its arguments.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "PROGRAM [ARGS]")]
+    #[arg(value_name = "PROGRAM [ARGS]")]
     pub command: Vec<String>,
 }
 
@@ -170,9 +194,10 @@ impl Cli {
         let secs = match self.timeout {
             Some(s) => s,
             None => match std::env::var("MPIEXEC_TIMEOUT") {
-                Ok(v) if !v.trim().is_empty() => v.trim().parse::<u64>().map_err(|_| {
-                    format!("MPIEXEC_TIMEOUT={v} is not a number of seconds")
-                })?,
+                Ok(v) if !v.trim().is_empty() => v
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| format!("MPIEXEC_TIMEOUT={v} is not a number of seconds"))?,
                 _ => 0,
             },
         };
@@ -193,7 +218,10 @@ mod tests {
     fn hydra_spellings() {
         let c = parse("-np 4 -genv A 1 -genv B 2 -wdir /tmp -l -ppn 2 ./a.out -n 9 -l");
         assert_eq!(c.np, 4);
-        assert_eq!(c.extra_env(), vec![("A".into(), "1".into()), ("B".into(), "2".into())]);
+        assert_eq!(
+            c.extra_env(),
+            vec![("A".into(), "1".into()), ("B".into(), "2".into())]
+        );
         assert_eq!(c.wdir, Some(PathBuf::from("/tmp")));
         assert!(c.tag_output);
         assert_eq!(c.command, vec!["./a.out", "-n", "9", "-l"]);
@@ -201,7 +229,8 @@ mod tests {
 
     #[test]
     fn openmpi_spellings() {
-        let c = parse("--np=3 -x FOO=bar --tag-output --oversubscribe --allow-run-as-root -- prog --x");
+        let c =
+            parse("--np=3 -x FOO=bar --tag-output --oversubscribe --allow-run-as-root -- prog --x");
         assert_eq!(c.np, 3);
         assert_eq!(c.extra_env(), vec![("FOO".into(), "bar".into())]);
         assert!(c.tag_output && c.oversubscribe && c.allow_run_as_root);

@@ -5,11 +5,16 @@ use std::path::Path;
 
 /// Names that mean "this machine".
 fn local_names() -> Vec<String> {
-    let mut names: Vec<String> =
-        ["localhost", "localhost.localdomain", "127.0.0.1", "::1", "ip6-localhost"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+    let mut names: Vec<String> = [
+        "localhost",
+        "localhost.localdomain",
+        "127.0.0.1",
+        "::1",
+        "ip6-localhost",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     let mut buf = [0u8; 256];
     // SAFETY: `buf` is valid for `buf.len()` bytes; gethostname NUL-terminates on success.
     if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0 {
@@ -28,7 +33,11 @@ fn host_of(entry: &str) -> Option<&str> {
     let entry = entry.split('#').next().unwrap_or("").trim();
     let first = entry.split_whitespace().next()?;
     // `host:2` (hydra) — but keep IPv6 `::1` intact.
-    Some(if first.matches(':').count() == 1 { first.split(':').next().unwrap_or(first) } else { first })
+    Some(if first.matches(':').count() == 1 {
+        first.split(':').next().unwrap_or(first)
+    } else {
+        first
+    })
 }
 
 /// Ok if every host in `-hosts` values and the host file is this machine.
@@ -43,7 +52,10 @@ pub fn check_local(hosts: &[String], hostfile: Option<&Path>) -> Result<(), Stri
         all.extend(text.lines().filter_map(host_of).map(String::from));
     }
     let local = local_names();
-    match all.iter().find(|h| !local.iter().any(|l| l.eq_ignore_ascii_case(h))) {
+    match all
+        .iter()
+        .find(|h| !local.iter().any(|l| l.eq_ignore_ascii_case(h)))
+    {
         None => Ok(()),
         Some(h) => Err(format!(
             "multi-host launch is not supported yet (host `{h}` is not this machine); \

@@ -37,18 +37,43 @@ pub struct JobSpec {
 /// Why the job is being torn down (the first failure wins).
 #[derive(Debug, Clone)]
 enum Failure {
-    RankExit { rank: usize, pid: i32, status: ExitStatus, state: PmiState },
-    Abort { rank: usize, pid: i32, code: i32 },
-    Protocol { rank: usize, pid: i32, reason: String },
-    Timeout { secs: u64 },
-    Signal { sig: i32 },
-    Spawn { rank: usize, reason: String },
+    RankExit {
+        rank: usize,
+        pid: i32,
+        status: ExitStatus,
+        state: PmiState,
+    },
+    Abort {
+        rank: usize,
+        pid: i32,
+        code: i32,
+    },
+    Protocol {
+        rank: usize,
+        pid: i32,
+        reason: String,
+    },
+    Timeout {
+        secs: u64,
+    },
+    Signal {
+        sig: i32,
+    },
+    Spawn {
+        rank: usize,
+        reason: String,
+    },
 }
 
 impl Failure {
     fn message(&self) -> String {
         let body = match self {
-            Failure::RankExit { rank, pid, status, state } => {
+            Failure::RankExit {
+                rank,
+                pid,
+                status,
+                state,
+            } => {
                 let when = match state {
                     PmiState::Init => " before MPI_Finalize",
                     _ => "",
@@ -58,7 +83,9 @@ impl Failure {
                         "rank {rank} (pid {pid}) was killed by signal {s} ({}){when}",
                         sys::signal_name(*s)
                     ),
-                    ExitStatus::Code(c) => format!("rank {rank} (pid {pid}) exited with code {c}{when}"),
+                    ExitStatus::Code(c) => {
+                        format!("rank {rank} (pid {pid}) exited with code {c}{when}")
+                    }
                 }
             }
             Failure::Abort { rank, pid, code } => {
@@ -71,7 +98,10 @@ impl Failure {
                 format!("the job exceeded the time limit of {secs} s (--timeout/MPIEXEC_TIMEOUT)")
             }
             Failure::Signal { sig } => {
-                format!("received {}, forwarded it to all ranks", sys::signal_name(*sig))
+                format!(
+                    "received {}, forwarded it to all ranks",
+                    sys::signal_name(*sig)
+                )
             }
             Failure::Spawn { rank, reason } => format!("cannot start rank {rank}: {reason}"),
         };
@@ -80,7 +110,10 @@ impl Failure {
 
     fn exit_code(&self) -> i32 {
         match self {
-            Failure::RankExit { status: ExitStatus::Code(0), .. } => 1,
+            Failure::RankExit {
+                status: ExitStatus::Code(0),
+                ..
+            } => 1,
             Failure::RankExit { status, .. } => status.shell_code(),
             Failure::Abort { code, .. } => *code,
             Failure::Protocol { .. } | Failure::Spawn { .. } => 1,
@@ -147,7 +180,11 @@ pub fn run(spec: JobSpec) -> i32 {
         ranks: Vec::new(),
         server: PmiServer::new(&kvsname, spec.np),
         pgid: 0,
-        stdin: StdinForward { reading: true, dest: None, pending: Vec::new() },
+        stdin: StdinForward {
+            reading: true,
+            dest: None,
+            pending: Vec::new(),
+        },
         failure: None,
         kill_at: None,
         killed: false,
@@ -169,10 +206,15 @@ pub fn run(spec: JobSpec) -> i32 {
 impl Job {
     /// Fork every rank. On error the ranks started so far are torn down by the caller.
     fn start_all(&mut self, spec: &JobSpec, secret: &str) -> Result<(), Failure> {
-        let dev_null = spawn::dev_null()
-            .map_err(|e| Failure::Spawn { rank: 0, reason: format!("/dev/null: {e}") })?;
+        let dev_null = spawn::dev_null().map_err(|e| Failure::Spawn {
+            rank: 0,
+            reason: format!("/dev/null: {e}"),
+        })?;
         for rank in 0..spec.np {
-            let spawn_err = |e: std::io::Error| Failure::Spawn { rank, reason: e.to_string() };
+            let spawn_err = |e: std::io::Error| Failure::Spawn {
+                rank,
+                reason: e.to_string(),
+            };
             let (ours, theirs) = sys::socketpair().map_err(spawn_err)?;
             sys::set_nonblocking(ours.as_raw_fd()).map_err(spawn_err)?;
             let mut env = spec.base_env.clone();
@@ -199,8 +241,16 @@ impl Job {
                 pid: started.pid,
                 pmi: Some(ours),
                 outs: [
-                    Some(OutPipe { fd: started.stdout, dest: 1, fwd: LineForwarder::new(tag.clone()) }),
-                    Some(OutPipe { fd: started.stderr, dest: 2, fwd: LineForwarder::new(tag) }),
+                    Some(OutPipe {
+                        fd: started.stdout,
+                        dest: 1,
+                        fwd: LineForwarder::new(tag.clone()),
+                    }),
+                    Some(OutPipe {
+                        fd: started.stderr,
+                        dest: 2,
+                        fwd: LineForwarder::new(tag),
+                    }),
                 ],
                 status: None,
             });
@@ -239,7 +289,9 @@ impl Job {
     }
 
     fn outputs_open(&self) -> bool {
-        self.ranks.iter().any(|r| r.outs.iter().any(Option::is_some))
+        self.ranks
+            .iter()
+            .any(|r| r.outs.iter().any(Option::is_some))
     }
 
     fn event_loop(&mut self, sigfd: &OwnedFd) {
@@ -262,7 +314,11 @@ impl Job {
             let mut fds: Vec<libc::pollfd> = Vec::new();
             let mut slots: Vec<Slot> = Vec::new();
             let mut add = |fd: RawFd, events: i16, slot: Slot| {
-                fds.push(libc::pollfd { fd, events, revents: 0 });
+                fds.push(libc::pollfd {
+                    fd,
+                    events,
+                    revents: 0,
+                });
                 slots.push(slot);
             };
             add(sigfd.as_raw_fd(), libc::POLLIN, Slot::Signal);
@@ -386,7 +442,12 @@ impl Job {
                 _ => false,
             };
             if !ok {
-                self.fail(Failure::RankExit { rank, pid, status, state });
+                self.fail(Failure::RankExit {
+                    rank,
+                    pid,
+                    status,
+                    state,
+                });
             }
         }
     }
@@ -420,7 +481,9 @@ impl Job {
                 for ev in self.server.on_bytes(rank, &buf[..n]) {
                     let pid = self.ranks[rank].pid;
                     match ev {
-                        Event::Abort { rank, code } => self.fail(Failure::Abort { rank, pid, code }),
+                        Event::Abort { rank, code } => {
+                            self.fail(Failure::Abort { rank, pid, code })
+                        }
                         Event::ProtocolError { rank, reason } => {
                             self.fail(Failure::Protocol { rank, pid, reason })
                         }

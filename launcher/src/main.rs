@@ -47,7 +47,9 @@ fn real_main() -> i32 {
 fn prepare(cli: &Cli) -> Result<job::JobSpec, (String, i32)> {
     let usage = |m: String| (m, 2);
     if cli.command.is_empty() {
-        return Err(usage("no program given; usage: mpirun -n N PROGRAM [ARGS...]".into()));
+        return Err(usage(
+            "no program given; usage: mpirun -n N PROGRAM [ARGS...]".into(),
+        ));
     }
     if cli.np == 0 {
         return Err(usage("-n must be at least 1".into()));
@@ -63,8 +65,9 @@ fn prepare(cli: &Cli) -> Result<job::JobSpec, (String, i32)> {
     };
 
     // Inherited environment minus any outer launcher's PMI variables, then -genv/-x.
-    let mut env: Vec<(String, String)> =
-        std::env::vars().filter(|(k, _)| !k.starts_with("PMI_")).collect();
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| !k.starts_with("PMI_"))
+        .collect();
     for (k, v) in cli.extra_env() {
         if k.is_empty() || k.contains('=') {
             return Err(usage(format!("invalid environment variable name `{k}`")));
@@ -73,9 +76,12 @@ fn prepare(cli: &Cli) -> Result<job::JobSpec, (String, i32)> {
         env.push((k, v));
     }
 
-    let path_var = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
-    let program = spawn::resolve(&cli.command[0], path_var, wdir.as_deref())
-        .map_err(|m| (m, 127))?;
+    let path_var = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.as_str());
+    let program =
+        spawn::resolve(&cli.command[0], path_var, wdir.as_deref()).map_err(|m| (m, 127))?;
     let program = spawn::Program::new(&program, &cli.command, wdir.as_deref()).map_err(usage)?;
     Ok(job::JobSpec {
         np: cli.np,

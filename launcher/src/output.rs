@@ -23,7 +23,12 @@ pub struct LineForwarder {
 impl LineForwarder {
     /// `tag` is the prefix (e.g. `[3] `) or `None` for untagged output.
     pub fn new(tag: Option<String>) -> LineForwarder {
-        LineForwarder { tag, buf: Vec::new(), at_line_start: true, last_data: Instant::now() }
+        LineForwarder {
+            tag,
+            buf: Vec::new(),
+            at_line_start: true,
+            last_data: Instant::now(),
+        }
     }
 
     /// Add bytes read from the rank; returns the bytes to write out now.

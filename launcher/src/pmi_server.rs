@@ -91,7 +91,13 @@ impl PmiServer {
                 waiting_nodeattr: None,
             })
             .collect();
-        PmiServer { kvsname: kvsname.to_string(), size, kvs, nodeattrs: HashMap::new(), conns }
+        PmiServer {
+            kvsname: kvsname.to_string(),
+            size,
+            kvs,
+            nodeattrs: HashMap::new(),
+            conns,
+        }
     }
 
     /// Where the rank is in the PMI life cycle.
@@ -166,7 +172,9 @@ impl PmiServer {
                 return Ok(None);
             }
             let frame: Vec<u8> = c.inbuf.drain(..PMI2_HEADER_LEN + len).collect();
-            return parse_pmi2_body(&frame[PMI2_HEADER_LEN..]).map(Some).map_err(|e| e.0);
+            return parse_pmi2_body(&frame[PMI2_HEADER_LEN..])
+                .map(Some)
+                .map_err(|e| e.0);
         }
         match c.inbuf.iter().position(|&b| b == b'\n') {
             Some(pos) => {
@@ -183,7 +191,9 @@ impl PmiServer {
     fn reply_v1(&mut self, rank: usize, msg: Message) {
         match msg.to_pmi1_line() {
             Ok(line) => self.conns[rank].outbuf.extend_from_slice(line.as_bytes()),
-            Err(_) => self.conns[rank].outbuf.extend_from_slice(b"cmd=error rc=-1\n"),
+            Err(_) => self.conns[rank]
+                .outbuf
+                .extend_from_slice(b"cmd=error rc=-1\n"),
         }
     }
 
@@ -210,13 +220,17 @@ impl PmiServer {
                     self.conns[rank].state = PmiState::Init;
                     self.reply_v1(
                         rank,
-                        ok("response_to_init").with("pmi_version", 1).with("pmi_subversion", 1),
+                        ok("response_to_init")
+                            .with("pmi_version", 1)
+                            .with("pmi_subversion", 1),
                     );
                 } else if version == 2 {
                     // The reply is still a line; everything after it is PMI-2 frames.
                     self.reply_v1(
                         rank,
-                        ok("response_to_init").with("pmi_version", 2).with("pmi_subversion", 0),
+                        ok("response_to_init")
+                            .with("pmi_version", 2)
+                            .with("pmi_subversion", 0),
                     );
                     self.conns[rank].proto = Proto::V2;
                     self.conns[rank].state = PmiState::Init;
@@ -245,14 +259,16 @@ impl PmiServer {
             }
             "put" => {
                 let reply = match (m.get("kvsname"), m.get("key"), m.get("value")) {
-                    (Some(k), _, _) if k != self.kvsname => {
-                        Message::new("put_result").with("rc", -1).with("msg", "unknown_kvsname")
-                    }
+                    (Some(k), _, _) if k != self.kvsname => Message::new("put_result")
+                        .with("rc", -1)
+                        .with("msg", "unknown_kvsname"),
                     (_, Some(key), Some(value)) if key.len() <= KEYLEN_MAX => {
                         self.kvs.insert(key.to_string(), value.to_string());
                         ok("put_result")
                     }
-                    _ => Message::new("put_result").with("rc", -1).with("msg", "bad_put"),
+                    _ => Message::new("put_result")
+                        .with("rc", -1)
+                        .with("msg", "bad_put"),
                 };
                 self.reply_v1(rank, reply);
             }
@@ -264,7 +280,9 @@ impl PmiServer {
                 };
                 let reply = match found {
                     Some(v) => ok("get_result").with("value", v),
-                    None => Message::new("get_result").with("rc", -1).with("msg", "key_not_found"),
+                    None => Message::new("get_result")
+                        .with("rc", -1)
+                        .with("msg", "key_not_found"),
                 };
                 self.reply_v1(rank, reply);
             }
@@ -312,7 +330,9 @@ impl PmiServer {
                     _ => None,
                 };
                 let reply = match value {
-                    Some(v) => ok("info-getjobattr-response").with("found", "TRUE").with("value", v),
+                    Some(v) => ok("info-getjobattr-response")
+                        .with("found", "TRUE")
+                        .with("value", v),
                     None => ok("info-getjobattr-response").with("found", "FALSE"),
                 };
                 self.reply_v2(rank, reply);
@@ -329,13 +349,17 @@ impl PmiServer {
                 match self.nodeattrs.get(&key).cloned() {
                     Some(v) => self.reply_v2(
                         rank,
-                        ok("info-getnodeattr-response").with("found", "TRUE").with("value", v),
+                        ok("info-getnodeattr-response")
+                            .with("found", "TRUE")
+                            .with("value", v),
                     ),
                     // All ranks share our one node, so the put will come: wait for it.
                     None if m.get("wait") == Some("TRUE") => {
                         self.conns[rank].waiting_nodeattr = Some(key)
                     }
-                    None => self.reply_v2(rank, ok("info-getnodeattr-response").with("found", "FALSE")),
+                    None => {
+                        self.reply_v2(rank, ok("info-getnodeattr-response").with("found", "FALSE"))
+                    }
                 }
             }
             "kvs-put" => {
@@ -346,7 +370,9 @@ impl PmiServer {
             }
             "kvs-get" => {
                 let reply = match m.get("key").and_then(|k| self.kvs.get(k)).cloned() {
-                    Some(v) => ok("kvs-get-response").with("found", "TRUE").with("value", v),
+                    Some(v) => ok("kvs-get-response")
+                        .with("found", "TRUE")
+                        .with("value", v),
                     None => ok("kvs-get-response").with("found", "FALSE"),
                 };
                 self.reply_v2(rank, reply);
@@ -429,15 +455,24 @@ mod tests {
         let mut s = PmiServer::new("oxmpi_1_ab", 2);
         for r in 0..2 {
             s.on_bytes(r, b"cmd=init pmi_version=1 pmi_subversion=1\n");
-            assert_eq!(out(&mut s, r), "cmd=response_to_init rc=0 pmi_version=1 pmi_subversion=1\n");
+            assert_eq!(
+                out(&mut s, r),
+                "cmd=response_to_init rc=0 pmi_version=1 pmi_subversion=1\n"
+            );
             assert_eq!(s.state(r), PmiState::Init);
         }
         s.on_bytes(0, b"cmd=get_maxes\n");
-        assert_eq!(out(&mut s, 0), "cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=1024\n");
+        assert_eq!(
+            out(&mut s, 0),
+            "cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=1024\n"
+        );
         s.on_bytes(0, b"cmd=get_my_kvsname\n");
         assert_eq!(out(&mut s, 0), "cmd=my_kvsname rc=0 kvsname=oxmpi_1_ab\n");
         s.on_bytes(0, b"cmd=get kvsname=oxmpi_1_ab key=PMI_process_mapping\n");
-        assert_eq!(out(&mut s, 0), "cmd=get_result rc=0 value=(vector,(0,1,2))\n");
+        assert_eq!(
+            out(&mut s, 0),
+            "cmd=get_result rc=0 value=(vector,(0,1,2))\n"
+        );
         s.on_bytes(0, b"cmd=put kvsname=oxmpi_1_ab key=a value=x=y\n");
         assert_eq!(out(&mut s, 0), "cmd=put_result rc=0\n");
         // Barrier: rank 0 waits until rank 1 enters.
@@ -460,7 +495,10 @@ mod tests {
         let mut s = PmiServer::new("k", 1);
         s.on_bytes(0, b"cmd=init pmi_vers");
         assert_eq!(out(&mut s, 0), "");
-        s.on_bytes(0, b"ion=1 pmi_subversion=1\ncmd=get_appnum\ncmd=get_universe_size\n");
+        s.on_bytes(
+            0,
+            b"ion=1 pmi_subversion=1\ncmd=get_appnum\ncmd=get_universe_size\n",
+        );
         assert_eq!(
             out(&mut s, 0),
             "cmd=response_to_init rc=0 pmi_version=1 pmi_subversion=1\n\
@@ -474,14 +512,20 @@ mod tests {
         s.on_bytes(0, b"cmd=barrier_in\n");
         s.rank_gone(1);
         assert_eq!(out(&mut s, 0), "");
-        s.on_bytes(2, b"cmd=init pmi_version=1 pmi_subversion=1\ncmd=finalize\n");
+        s.on_bytes(
+            2,
+            b"cmd=init pmi_version=1 pmi_subversion=1\ncmd=finalize\n",
+        );
         assert_eq!(out(&mut s, 0), "cmd=barrier_out rc=0\n");
     }
 
     #[test]
     fn abort_unknown_and_garbage() {
         let mut s = PmiServer::new("k", 2);
-        assert_eq!(s.on_bytes(0, b"cmd=abort exitcode=7\n"), vec![Event::Abort { rank: 0, code: 7 }]);
+        assert_eq!(
+            s.on_bytes(0, b"cmd=abort exitcode=7\n"),
+            vec![Event::Abort { rank: 0, code: 7 }]
+        );
         s.on_bytes(0, b"cmd=frobnicate\n");
         assert!(out(&mut s, 0).starts_with("cmd=error rc=-1"));
         let ev = s.on_bytes(1, b"hello world\n");
@@ -494,20 +538,45 @@ mod tests {
     fn pmi2_session() {
         let mut s = PmiServer::new("kv", 2);
         s.on_bytes(0, b"cmd=init pmi_version=2 pmi_subversion=0\n");
-        assert_eq!(out(&mut s, 0), "cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n");
-        s.on_bytes(0, &Message::new("fullinit").with("pmirank", 0).with("threaded", "FALSE").to_pmi2_frame().unwrap());
+        assert_eq!(
+            out(&mut s, 0),
+            "cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n"
+        );
+        s.on_bytes(
+            0,
+            &Message::new("fullinit")
+                .with("pmirank", 0)
+                .with("threaded", "FALSE")
+                .to_pmi2_frame()
+                .unwrap(),
+        );
         let m = parse_pmi2_frame(out(&mut s, 0).as_bytes()).unwrap();
-        assert_eq!((m.cmd.as_str(), m.get_int("size").unwrap()), ("fullinit-response", 2));
+        assert_eq!(
+            (m.cmd.as_str(), m.get_int("size").unwrap()),
+            ("fullinit-response", 2)
+        );
         s.on_bytes(0, b"45    cmd=kvs-put;key=addr-0;value=127.0.0.1:55765;");
         assert_eq!(out(&mut s, 0), "26    cmd=kvs-put-response;rc=0;");
         s.on_bytes(0, b"14    cmd=kvs-fence;");
         assert_eq!(out(&mut s, 0), "");
         s.rank_gone(1);
         assert_eq!(out(&mut s, 0), "28    cmd=kvs-fence-response;rc=0;");
-        s.on_bytes(0, &Message::new("kvs-get").with("key", "addr-0").to_pmi2_frame().unwrap());
+        s.on_bytes(
+            0,
+            &Message::new("kvs-get")
+                .with("key", "addr-0")
+                .to_pmi2_frame()
+                .unwrap(),
+        );
         let m = parse_pmi2_frame(out(&mut s, 0).as_bytes()).unwrap();
         assert_eq!(m.get("value"), Some("127.0.0.1:55765"));
-        s.on_bytes(0, &Message::new("info-getjobattr").with("key", "PMI_process_mapping").to_pmi2_frame().unwrap());
+        s.on_bytes(
+            0,
+            &Message::new("info-getjobattr")
+                .with("key", "PMI_process_mapping")
+                .to_pmi2_frame()
+                .unwrap(),
+        );
         let m = parse_pmi2_frame(out(&mut s, 0).as_bytes()).unwrap();
         assert_eq!(m.get("value"), Some("(vector,(0,1,2))"));
         s.on_bytes(0, b"13    cmd=finalize;");

@@ -44,7 +44,9 @@ fn cstring(s: &OsStr) -> Result<CString, String> {
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 /// Find `name` the way `execvp` would, using the ranks' `PATH`; relative paths are taken
@@ -78,7 +80,10 @@ pub fn resolve(name: &str, path_var: Option<&str>, wdir: Option<&Path>) -> Resul
 impl Program {
     /// Prepare the exec of `path` with the user's `args` (args[0] = program as typed).
     pub fn new(path: &Path, args: &[String], wdir: Option<&Path>) -> Result<Program, String> {
-        let argv = args.iter().map(|a| cstring(OsStr::new(a))).collect::<Result<Vec<_>, _>>()?;
+        let argv = args
+            .iter()
+            .map(|a| cstring(OsStr::new(a)))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Program {
             path: cstring(path.as_os_str())?,
             argv,
@@ -141,7 +146,11 @@ pub fn start(
     }
     if pid == 0 {
         // SAFETY: child side of fork; only async-signal-safe calls on pre-built data.
-        unsafe { child(prog, &argv_ptrs, &env_ptrs, parent, pgid, stdin_fd, out_fd, err_fd, pmi_fd) }
+        unsafe {
+            child(
+                prog, &argv_ptrs, &env_ptrs, parent, pgid, stdin_fd, out_fd, err_fd, pmi_fd,
+            )
+        }
     }
     // Parent: also set the group, so it is in place whichever process runs first.
     // SAFETY: setpgid on our own child; failure (child already exec'd) is harmless.
@@ -155,7 +164,12 @@ pub fn start(
     if let Some(w) = &in_w {
         sys::set_nonblocking(w.as_raw_fd())?;
     }
-    Ok(Started { pid, stdout: out_r, stderr: err_r, stdin: in_w })
+    Ok(Started {
+        pid,
+        stdout: out_r,
+        stderr: err_r,
+        stdin: in_w,
+    })
 }
 
 /// The child between fork and exec. Never returns.
@@ -178,14 +192,26 @@ unsafe fn child(
     // SAFETY (whole block): all calls are async-signal-safe syscalls on valid arguments.
     unsafe {
         libc::setpgid(0, pgid);
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
         if libc::getppid() != parent {
             libc::_exit(1);
         }
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-        for s in [libc::SIGPIPE, libc::SIGINT, libc::SIGTERM, libc::SIGCHLD, libc::SIGHUP] {
+        for s in [
+            libc::SIGPIPE,
+            libc::SIGINT,
+            libc::SIGTERM,
+            libc::SIGCHLD,
+            libc::SIGHUP,
+        ] {
             libc::signal(s, libc::SIG_DFL);
         }
         if libc::dup2(stdin_fd, 0) < 0 || libc::dup2(out_fd, 1) < 0 || libc::dup2(err_fd, 2) < 0 {

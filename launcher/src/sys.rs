@@ -85,7 +85,11 @@ pub fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
             Ok(n) => buf = &buf[n..],
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 // Our stdout may be a non-blocking fd shared with another process: wait.
-                let mut p = [libc::pollfd { fd, events: libc::POLLOUT, revents: 0 }];
+                let mut p = [libc::pollfd {
+                    fd,
+                    events: libc::POLLOUT,
+                    revents: 0,
+                }];
                 poll(&mut p, 100)?;
             }
             Err(e) => return Err(e),
@@ -140,7 +144,13 @@ pub fn read_signals(fd: &OwnedFd) -> Vec<i32> {
         let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
         let size = std::mem::size_of::<libc::signalfd_siginfo>();
         // SAFETY: `info` is valid for writes of `size` bytes.
-        let n = unsafe { libc::read(fd.as_raw_fd(), (&mut info as *mut libc::signalfd_siginfo).cast(), size) };
+        let n = unsafe {
+            libc::read(
+                fd.as_raw_fd(),
+                (&mut info as *mut libc::signalfd_siginfo).cast(),
+                size,
+            )
+        };
         if n as usize != size {
             return out;
         }

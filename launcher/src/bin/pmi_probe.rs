@@ -68,15 +68,22 @@ fn main() {
             );
         }
         "exchange" => {
-            check(b.put(&format!("card-{rank}"), format!("hello from {rank}").as_bytes()));
+            check(b.put(
+                &format!("card-{rank}"),
+                format!("hello from {rank}").as_bytes(),
+            ));
             check(b.put(&format!("big-{rank}"), &big_value(rank)));
             check(b.fence());
             for peer in 0..size {
-                let card = b.get(&format!("card-{peer}")).unwrap_or_else(|e| die(&e.to_string()));
+                let card = b
+                    .get(&format!("card-{peer}"))
+                    .unwrap_or_else(|e| die(&e.to_string()));
                 if card != format!("hello from {peer}").as_bytes() {
                     die(&format!("rank {rank}: wrong card from {peer}"));
                 }
-                let big = b.get(&format!("big-{peer}")).unwrap_or_else(|e| die(&e.to_string()));
+                let big = b
+                    .get(&format!("big-{peer}"))
+                    .unwrap_or_else(|e| die(&e.to_string()));
                 if big != big_value(peer) {
                     die(&format!("rank {rank}: wrong big value from {peer}"));
                 }
@@ -96,8 +103,10 @@ fn main() {
             }
             match mode {
                 "crash" => {
-                    // SAFETY: raising a signal in our own process.
+                    // SAFETY: restoring the default action (Rust's runtime handles SIGSEGV
+                    // for stack overflows) and raising a signal in our own process.
                     unsafe {
+                        libc::signal(n, libc::SIG_DFL);
                         libc::raise(n);
                     }
                     hang();

@@ -15,11 +15,16 @@ pub fn parse_process_mapping(text: &str, size: usize) -> Result<Vec<usize>, Stri
     let mut blocks = Vec::new();
     let mut rest = inner;
     while !rest.is_empty() {
-        let body = rest.strip_prefix('(').ok_or("expected `(` starting a block")?;
+        let body = rest
+            .strip_prefix('(')
+            .ok_or("expected `(` starting a block")?;
         let end = body.find(')').ok_or("unterminated block")?;
         let nums: Vec<usize> = body[..end]
             .split(',')
-            .map(|n| n.parse::<usize>().map_err(|_| format!("`{n}` is not a number")))
+            .map(|n| {
+                n.parse::<usize>()
+                    .map_err(|_| format!("`{n}` is not a number"))
+            })
             .collect::<Result<_, _>>()?;
         let [start, nodes, ppn] = nums[..] else {
             return Err(format!("block `({})` needs 3 numbers", &body[..end]));
@@ -31,7 +36,10 @@ pub fn parse_process_mapping(text: &str, size: usize) -> Result<Vec<usize>, Stri
     if blocks.iter().all(|&(_, nodes, ppn)| nodes == 0 || ppn == 0) {
         return Err("the mapping places no ranks".into());
     }
-    if blocks.iter().any(|&(start, nodes, _)| start.checked_add(nodes).is_none()) {
+    if blocks
+        .iter()
+        .any(|&(start, nodes, _)| start.checked_add(nodes).is_none())
+    {
         return Err("node numbers overflow".into());
     }
     let mut out = Vec::with_capacity(size);
@@ -70,8 +78,18 @@ mod tests {
 
     #[test]
     fn malformed_mappings() {
-        for bad in ["", "(vector)", "(vector,)", "(vector,(0,1))", "(vector,(0,a,1))",
-                    "(vector,(0,0,0))", "(list,(0,1,1))", "(vector,(18446744073709551615,2,1))", "(vector,(0,1,1)", "(vector,(0,1,1)x)"] {
+        for bad in [
+            "",
+            "(vector)",
+            "(vector,)",
+            "(vector,(0,1))",
+            "(vector,(0,a,1))",
+            "(vector,(0,0,0))",
+            "(list,(0,1,1))",
+            "(vector,(18446744073709551615,2,1))",
+            "(vector,(0,1,1)",
+            "(vector,(0,1,1)x)",
+        ] {
             assert!(p(bad, 2).is_err(), "accepted {bad:?}");
         }
     }

@@ -53,7 +53,10 @@ enum Backend {
     /// A real PMI-1 server.
     Pmi1(Pmi1Client),
     /// No launcher: a private store (puts are visible after `fence`, as with a server).
-    Singleton { pending: HashMap<String, String>, committed: HashMap<String, String> },
+    Singleton {
+        pending: HashMap<String, String>,
+        committed: HashMap<String, String>,
+    },
     /// After `finalize`: the connection is closed.
     Closed,
 }
@@ -86,7 +89,9 @@ fn env_int(name: &str) -> Result<Option<i64>, BootstrapError> {
     match std::env::var(name) {
         Err(_) => Ok(None),
         Ok(v) => v.trim().parse::<i64>().map(Some).map_err(|_| {
-            err(format!("{name}={v} is not a number; the launcher environment is corrupt"))
+            err(format!(
+                "{name}={v} is not a number; the launcher environment is corrupt"
+            ))
         }),
     }
 }
@@ -132,7 +137,7 @@ fn hex_encode(data: &[u8]) -> String {
 }
 
 fn hex_decode(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
@@ -153,7 +158,9 @@ fn chunk_key(key: &str, index: usize) -> String {
 fn check_user_key(key: &str) -> Result<(), BootstrapError> {
     let ok = !key.is_empty()
         && key.len() <= MAX_USER_KEY_LEN
-        && key.bytes().all(|b| b.is_ascii_graphic() && !matches!(b, b'=' | b';' | b'#'));
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'=' | b';' | b'#'));
     if ok {
         Ok(())
     } else {
@@ -169,7 +176,9 @@ impl Bootstrap {
     pub fn init() -> Result<Bootstrap, BootstrapError> {
         if let Ok(fd) = std::env::var("PMI_FD") {
             let fd: i32 = fd.trim().parse().map_err(|_| {
-                err(format!("PMI_FD={fd} is not a file descriptor; the launcher environment is corrupt"))
+                err(format!(
+                    "PMI_FD={fd} is not a file descriptor; the launcher environment is corrupt"
+                ))
             })?;
             // SAFETY: F_GETFD only queries the fd table.
             if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
@@ -192,18 +201,15 @@ impl Bootstrap {
         }
         if let Ok(port) = std::env::var("PMI_PORT") {
             let id = env_int("PMI_ID")?;
-            let (client, hs) = Pmi1Client::connect_tcp(&port, id).map_err(|e| {
-                err(format!("{e}; is the launcher (mpiexec) still running?"))
-            })?;
+            let (client, hs) = Pmi1Client::connect_tcp(&port, id)
+                .map_err(|e| err(format!("{e}; is the launcher (mpiexec) still running?")))?;
             let (rank, size) = match hs {
                 Some(h) => (h.rank as i64, h.size as i64),
                 None => match (env_int("PMI_RANK")?, env_int("PMI_SIZE")?) {
                     (Some(r), Some(s)) => (r, s),
                     _ => {
-                        return Err(err(
-                            "PMI_PORT is set without PMI_ID or PMI_RANK/PMI_SIZE; \
-                             the launcher environment is incomplete — use OxMPI's mpirun",
-                        ))
+                        return Err(err("PMI_PORT is set without PMI_ID or PMI_RANK/PMI_SIZE; \
+                             the launcher environment is incomplete — use OxMPI's mpirun"))
                     }
                 },
             };
@@ -220,12 +226,19 @@ impl Bootstrap {
         let mut rnd = [0u8; 4];
         fill_random(&mut rnd);
         Bootstrap {
-            backend: Backend::Singleton { pending: HashMap::new(), committed: HashMap::new() },
+            backend: Backend::Singleton {
+                pending: HashMap::new(),
+                committed: HashMap::new(),
+            },
             rank: 0,
             size: 1,
             appnum: 0,
             universe_size: Some(1),
-            kvsname: format!("singleton_{}_{}", std::process::id(), hex_encode(&rnd).to_lowercase()),
+            kvsname: format!(
+                "singleton_{}_{}",
+                std::process::id(),
+                hex_encode(&rnd).to_lowercase()
+            ),
             node_of_ranks: vec![0],
             chunk_hex: CHUNK_HEX_MAX,
         }
@@ -242,7 +255,9 @@ impl Bootstrap {
         let pmi = |e: String| err(format!("PMI-1 start-up failed: {e}"));
         let reply = c
             .request(
-                &Message::new("init").with("pmi_version", 1).with("pmi_subversion", 1),
+                &Message::new("init")
+                    .with("pmi_version", 1)
+                    .with("pmi_subversion", 1),
                 "response_to_init",
             )
             .map_err(pmi)?;
@@ -251,7 +266,9 @@ impl Bootstrap {
                 "the PMI server refused PMI-1 (`{reply}`); use OxMPI's mpirun or `srun --mpi=pmi2`"
             )));
         }
-        let maxes = c.request(&Message::new("get_maxes"), "maxes").map_err(pmi)?;
+        let maxes = c
+            .request(&Message::new("get_maxes"), "maxes")
+            .map_err(pmi)?;
         let keylen_max = maxes.get_int("keylen_max").unwrap_or(64);
         let vallen_max = maxes.get_int("vallen_max").unwrap_or(1024);
         if keylen_max < (MAX_USER_KEY_LEN + 8) as i64 || vallen_max < 256 {
@@ -259,7 +276,9 @@ impl Bootstrap {
                 "the PMI server's limits are too small (keylen_max={keylen_max}, vallen_max={vallen_max})"
             )));
         }
-        let appnum = c.request(&Message::new("get_appnum"), "appnum").map_err(pmi)?;
+        let appnum = c
+            .request(&Message::new("get_appnum"), "appnum")
+            .map_err(pmi)?;
         let appnum = appnum.get_int("appnum").unwrap_or(0) as i32;
         let uni = c
             .request(&Message::new("get_universe_size"), "universe_size")
@@ -268,33 +287,40 @@ impl Bootstrap {
             Ok(n) if n > 0 && uni.is_ok() => Some(n as usize),
             _ => None,
         };
-        let kvs = c.request(&Message::new("get_my_kvsname"), "my_kvsname").map_err(pmi)?;
+        let kvs = c
+            .request(&Message::new("get_my_kvsname"), "my_kvsname")
+            .map_err(pmi)?;
         let kvsname = match kvs.get("kvsname") {
             Some(k) if kvs.is_ok() && !k.is_empty() => k.to_string(),
             _ => return Err(err(format!("the PMI server gave no kvsname (`{kvs}`)"))),
         };
         let map = c
             .request(
-                &Message::new("get").with("kvsname", &kvsname).with("key", "PMI_process_mapping"),
+                &Message::new("get")
+                    .with("kvsname", &kvsname)
+                    .with("key", "PMI_process_mapping"),
                 "get_result",
             )
             .map_err(pmi)?;
         let node_of_ranks = match map.get("value") {
-            Some(v) if map.is_ok() => parse_process_mapping(v, size as usize).map_err(|e| {
-                err(format!("cannot parse PMI_process_mapping `{v}`: {e}"))
-            })?,
+            Some(v) if map.is_ok() => parse_process_mapping(v, size as usize)
+                .map_err(|e| err(format!("cannot parse PMI_process_mapping `{v}`: {e}")))?,
             // No mapping: assume every rank is on its own node (safe: no shared memory).
             _ => (0..size as usize).collect(),
         };
         // Chunk size: stay below the value limit and the 1024-byte line limit.
         // (+8: the `<count>:` prefix of chunk 0.)
-        let overhead =
-            "cmd=put kvsname= key= value=\n".len() + kvsname.len() + keylen_max.min(64) as usize + 8;
+        let overhead = "cmd=put kvsname= key= value=\n".len()
+            + kvsname.len()
+            + keylen_max.min(64) as usize
+            + 8;
         let by_line = LINE_MAX.saturating_sub(overhead);
         let by_val = (vallen_max as usize).saturating_sub(1 + 8);
         let chunk_hex = CHUNK_HEX_MAX.min(by_line).min(by_val) & !1;
         if chunk_hex < 64 {
-            return Err(err(format!("the kvsname `{kvsname}` is too long to leave room for values")));
+            return Err(err(format!(
+                "the kvsname `{kvsname}` is too long to leave room for values"
+            )));
         }
         Ok(Bootstrap {
             backend: Backend::Pmi1(c),
@@ -353,7 +379,11 @@ impl Bootstrap {
         };
         // Chunk 0 carries the count: `<count>:<hex>` (init_pmi1's line budget includes it).
         for (i, chunk) in chunks.iter().enumerate() {
-            let v = if i == 0 { format!("{}:{chunk}", chunks.len()) } else { chunk.to_string() };
+            let v = if i == 0 {
+                format!("{}:{chunk}", chunks.len())
+            } else {
+                chunk.to_string()
+            };
             self.put_raw(&chunk_key(key, i), &v)?;
         }
         Ok(())
@@ -370,7 +400,9 @@ impl Bootstrap {
                     .request(&msg, "put_result")
                     .map_err(|e| err(format!("PMI put of `{key}` failed: {e}")))?;
                 if !r.is_ok() {
-                    return Err(err(format!("the PMI server rejected the put of `{key}`: `{r}`")));
+                    return Err(err(format!(
+                        "the PMI server rejected the put of `{key}`: `{r}`"
+                    )));
                 }
                 Ok(())
             }
@@ -412,7 +444,7 @@ impl Bootstrap {
         let count: usize = count
             .parse()
             .ok()
-            .filter(|&n| n >= 1 && n <= 100_000)
+            .filter(|n| (1..=100_000).contains(n))
             .ok_or_else(|| err(format!("KVS value of `{key}` has a bad chunk count")))?;
         let mut hex = hex0.to_string();
         for i in 1..count {
@@ -424,7 +456,9 @@ impl Bootstrap {
     fn get_raw(&mut self, key: &str) -> Result<String, BootstrapError> {
         match &mut self.backend {
             Backend::Pmi1(c) => {
-                let msg = Message::new("get").with("kvsname", &self.kvsname).with("key", key);
+                let msg = Message::new("get")
+                    .with("kvsname", &self.kvsname)
+                    .with("key", key);
                 let r = c
                     .request(&msg, "get_result")
                     .map_err(|e| err(format!("PMI get of `{key}` failed: {e}")))?;
@@ -436,7 +470,9 @@ impl Bootstrap {
                 }
             }
             Backend::Singleton { committed, .. } => committed.get(key).cloned().ok_or_else(|| {
-                err(format!("key `{key}` not found (was it put before the last fence?)"))
+                err(format!(
+                    "key `{key}` not found (was it put before the last fence?)"
+                ))
             }),
             Backend::Closed => Err(err("get after finalize")),
         }

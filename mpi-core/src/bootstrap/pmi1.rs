@@ -61,7 +61,10 @@ impl Pmi1Client {
         }
         // SAFETY: the caller guarantees exclusive ownership of `fd`.
         let file = unsafe { File::from_raw_fd(fd) };
-        Pmi1Client { stream: Stream::Fd(file), inbuf: Vec::new() }
+        Pmi1Client {
+            stream: Stream::Fd(file),
+            inbuf: Vec::new(),
+        }
     }
 
     /// Connect to `host:port` (hydra's `PMI_PORT`) and, if `pmi_id` is given, run the
@@ -73,7 +76,10 @@ impl Pmi1Client {
         let stream = TcpStream::connect(port)
             .map_err(|e| format!("cannot connect to the PMI server at PMI_PORT={port}: {e}"))?;
         let _ = stream.set_nodelay(true);
-        let mut client = Pmi1Client { stream: Stream::Tcp(stream), inbuf: Vec::new() };
+        let mut client = Pmi1Client {
+            stream: Stream::Tcp(stream),
+            inbuf: Vec::new(),
+        };
         let Some(id) = pmi_id else {
             return Ok((client, None));
         };
@@ -99,7 +105,13 @@ impl Pmi1Client {
             return Err(format!("PMI handshake gave rank {rank} of size {size}"));
         }
         // `cmd=set debug=D` follows; it is consumed lazily by `request` (skipped there).
-        Ok((client, Some(Handshake { rank: rank as usize, size: size as usize })))
+        Ok((
+            client,
+            Some(Handshake {
+                rank: rank as usize,
+                size: size as usize,
+            }),
+        ))
     }
 
     /// Send one message in a single `write()` (never pipelined).
@@ -137,7 +149,9 @@ impl Pmi1Client {
             let mut chunk = [0u8; 4096];
             match self.stream.read(&mut chunk) {
                 Ok(0) => {
-                    return Err("the PMI server closed the connection (did the launcher exit?)".into())
+                    return Err(
+                        "the PMI server closed the connection (did the launcher exit?)".into(),
+                    )
                 }
                 Ok(n) => self.inbuf.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -183,14 +197,18 @@ mod tests {
     fn request_reads_buffered_lines() {
         let (mut c, mut server) = pair();
         // Two replies in one write: the second must stay buffered for the next request.
-        server.write_all(b"cmd=maxes rc=0 vallen_max=1024\ncmd=appnum appnum=0\n").unwrap();
+        server
+            .write_all(b"cmd=maxes rc=0 vallen_max=1024\ncmd=appnum appnum=0\n")
+            .unwrap();
         let m = c.request(&Message::new("get_maxes"), "maxes").unwrap();
         assert_eq!(m.get_int("vallen_max").unwrap(), 1024);
         let m = c.request(&Message::new("get_appnum"), "appnum").unwrap();
         assert_eq!(m.get_int("appnum").unwrap(), 0);
         let mut got = vec![0u8; 64];
         let n = server.read(&mut got).unwrap();
-        assert!(std::str::from_utf8(&got[..n]).unwrap().starts_with("cmd=get_maxes\n"));
+        assert!(std::str::from_utf8(&got[..n])
+            .unwrap()
+            .starts_with("cmd=get_maxes\n"));
     }
 
     #[test]

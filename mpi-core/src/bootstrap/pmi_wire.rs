@@ -44,7 +44,10 @@ pub struct Message {
 impl Message {
     /// A message with a command and no pairs.
     pub fn new(cmd: &str) -> Message {
-        Message { cmd: cmd.to_string(), pairs: Vec::new() }
+        Message {
+            cmd: cmd.to_string(),
+            pairs: Vec::new(),
+        }
     }
 
     /// Builder: append a `key=value` pair.
@@ -55,7 +58,10 @@ impl Message {
 
     /// The value of the first pair named `key`, if any.
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The value of `key` parsed as an integer; an error if absent or not a number.
@@ -64,7 +70,10 @@ impl Message {
             .get(key)
             .ok_or_else(|| WireError(format!("PMI message `{}` has no `{key}`", self.cmd)))?;
         v.trim().parse::<i64>().map_err(|_| {
-            WireError(format!("PMI message `{}`: `{key}={v}` is not an integer", self.cmd))
+            WireError(format!(
+                "PMI message `{}`: `{key}={v}` is not an integer",
+                self.cmd
+            ))
         })
     }
 
@@ -116,7 +125,10 @@ impl Message {
             body.push(';');
         }
         if body.len() > PMI2_MAX_BODY {
-            return Err(WireError(format!("PMI-2 message of {} bytes is too long", body.len())));
+            return Err(WireError(format!(
+                "PMI-2 message of {} bytes is too long",
+                body.len()
+            )));
         }
         let mut frame = format!("{:<width$}", body.len(), width = PMI2_HEADER_LEN).into_bytes();
         frame.extend_from_slice(body.as_bytes());
@@ -148,7 +160,9 @@ fn check_token(what: &str, s: &str, allow_eq: bool) -> Result<(), WireError> {
         return Err(WireError("empty PMI command".into()));
     }
     if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(WireError(format!("PMI {what} `{s}` contains whitespace or a control character")));
+        return Err(WireError(format!(
+            "PMI {what} `{s}` contains whitespace or a control character"
+        )));
     }
     if !allow_eq && s.contains('=') {
         return Err(WireError(format!("PMI {what} `{s}` contains `=`")));
@@ -158,7 +172,9 @@ fn check_token(what: &str, s: &str, allow_eq: bool) -> Result<(), WireError> {
 
 fn check_pmi2_value(what: &str, s: &str) -> Result<(), WireError> {
     if s.contains(';') || s.chars().any(|c| c.is_control()) {
-        return Err(WireError(format!("PMI-2 {what} `{s}` contains `;` or a control character")));
+        return Err(WireError(format!(
+            "PMI-2 {what} `{s}` contains `;` or a control character"
+        )));
     }
     if what == "cmd" && (s.is_empty() || s.contains('=')) {
         return Err(WireError(format!("invalid PMI-2 command `{s}`")));
@@ -169,8 +185,8 @@ fn check_pmi2_value(what: &str, s: &str) -> Result<(), WireError> {
 /// Parse one PMI-1 line. A single trailing `\n` (and `\r`) is allowed; pairs may come in any
 /// order but exactly one `cmd=` must be present.
 pub fn parse_pmi1_line(line: &[u8]) -> Result<Message, WireError> {
-    let text = std::str::from_utf8(line)
-        .map_err(|_| WireError("PMI-1 line is not valid UTF-8".into()))?;
+    let text =
+        std::str::from_utf8(line).map_err(|_| WireError("PMI-1 line is not valid UTF-8".into()))?;
     let text = text.strip_suffix('\n').unwrap_or(text);
     let text = text.strip_suffix('\r').unwrap_or(text);
     if text.contains('\n') {
@@ -179,9 +195,9 @@ pub fn parse_pmi1_line(line: &[u8]) -> Result<Message, WireError> {
     let mut cmd: Option<String> = None;
     let mut pairs = Vec::new();
     for token in text.split(' ').filter(|t| !t.is_empty()) {
-        let (k, v) = token
-            .split_once('=')
-            .ok_or_else(|| WireError(format!("PMI-1 token `{token}` has no `=` (line `{text}`)")))?;
+        let (k, v) = token.split_once('=').ok_or_else(|| {
+            WireError(format!("PMI-1 token `{token}` has no `=` (line `{text}`)"))
+        })?;
         if k.is_empty() {
             return Err(WireError(format!("PMI-1 token `{token}` has an empty key")));
         }
@@ -204,13 +220,18 @@ pub fn parse_pmi1_line(line: &[u8]) -> Result<Message, WireError> {
 /// Parse the 6-byte PMI-2 length header (left- or right-justified decimal).
 pub fn parse_pmi2_header(header: &[u8]) -> Result<usize, WireError> {
     if header.len() != PMI2_HEADER_LEN {
-        return Err(WireError(format!("PMI-2 header must be {PMI2_HEADER_LEN} bytes")));
+        return Err(WireError(format!(
+            "PMI-2 header must be {PMI2_HEADER_LEN} bytes"
+        )));
     }
     let text = std::str::from_utf8(header)
         .map_err(|_| WireError("PMI-2 header is not ASCII".into()))?
         .trim_matches(' ');
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(WireError(format!("PMI-2 header `{}` is not a length", text.escape_debug())));
+        return Err(WireError(format!(
+            "PMI-2 header `{}` is not a length",
+            text.escape_debug()
+        )));
     }
     let len: usize = text
         .parse()
@@ -224,8 +245,8 @@ pub fn parse_pmi2_header(header: &[u8]) -> Result<usize, WireError> {
 /// Parse a PMI-2 body `cmd=x;k=v;…;` (the final `;` may be missing). `;;` inside a value is the
 /// PMI-2 escape for a literal `;`.
 pub fn parse_pmi2_body(body: &[u8]) -> Result<Message, WireError> {
-    let text = std::str::from_utf8(body)
-        .map_err(|_| WireError("PMI-2 body is not valid UTF-8".into()))?;
+    let text =
+        std::str::from_utf8(body).map_err(|_| WireError("PMI-2 body is not valid UTF-8".into()))?;
     let mut segments = Vec::new();
     let mut cur = String::new();
     let mut chars = text.chars().peekable();
@@ -295,7 +316,10 @@ mod tests {
 
     #[test]
     fn pmi1_round_trip() {
-        let m = Message::new("put").with("kvsname", "1.0").with("key", "a-0").with("value", "x=y");
+        let m = Message::new("put")
+            .with("kvsname", "1.0")
+            .with("key", "a-0")
+            .with("value", "x=y");
         let line = m.to_pmi1_line().unwrap();
         assert_eq!(line, "cmd=put kvsname=1.0 key=a-0 value=x=y\n");
         assert_eq!(parse_pmi1_line(line.as_bytes()).unwrap(), m);
@@ -309,9 +333,20 @@ mod tests {
         assert_eq!(m.get_int("pmi_version").unwrap(), 1);
         let m = p1("cmd=maxes rc=0 kvsname_max=256 keylen_max=64 vallen_max=1024\n");
         assert_eq!(m.get_int("vallen_max").unwrap(), 1024);
-        assert_eq!(p1("cmd=appnum rc=0 appnum=-1\n").get_int("appnum").unwrap(), -1);
-        assert_eq!(p1("cmd=universe_size rc=0 size=2\n").get_int("size").unwrap(), 2);
-        assert_eq!(p1("cmd=my_kvsname rc=0 kvsname=1.0\n").get("kvsname"), Some("1.0"));
+        assert_eq!(
+            p1("cmd=appnum rc=0 appnum=-1\n").get_int("appnum").unwrap(),
+            -1
+        );
+        assert_eq!(
+            p1("cmd=universe_size rc=0 size=2\n")
+                .get_int("size")
+                .unwrap(),
+            2
+        );
+        assert_eq!(
+            p1("cmd=my_kvsname rc=0 kvsname=1.0\n").get("kvsname"),
+            Some("1.0")
+        );
         let m = p1("cmd=get_result rc=0 value=(vector,(0,1,2))\n");
         assert_eq!(m.get("value"), Some("(vector,(0,1,2))"));
         let m = p1("cmd=get_result rc=1\n");
@@ -320,7 +355,10 @@ mod tests {
         assert!(p1("cmd=put_result rc=0\n").is_ok());
         assert!(p1("cmd=barrier_out rc=0\n").is_ok());
         assert!(p1("cmd=finalize_ack rc=0\n").is_ok());
-        assert_eq!(p1("cmd=get_result rc=0 value=a=b\n").get("value"), Some("a=b"));
+        assert_eq!(
+            p1("cmd=get_result rc=0 value=a=b\n").get("value"),
+            Some("a=b")
+        );
     }
 
     #[test]
@@ -332,7 +370,10 @@ mod tests {
         assert!(m.is_ok());
         assert_eq!(m.get_int("keylen_max").unwrap(), 64);
         assert_eq!(p1("cmd=appnum appnum=0\n").get_int("appnum").unwrap(), 0);
-        assert_eq!(p1("cmd=universe_size size=-1\n").get_int("size").unwrap(), -1);
+        assert_eq!(
+            p1("cmd=universe_size size=-1\n").get_int("size").unwrap(),
+            -1
+        );
         let m = p1("cmd=my_kvsname kvsname=kvs_16924_0_1702821438_vm\n");
         assert_eq!(m.get("kvsname"), Some("kvs_16924_0_1702821438_vm"));
         let m = p1("cmd=get_result rc=0 msg=success value=(vector,(0,1,1))\n");
@@ -374,8 +415,14 @@ mod tests {
 
     #[test]
     fn pmi1_encode_rejects_spaces_and_newlines() {
-        assert!(Message::new("put").with("value", "a b").to_pmi1_line().is_err());
-        assert!(Message::new("put").with("value", "a\n").to_pmi1_line().is_err());
+        assert!(Message::new("put")
+            .with("value", "a b")
+            .to_pmi1_line()
+            .is_err());
+        assert!(Message::new("put")
+            .with("value", "a\n")
+            .to_pmi1_line()
+            .is_err());
         assert!(Message::new("put").with("k=x", "v").to_pmi1_line().is_err());
         assert!(Message::new("").to_pmi1_line().is_err());
         assert!(Message::new("put").with("", "v").to_pmi1_line().is_err());
@@ -383,11 +430,19 @@ mod tests {
 
     #[test]
     fn pmi2_round_trip() {
-        let m = Message::new("kvs-put").with("key", "addr-0").with("value", "127.0.0.1:55765");
+        let m = Message::new("kvs-put")
+            .with("key", "addr-0")
+            .with("value", "127.0.0.1:55765");
         let f = m.to_pmi2_frame().unwrap();
-        assert_eq!(&f[..], b"45    cmd=kvs-put;key=addr-0;value=127.0.0.1:55765;");
+        assert_eq!(
+            &f[..],
+            b"45    cmd=kvs-put;key=addr-0;value=127.0.0.1:55765;"
+        );
         assert_eq!(parse_pmi2_frame(&f).unwrap(), m);
-        assert_eq!(Message::new("kvs-fence").to_pmi2_frame().unwrap(), b"14    cmd=kvs-fence;");
+        assert_eq!(
+            Message::new("kvs-fence").to_pmi2_frame().unwrap(),
+            b"14    cmd=kvs-fence;"
+        );
     }
 
     #[test]
@@ -411,7 +466,14 @@ mod tests {
 
     #[test]
     fn pmi2_malformed_rejected() {
-        for bad in [&b""[..], b"12", b"abcdefcmd=x;", b"000000", b"-1    cmd=x;", b"99999999"] {
+        for bad in [
+            &b""[..],
+            b"12",
+            b"abcdefcmd=x;",
+            b"000000",
+            b"-1    cmd=x;",
+            b"99999999",
+        ] {
             assert!(parse_pmi2_frame(bad).is_err(), "accepted {bad:?}");
         }
         assert!(parse_pmi2_frame(b"5     cmd=x;").is_err()); // length mismatch
@@ -419,7 +481,10 @@ mod tests {
         assert!(parse_pmi2_body(b"cmd=x;novalue;").is_err());
         assert!(parse_pmi2_body(b"cmd=;").is_err());
         assert!(parse_pmi2_body(&[0xff]).is_err());
-        assert!(Message::new("kvs-put").with("value", "a;b").to_pmi2_frame().is_err());
+        assert!(Message::new("kvs-put")
+            .with("value", "a;b")
+            .to_pmi2_frame()
+            .is_err());
     }
 
     #[test]
