@@ -20,7 +20,7 @@ static void usage(int rank, const char *prog)
 int main(int argc, char **argv)
 {
     int rank, size;
-    long iters = 10000, warmup = 100, max_bytes = 4L * 1024 * 1024;
+    long iters = 10000, warmup = 1000, max_bytes = 4L * 1024 * 1024;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -43,6 +43,9 @@ if ((failed > 0)); then
     echo "failed tests:"
     grep -E '^test .* \.\.\. FAILED$' "$log" | sed -e 's/^test /  /' -e 's/ \.\.\. FAILED$//'
 fi
+if ((status != 0 && passed + failed == 0)); then
+    echo "no test results: the build failed (see the errors above)"
+fi
 if ((status == 0)); then
     echo "result: PASS"
 else

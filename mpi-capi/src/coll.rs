@@ -1,15 +1,23 @@
 //! Collective entry points: validate arguments, build the schedule with an algorithm from
 //! `mpi_core::coll::algorithms`, then run it (blocking) or hand out its request
-//! (nonblocking). Both forms share the same code path.
+//! (nonblocking). Both forms share the same code path: each `MPI_X`/`MPI_IX` pair calls one
+//! `x(…, request: Option<…>)` function.
+//!
+//! Buffers become byte `Slice`s through `Staging::view`: contiguous datatypes map straight
+//! onto user memory; non-contiguous ones are packed into staging buffers before the
+//! schedule runs and unpacked after it completed (blocking calls only for now).
 
 use crate::abi::*;
 use crate::errors::{not_initialized, raise};
 use crate::handles::{comm_index, request_handle};
 use crate::p2p_args::ArgError;
 use crate::requests::{finish, wait_request};
-use mpi_core::coll::{algorithms, Schedule};
+use crate::types::lookup;
+use mpi_core::coll::{algorithms, ReduceFn, Schedule, Slice};
+use mpi_core::datatype::Datatype;
 use mpi_core::runtime::{self, Runtime};
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
 
 /// Builds a schedule on communicator `comm` with `build` (under the runtime lock) and runs
 /// it: waits for it when `request` is None, else stores its request handle there.
@@ -54,6 +62,216 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
     }
 }
 
+// ------------------------------------------------------------------ argument helpers
+
+/// Whether a buffer argument is `MPI_IN_PLACE` (`(void *)-1` in the MPICH ABI).
+fn in_place(p: *const c_void) -> bool {
+    p as usize == usize::MAX
+}
+
+/// How a buffer is used by the collective: read, written, or both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Dir {
+    In,
+    Out,
+    InOut,
+}
+
+/// Byte views of the typed buffers of one collective call (see the module doc).
+struct Staging {
+    nonblocking: bool,
+    bufs: Vec<Box<[u8]>>,
+    /// (staging buffer index, user buffer, count, type) to unpack after completion.
+    unpack: Vec<(usize, *mut u8, usize, Arc<Datatype>)>,
+}
+
+impl Staging {
+    fn new(nonblocking: bool) -> Staging {
+        Staging { nonblocking, bufs: Vec::new(), unpack: Vec::new() }
+    }
+
+    /// `count` items of type `ty` at `ptr` as one packed byte range.
+    fn view(&mut self, ptr: *const c_void, count: usize, ty: &Arc<Datatype>, dir: Dir) -> Result<Slice, ArgError> {
+        let len = count * ty.size();
+        if len == 0 {
+            return Ok(Slice::user(std::ptr::null(), 0));
+        }
+        if ptr.is_null() && ty.is_named() {
+            return Err((MPI_ERR_BUFFER, format!("buffer is NULL but it holds {count} items")));
+        }
+        if in_place(ptr) {
+            return Err((MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed for this buffer".into()));
+        }
+        if ty.is_contiguous() {
+            return Ok(Slice::user((ptr as *const u8).wrapping_offset(ty.true_lb()), len));
+        }
+        if self.nonblocking {
+            return Err((MPI_ERR_TYPE, "non-contiguous datatypes are not supported in nonblocking collectives yet".into()));
+        }
+        let mut b = vec![0u8; len].into_boxed_slice();
+        if dir != Dir::Out {
+            // SAFETY: the caller passed a buffer holding `count` items of `ty` (MPI rule).
+            unsafe { ty.pack(ptr as *const u8, count, &mut b) };
+        }
+        let slice = Slice::user(b.as_ptr(), len);
+        if dir != Dir::In {
+            self.unpack.push((self.bufs.len(), ptr as *mut u8, count, ty.clone()));
+        }
+        self.bufs.push(b);
+        Ok(slice)
+    }
+
+    /// Unpacks the staged output buffers into user memory (after a blocking collective).
+    fn finish(self) {
+        for (i, dst, count, ty) in self.unpack {
+            // SAFETY: `dst` is the user buffer the view was made from, holding `count` items.
+            unsafe { ty.unpack(&self.bufs[i], dst, count) };
+        }
+    }
+}
+
+/// The engine type of `dt`, which must be valid and committed.
+fn datatype(dt: MPI_Datatype) -> Result<Arc<Datatype>, ArgError> {
+    if dt == MPI_DATATYPE_NULL {
+        return Err((MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL".into()));
+    }
+    let ty = lookup(dt).ok_or_else(|| (MPI_ERR_TYPE, format!("invalid datatype handle {dt:#x}")))?;
+    if !ty.is_named() && !ty.committed() {
+        return Err((MPI_ERR_TYPE, "the datatype is not committed (call MPI_Type_commit first)".into()));
+    }
+    Ok(ty)
+}
+
+fn count(c: c_int, what: &str) -> Result<usize, ArgError> {
+    usize::try_from(c).map_err(|_| (MPI_ERR_COUNT, format!("{what} is negative ({c})")))
+}
+
+fn root_rank(root: c_int, n: usize) -> Result<usize, ArgError> {
+    usize::try_from(root).ok().filter(|&r| r < n).ok_or_else(|| (MPI_ERR_ROOT, format!("invalid root {root} (the communicator has {n} ranks)")))
+}
+
+/// The `n` entries of a C int array argument (counts or displacements).
+///
+/// # Safety
+/// `p` must point to `n` ints when non-null.
+unsafe fn ints<'a>(p: *const c_int, n: usize, what: &str) -> Result<&'a [c_int], ArgError> {
+    if p.is_null() {
+        return Err((MPI_ERR_ARG, format!("{what} is NULL")));
+    }
+    // SAFETY: per the function contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// Counts from a C array, each non-negative.
+///
+/// # Safety
+/// As for `ints`.
+unsafe fn counts(p: *const c_int, n: usize, what: &str) -> Result<Vec<usize>, ArgError> {
+    // SAFETY: forwarded.
+    unsafe { ints(p, n, what) }?.iter().map(|&c| count(c, what)).collect()
+}
+
+/// `ptr` advanced by `displ` items of `ty` (a displacement in units of the extent).
+fn displaced(ptr: *const c_void, displ: c_int, ty: &Datatype) -> *const c_void {
+    (ptr as *const u8).wrapping_offset(displ as isize * ty.extent()) as *const c_void
+}
+
+// ------------------------------------------------------------------ reductions
+
+/// The predefined op behind an `MPI_Op` handle.
+fn predefined_op(op: MPI_Op) -> Option<mpi_core::op::PredefOp> {
+    use mpi_core::op::PredefOp::*;
+    Some(match op {
+        MPI_MAX => Max,
+        MPI_MIN => Min,
+        MPI_SUM => Sum,
+        MPI_PROD => Prod,
+        MPI_LAND => Land,
+        MPI_BAND => Band,
+        MPI_LOR => Lor,
+        MPI_BOR => Bor,
+        MPI_LXOR => Lxor,
+        MPI_BXOR => Bxor,
+        MPI_MINLOC => Minloc,
+        MPI_MAXLOC => Maxloc,
+        MPI_REPLACE => Replace,
+        MPI_NO_OP => NoOp,
+        _ => return None,
+    })
+}
+
+/// The reduction element kind of a predefined datatype handle (the common C types).
+fn reduction_elem(dt: MPI_Datatype) -> Option<mpi_core::op::Elem> {
+    use mpi_core::op::Elem;
+    Some(match dt {
+        MPI_CHAR => Elem::Char,
+        MPI_SIGNED_CHAR => Elem::SignedChar,
+        MPI_UNSIGNED_CHAR => Elem::UnsignedChar,
+        MPI_SHORT => Elem::Short,
+        MPI_UNSIGNED_SHORT => Elem::UnsignedShort,
+        MPI_INT => Elem::Int,
+        MPI_UNSIGNED => Elem::Unsigned,
+        MPI_LONG => Elem::Long,
+        MPI_UNSIGNED_LONG => Elem::UnsignedLong,
+        MPI_LONG_LONG_INT => Elem::LongLong,
+        MPI_UNSIGNED_LONG_LONG => Elem::UnsignedLongLong,
+        MPI_INT8_T => Elem::Int8,
+        MPI_INT16_T => Elem::Int16,
+        MPI_INT32_T => Elem::Int32,
+        MPI_INT64_T => Elem::Int64,
+        MPI_UINT8_T => Elem::Uint8,
+        MPI_UINT16_T => Elem::Uint16,
+        MPI_UINT32_T => Elem::Uint32,
+        MPI_UINT64_T => Elem::Uint64,
+        MPI_FLOAT => Elem::Float,
+        MPI_DOUBLE => Elem::Double,
+        MPI_LONG_DOUBLE => Elem::LongDouble,
+        MPI_BYTE => Elem::Byte,
+        MPI_2INT => Elem::TwoInt,
+        MPI_FLOAT_INT => Elem::FloatInt,
+        MPI_DOUBLE_INT => Elem::DoubleInt,
+        MPI_LONG_INT => Elem::LongInt,
+        MPI_SHORT_INT => Elem::ShortInt,
+        _ => return None,
+    })
+}
+
+/// The reduction kernel for (op, datatype) and whether the op is commutative.
+fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(ReduceFn, bool), ArgError> {
+    if op == MPI_OP_NULL {
+        return Err((MPI_ERR_OP, "op is MPI_OP_NULL".into()));
+    }
+    if !ty.is_contiguous() && ty.size() > 0 {
+        return Err((MPI_ERR_TYPE, "reductions on non-contiguous datatypes are not supported yet".into()));
+    }
+    let pop = predefined_op(op).ok_or_else(|| (MPI_ERR_OP, format!("invalid or unsupported op handle {op:#x}")))?;
+    let elem = reduction_elem(dt).ok_or_else(|| (MPI_ERR_TYPE, format!("reductions on datatype {dt:#x} are not supported yet")))?;
+    if !pop.applies_to(elem.group()) {
+        let e = mpi_core::op::undefined(pop, elem);
+        return Err((MPI_ERR_OP, e.msg));
+    }
+    let size = elem.size();
+    let f: ReduceFn = Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
+        // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers; the op
+        // was checked to apply to the type above, so the kernel cannot fail.
+        let _ = unsafe { mpi_core::op::reduce(pop, elem, input, inout, bytes / size) };
+    });
+    Ok((f, mpi_core::op::is_commutative(pop)))
+}
+
+/// Runs a collective whose buffers go through a `Staging`; unpacks staged output after a
+/// successful blocking run.
+fn run_staged(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, build: impl FnOnce(&mut Schedule, &mut Staging) -> Result<(), ArgError>) -> c_int {
+    let mut st = Staging::new(request.is_some());
+    let rc = run_collective(func, comm, request, |_, s| build(s, &mut st));
+    if rc == MPI_SUCCESS && request.is_none() {
+        st.finish();
+    }
+    rc
+}
+
+// ------------------------------------------------------------------ barrier
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
     run_collective("MPI_Barrier", comm, None, |_, s| {
@@ -68,4 +286,561 @@ pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request
         algorithms::barrier(s);
         Ok(())
     })
+}
+
+// ------------------------------------------------------------------ bcast
+
+fn bcast(func: &str, buffer: *mut c_void, cnt: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let root = root_rank(root, s.comm.size())?;
+        let ty = datatype(dt)?;
+        let dir = if s.comm.rank == root { Dir::In } else { Dir::Out };
+        let buf = st.view(buffer, count(cnt, "count")?, &ty, dir)?;
+        algorithms::bcast(s, buf, root);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+    bcast("MPI_Bcast", buffer, count, datatype, root, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    bcast("MPI_Ibcast", buffer, count, datatype, root, comm, Some(request))
+}
+
+// ------------------------------------------------------------------ reduce, allreduce
+
+/// What a reduction reads and writes: (input, output) views; `input == output` for
+/// MPI_IN_PLACE (allowed where `in_place_ok`).
+fn reduction_bufs(st: &mut Staging, sendbuf: *const c_void, recvbuf: *mut c_void, n: usize, ty: &Arc<Datatype>, in_place_ok: bool, write_out: bool) -> Result<(Slice, Slice), ArgError> {
+    if in_place(sendbuf) {
+        if !in_place_ok {
+            return Err((MPI_ERR_BUFFER, "MPI_IN_PLACE as sendbuf is only allowed at the root".into()));
+        }
+        let both = st.view(recvbuf, n, ty, Dir::InOut)?;
+        return Ok((both, both));
+    }
+    let input = st.view(sendbuf, n, ty, Dir::In)?;
+    let output = if write_out { st.view(recvbuf, n, ty, Dir::Out)? } else { Slice::user(std::ptr::null(), 0) };
+    Ok((input, output))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let root = root_rank(root, s.comm.size())?;
+        let n = count(cnt, "count")?;
+        let ty = datatype(dt)?;
+        let (f, commutative) = reduction(op, dt, &ty)?;
+        s.set_reduce(f);
+        let at_root = s.comm.rank == root;
+        let (input, output) = reduction_bufs(st, sendbuf, recvbuf, n, &ty, at_root, at_root)?;
+        algorithms::reduce(s, input, output, root, commutative);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
+    reduce("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm, Some(request))
+}
+
+/// Allreduce (`kind` = Allreduce), Scan or Exscan: same arguments, MPI_IN_PLACE allowed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AllKind {
+    Allreduce,
+    Scan,
+    Exscan,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn allreduce_like(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let n = count(cnt, "count")?;
+        let ty = datatype(dt)?;
+        let (f, commutative) = reduction(op, dt, &ty)?;
+        s.set_reduce(f);
+        let (input, output) = reduction_bufs(st, sendbuf, recvbuf, n, &ty, true, true)?;
+        match kind {
+            AllKind::Allreduce => algorithms::allreduce(s, input, output, ty.size(), commutative),
+            AllKind::Scan => algorithms::scan(s, input, output, false),
+            AllKind::Exscan => algorithms::scan(s, input, output, true),
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    allreduce_like(AllKind::Allreduce, "MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allreduce_like(AllKind::Allreduce, "MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, Some(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    allreduce_like(AllKind::Scan, "MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allreduce_like(AllKind::Scan, "MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, Some(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    allreduce_like(AllKind::Exscan, "MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allreduce_like(AllKind::Exscan, "MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, Some(request))
+}
+
+// ------------------------------------------------------------------ reduce_scatter
+
+/// Reduce_scatter with per-rank counts (`recvcounts`), shared by Reduce_scatter_block.
+#[allow(clippy::too_many_arguments)]
+fn reduce_scatter_counts(st: &mut Staging, s: &mut Schedule, sendbuf: *const c_void, recvbuf: *mut c_void, lens: &[usize], dt: MPI_Datatype, op: MPI_Op) -> Result<(), ArgError> {
+    let me = s.comm.rank;
+    let ty = datatype(dt)?;
+    let (f, commutative) = reduction(op, dt, &ty)?;
+    s.set_reduce(f);
+    let total: usize = lens.iter().sum();
+    let (input, output) = if in_place(sendbuf) {
+        let all = st.view(recvbuf, total, &ty, Dir::InOut)?;
+        (all, all.sub(0, lens[me] * ty.size()))
+    } else {
+        (st.view(sendbuf, total, &ty, Dir::In)?, st.view(recvbuf, lens[me], &ty, Dir::Out)?)
+    };
+    let byte_lens: Vec<usize> = lens.iter().map(|&c| c * ty.size()).collect();
+    algorithms::reduce_scatter(s, input, output, &byte_lens, commutative);
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reduce_scatter(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        // SAFETY: recvcounts holds one count per rank (MPI rule).
+        let lens = unsafe { counts(recvcounts, s.comm.size(), "recvcounts") }?;
+        reduce_scatter_counts(st, s, sendbuf, recvbuf, &lens, dt, op)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, Some(request))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reduce_scatter_block(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let lens = vec![count(recvcount, "recvcount")?; s.comm.size()];
+        reduce_scatter_counts(st, s, sendbuf, recvbuf, &lens, dt, op)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    reduce_scatter_block("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    reduce_scatter_block("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, comm, Some(request))
+}
+
+// ------------------------------------------------------------------ gather, scatter
+
+#[allow(clippy::too_many_arguments)]
+fn gather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let (n, me) = (s.comm.size(), s.comm.rank);
+        let root = root_rank(root, n)?;
+        if me == root {
+            let rty = datatype(recvtype)?;
+            let rc = count(recvcount, "recvcount")?;
+            let blk = rc * rty.size();
+            let place = in_place(sendbuf);
+            let recv = st.view(recvbuf, n * rc, &rty, if place { Dir::InOut } else { Dir::Out })?;
+            let send = if place {
+                recv.sub(me * blk, blk)
+            } else {
+                let sty = datatype(sendtype)?;
+                let send = st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?;
+                if send.len != blk {
+                    return Err((MPI_ERR_TRUNCATE, format!("the root sends {} bytes to itself but receives {blk} per rank", send.len)));
+                }
+                send
+            };
+            algorithms::gather(s, send, recv, blk, root);
+        } else {
+            let sty = datatype(sendtype)?;
+            let send = st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?;
+            algorithms::gather(s, send, Slice::user(std::ptr::null(), 0), send.len, root);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+    gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    gather("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Some(request))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let (n, me) = (s.comm.size(), s.comm.rank);
+        let root = root_rank(root, n)?;
+        let place = me == root && in_place(sendbuf);
+        let mut parts = Vec::new();
+        if me == root {
+            let rty = datatype(recvtype)?;
+            // SAFETY: the root passes one count and displacement per rank (MPI rule).
+            let rc = unsafe { counts(recvcounts, n, "recvcounts") }?;
+            // SAFETY: as above.
+            let dis = unsafe { ints(displs, n, "displs") }?;
+            for i in 0..n {
+                let dir = if place && i == me { Dir::InOut } else { Dir::Out };
+                parts.push(st.view(displaced(recvbuf, dis[i], &rty), rc[i], &rty, dir)?);
+            }
+        }
+        let send = if place {
+            parts[me]
+        } else {
+            let sty = datatype(sendtype)?;
+            st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?
+        };
+        algorithms::gatherv_linear(s, send, &parts, root);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+    gatherv("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    gatherv("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, Some(request))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let (n, me) = (s.comm.size(), s.comm.rank);
+        let root = root_rank(root, n)?;
+        if me == root {
+            let sty = datatype(sendtype)?;
+            let sc = count(sendcount, "sendcount")?;
+            let blk = sc * sty.size();
+            let send = st.view(sendbuf, n * sc, &sty, Dir::In)?;
+            let recv = if in_place(recvbuf) {
+                send.sub(me * blk, blk)
+            } else {
+                let rty = datatype(recvtype)?;
+                let recv = st.view(recvbuf, count(recvcount, "recvcount")?, &rty, Dir::Out)?;
+                if recv.len != blk {
+                    return Err((MPI_ERR_TRUNCATE, format!("the root sends {blk} bytes per rank but receives {} itself", recv.len)));
+                }
+                recv
+            };
+            algorithms::scatter(s, send, recv, blk, root);
+        } else {
+            let rty = datatype(recvtype)?;
+            let recv = st.view(recvbuf, count(recvcount, "recvcount")?, &rty, Dir::Out)?;
+            algorithms::scatter(s, Slice::user(std::ptr::null(), 0), recv, recv.len, root);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+    scatter("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    scatter("MPI_Iscatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Some(request))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scatterv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let (n, me) = (s.comm.size(), s.comm.rank);
+        let root = root_rank(root, n)?;
+        let place = me == root && in_place(recvbuf);
+        let mut parts = Vec::new();
+        if me == root {
+            let sty = datatype(sendtype)?;
+            // SAFETY: the root passes one count and displacement per rank (MPI rule).
+            let sc = unsafe { counts(sendcounts, n, "sendcounts") }?;
+            // SAFETY: as above.
+            let dis = unsafe { ints(displs, n, "displs") }?;
+            for i in 0..n {
+                parts.push(st.view(displaced(sendbuf, dis[i], &sty), sc[i], &sty, Dir::In)?);
+            }
+        }
+        let recv = if place {
+            parts[me]
+        } else {
+            let rty = datatype(recvtype)?;
+            st.view(recvbuf, count(recvcount, "recvcount")?, &rty, Dir::Out)?
+        };
+        algorithms::scatterv_linear(s, &parts, recv, root);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+    scatterv("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    scatterv("MPI_Iscatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, Some(request))
+}
+
+// ------------------------------------------------------------------ allgather
+
+#[allow(clippy::too_many_arguments)]
+fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let n = s.comm.size();
+        let rty = datatype(recvtype)?;
+        let rc = count(recvcount, "recvcount")?;
+        let blk = rc * rty.size();
+        let place = in_place(sendbuf);
+        let recv = st.view(recvbuf, n * rc, &rty, if place { Dir::InOut } else { Dir::Out })?;
+        let send = if place {
+            None
+        } else {
+            let sty = datatype(sendtype)?;
+            let send = st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?;
+            if send.len != blk {
+                return Err((MPI_ERR_TRUNCATE, format!("each rank sends {} bytes but receives {blk} per rank", send.len)));
+            }
+            Some(send)
+        };
+        algorithms::allgather(s, send, recv, blk);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Some(request))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn allgatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let (n, me) = (s.comm.size(), s.comm.rank);
+        let rty = datatype(recvtype)?;
+        // SAFETY: one count and displacement per rank (MPI rule).
+        let rc = unsafe { counts(recvcounts, n, "recvcounts") }?;
+        // SAFETY: as above.
+        let dis = unsafe { ints(displs, n, "displs") }?;
+        let place = in_place(sendbuf);
+        // One view per rank's block of the receive buffer.
+        let views: Vec<Slice> = (0..n)
+            .map(|i| st.view(displaced(recvbuf, dis[i], &rty), rc[i], &rty, if place && i == me { Dir::InOut } else { Dir::Out }))
+            .collect::<Result<_, _>>()?;
+        let send = if place {
+            None
+        } else {
+            let sty = datatype(sendtype)?;
+            Some(st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?)
+        };
+        algorithms::allgatherv(s, send, &views);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    allgatherv("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allgatherv("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Some(request))
+}
+
+// ------------------------------------------------------------------ alltoall
+
+#[allow(clippy::too_many_arguments)]
+fn alltoall(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let n = s.comm.size();
+        let rty = datatype(recvtype)?;
+        let rc = count(recvcount, "recvcount")?;
+        let blk = rc * rty.size();
+        let place = in_place(sendbuf);
+        let recv = st.view(recvbuf, n * rc, &rty, if place { Dir::InOut } else { Dir::Out })?;
+        let send = if place {
+            None
+        } else {
+            let sty = datatype(sendtype)?;
+            let send = st.view(sendbuf, n * count(sendcount, "sendcount")?, &sty, Dir::In)?;
+            if send.len != n * blk {
+                return Err((MPI_ERR_TRUNCATE, format!("each rank sends {} bytes per rank but receives {blk}", send.len / n.max(1))));
+            }
+            Some(send)
+        };
+        algorithms::alltoall(s, send, recv, blk);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    alltoall("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    alltoall("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Some(request))
+}
+
+/// Per-peer (counts, displacements, type) of one side of Alltoallv/Alltoallw; `bytes_displ`
+/// for Alltoallw (displacements in bytes rather than extents).
+struct Side {
+    counts: Vec<usize>,
+    displs: Vec<c_int>,
+    types: Vec<Arc<Datatype>>,
+    bytes_displ: bool,
+}
+
+impl Side {
+    /// Peer i's piece of `buf`.
+    fn view(&self, st: &mut Staging, buf: *const c_void, i: usize, dir: Dir) -> Result<Slice, ArgError> {
+        let ty = &self.types[i];
+        let p = if self.bytes_displ { (buf as *const u8).wrapping_offset(self.displs[i] as isize) as *const c_void } else { displaced(buf, self.displs[i], ty) };
+        st.view(p, self.counts[i], ty, dir)
+    }
+}
+
+/// Alltoallv/Alltoallw once both sides are described.
+fn alltoallv_sides(s: &mut Schedule, st: &mut Staging, sendbuf: *const c_void, send: Option<Side>, recvbuf: *mut c_void, recv: Side) -> Result<(), ArgError> {
+    let n = s.comm.size();
+    match send {
+        None => {
+            let recvs: Vec<Slice> = (0..n).map(|i| recv.view(st, recvbuf, i, Dir::InOut)).collect::<Result<_, _>>()?;
+            algorithms::alltoallv_in_place(s, &recvs);
+        }
+        Some(send) => {
+            let sends: Vec<Slice> = (0..n).map(|i| send.view(st, sendbuf, i, Dir::In)).collect::<Result<_, _>>()?;
+            let recvs: Vec<Slice> = (0..n).map(|i| recv.view(st, recvbuf, i, Dir::Out)).collect::<Result<_, _>>()?;
+            algorithms::alltoallv(s, &sends, &recvs);
+        }
+    }
+    Ok(())
+}
+
+/// Reads one side of Alltoallv (`types` None: one type for all) or Alltoallw.
+///
+/// # Safety
+/// The arrays hold one entry per rank.
+unsafe fn side(n: usize, cnts: *const c_int, displs: *const c_int, ty: MPI_Datatype, types: Option<*const MPI_Datatype>, what: &str) -> Result<Side, ArgError> {
+    // SAFETY: per the function contract.
+    let counts = unsafe { counts(cnts, n, &format!("{what}counts")) }?;
+    // SAFETY: as above.
+    let displs = unsafe { ints(displs, n, &format!("{what} displacements")) }?.to_vec();
+    let types = match types {
+        None => vec![datatype(ty)?; n],
+        Some(p) => {
+            if p.is_null() {
+                return Err((MPI_ERR_ARG, format!("{what}types is NULL")));
+            }
+            // SAFETY: per the function contract.
+            unsafe { std::slice::from_raw_parts(p, n) }.iter().map(|&t| datatype(t)).collect::<Result<_, _>>()?
+        }
+    };
+    Ok(Side { counts, displs, types, bytes_displ: false })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn alltoallv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let n = s.comm.size();
+        // SAFETY: one entry per rank in each array (MPI rule).
+        let recv = unsafe { side(n, recvcounts, rdispls, recvtype, None, "recv") }?;
+        let send = if in_place(sendbuf) {
+            None
+        } else {
+            // SAFETY: as above.
+            Some(unsafe { side(n, sendcounts, sdispls, sendtype, None, "send") }?)
+        };
+        alltoallv_sides(s, st, sendbuf, send, recvbuf, recv)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    alltoallv("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    alltoallv("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Some(request))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn alltoallw(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    run_staged(func, comm, req, |s, st| {
+        let n = s.comm.size();
+        // SAFETY: one entry per rank in each array (MPI rule).
+        let mut recv = unsafe { side(n, recvcounts, rdispls, MPI_DATATYPE_NULL, Some(recvtypes), "recv") }?;
+        recv.bytes_displ = true;
+        let send = if in_place(sendbuf) {
+            None
+        } else {
+            // SAFETY: as above.
+            let mut send = unsafe { side(n, sendcounts, sdispls, MPI_DATATYPE_NULL, Some(sendtypes), "send") }?;
+            send.bytes_displ = true;
+            Some(send)
+        };
+        alltoallv_sides(s, st, sendbuf, send, recvbuf, recv)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
+    alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, None)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    alltoallw("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Some(request))
 }

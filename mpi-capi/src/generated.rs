@@ -69,12 +69,7 @@ pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Address(location: *mut c_void, address: *mut MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Address(location, address) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Address(location: *mut c_void, address: *mut MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Address")
+    unsafe { crate::types::PMPI_Address(location, address) }
 }
 
 // MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
@@ -95,24 +90,14 @@ pub unsafe extern "C" fn MPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Allgather")
+    unsafe { crate::coll::PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
 }
 
 // int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Allgatherv")
+    unsafe { crate::coll::PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) }
 }
 
 // int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
@@ -131,48 +116,28 @@ pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr:
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Allreduce")
+    unsafe { crate::coll::PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm) }
 }
 
 // int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Alltoall")
+    unsafe { crate::coll::PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
 }
 
 // int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Alltoallv")
+    unsafe { crate::coll::PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) }
 }
 
 // int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Alltoallw")
+    unsafe { crate::coll::PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) }
 }
 
 // int MPI_Attr_delete(MPI_Comm comm, int keyval);
@@ -222,12 +187,7 @@ pub unsafe extern "C" fn MPI_Barrier(comm: MPI_Comm) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Bcast(buffer, count, datatype, root, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Bcast")
+    unsafe { crate::coll::PMPI_Bcast(buffer, count, datatype, root, comm) }
 }
 
 // int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -934,12 +894,7 @@ pub unsafe extern "C" fn MPI_Error_string(errorcode: c_int, string: *mut c_char,
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Exscan")
+    unsafe { crate::coll::PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm) }
 }
 
 // int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
@@ -1706,24 +1661,14 @@ pub unsafe extern "C" fn PMPI_Free_mem(base: *mut c_void) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Gather")
+    unsafe { crate::coll::PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) }
 }
 
 // int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Gatherv")
+    unsafe { crate::coll::PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm) }
 }
 
 // int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
@@ -1754,12 +1699,7 @@ pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_address(location: *const c_void, address: *mut MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Get_address(location, address) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_address(location: *const c_void, address: *mut MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Get_address")
+    unsafe { crate::types::PMPI_Get_address(location, address) }
 }
 
 // int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
@@ -2062,72 +2002,42 @@ pub unsafe extern "C" fn PMPI_Group_union(group1: MPI_Group, group2: MPI_Group, 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Iallgather")
+    unsafe { crate::coll::PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
 }
 
 // int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Iallgatherv")
+    unsafe { crate::coll::PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request) }
 }
 
 // int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Iallreduce")
+    unsafe { crate::coll::PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request) }
 }
 
 // int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ialltoall")
+    unsafe { crate::coll::PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
 }
 
 // int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ialltoallv")
+    unsafe { crate::coll::PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request) }
 }
 
 // int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ialltoallw")
+    unsafe { crate::coll::PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) }
 }
 
 // int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
@@ -2141,12 +2051,7 @@ pub unsafe extern "C" fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request)
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ibcast(buffer, count, datatype, root, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ibcast")
+    unsafe { crate::coll::PMPI_Ibcast(buffer, count, datatype, root, comm, request) }
 }
 
 // int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
@@ -2160,36 +2065,21 @@ pub unsafe extern "C" fn MPI_Ibsend(buf: *const c_void, count: c_int, datatype: 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Iexscan")
+    unsafe { crate::coll::PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request) }
 }
 
 // int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Igather")
+    unsafe { crate::coll::PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
 }
 
 // int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Igatherv")
+    unsafe { crate::coll::PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request) }
 }
 
 // int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
@@ -2451,36 +2341,21 @@ pub unsafe extern "C" fn MPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ireduce")
+    unsafe { crate::coll::PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request) }
 }
 
 // int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ireduce_scatter")
+    unsafe { crate::coll::PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request) }
 }
 
 // int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ireduce_scatter_block")
+    unsafe { crate::coll::PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request) }
 }
 
 // int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
@@ -2501,36 +2376,21 @@ pub unsafe extern "C" fn MPI_Is_thread_main(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Iscan")
+    unsafe { crate::coll::PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request) }
 }
 
 // int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Iscatter")
+    unsafe { crate::coll::PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
 }
 
 // int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Iscatterv")
+    unsafe { crate::coll::PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request) }
 }
 
 // int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request);
@@ -2682,24 +2542,14 @@ pub unsafe extern "C" fn MPI_Op_c2f(op: MPI_Op) -> MPI_Fint {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Op_commutative(op: MPI_Op, commute: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Op_commutative(op, commute) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_commutative(op: MPI_Op, commute: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Op_commutative")
+    unsafe { crate::ops::PMPI_Op_commutative(op, commute) }
 }
 
 // int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Op_create(user_fn: MPI_User_function, commute: c_int, op: *mut MPI_Op) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Op_create(user_fn, commute, op) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_create(user_fn: MPI_User_function, commute: c_int, op: *mut MPI_Op) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Op_create")
+    unsafe { crate::ops::PMPI_Op_create(user_fn, commute, op) }
 }
 
 // MPI_Op MPI_Op_f2c(MPI_Fint op);
@@ -2713,12 +2563,7 @@ pub unsafe extern "C" fn MPI_Op_f2c(op: MPI_Fint) -> MPI_Op {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Op_free(op: *mut MPI_Op) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Op_free(op) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Op_free(op: *mut MPI_Op) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Op_free")
+    unsafe { crate::ops::PMPI_Op_free(op) }
 }
 
 // int MPI_Open_port(MPI_Info info, char *port_name);
@@ -2737,48 +2582,28 @@ pub unsafe extern "C" fn PMPI_Open_port(info: MPI_Info, port_name: *mut c_char) 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Pack(inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack(inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Pack")
+    unsafe { crate::types::PMPI_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm) }
 }
 
 // int MPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Pack_external(datarep: *const c_char, inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Aint, position: *mut MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external(datarep: *const c_char, inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Aint, position: *mut MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Pack_external")
+    unsafe { crate::types::PMPI_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position) }
 }
 
 // int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Pack_external_size(datarep: *const c_char, incount: c_int, datatype: MPI_Datatype, size: *mut MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Pack_external_size(datarep, incount, datatype, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_external_size(datarep: *const c_char, incount: c_int, datatype: MPI_Datatype, size: *mut MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Pack_external_size")
+    unsafe { crate::types::PMPI_Pack_external_size(datarep, incount, datatype, size) }
 }
 
 // int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Pack_size(incount: c_int, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Pack_size(incount, datatype, comm, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Pack_size")
+    unsafe { crate::types::PMPI_Pack_size(incount, datatype, comm, size) }
 }
 
 // int MPI_Pcontrol(const int level, ...);
@@ -2856,48 +2681,28 @@ pub unsafe extern "C" fn MPI_Recv_init(buf: *mut c_void, count: c_int, datatype:
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Reduce")
+    unsafe { crate::coll::PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm) }
 }
 
 // int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Reduce_local")
+    unsafe { crate::ops::PMPI_Reduce_local(inbuf, inoutbuf, count, datatype, op) }
 }
 
 // int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Reduce_scatter")
+    unsafe { crate::coll::PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm) }
 }
 
 // int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Reduce_scatter_block")
+    unsafe { crate::coll::PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm) }
 }
 
 // int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
@@ -2994,36 +2799,21 @@ pub unsafe extern "C" fn MPI_Rsend_init(buf: *const c_void, count: c_int, dataty
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Scan")
+    unsafe { crate::coll::PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm) }
 }
 
 // int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Scatter")
+    unsafe { crate::coll::PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) }
 }
 
 // int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Scatterv")
+    unsafe { crate::coll::PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm) }
 }
 
 // int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -3392,36 +3182,21 @@ pub unsafe extern "C" fn MPI_Type_c2f(datatype: MPI_Datatype) -> MPI_Fint {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_commit(datatype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_commit(datatype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_commit")
+    unsafe { crate::types::PMPI_Type_commit(datatype) }
 }
 
 // int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_contiguous(count: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_contiguous(count, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_contiguous(count: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_contiguous")
+    unsafe { crate::types::PMPI_Type_contiguous(count, oldtype, newtype) }
 }
 
 // int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_darray")
+    unsafe { crate::types::PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype) }
 }
 
 // int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
@@ -3464,48 +3239,28 @@ pub unsafe extern "C" fn PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_hindexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_hindexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_hindexed")
+    unsafe { crate::types::PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
 }
 
 // int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_hindexed_block(count: c_int, blocklength: c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_hindexed_block(count: c_int, blocklength: c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_hindexed_block")
+    unsafe { crate::types::PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype) }
 }
 
 // int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_hvector")
+    unsafe { crate::types::PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype) }
 }
 
 // int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_indexed_block(count: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_indexed_block(count: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_indexed_block")
+    unsafe { crate::types::PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype) }
 }
 
 // int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state);
@@ -3524,36 +3279,21 @@ pub unsafe extern "C" fn PMPI_Type_create_keyval(type_copy_attr_fn: MPI_Type_cop
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_resized(oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_resized(oldtype, lb, extent, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_resized(oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_resized")
+    unsafe { crate::types::PMPI_Type_create_resized(oldtype, lb, extent, newtype) }
 }
 
 // int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_struct(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_struct(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_struct")
+    unsafe { crate::types::PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
 }
 
 // int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_subarray(ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_subarray(ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_subarray")
+    unsafe { crate::types::PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype) }
 }
 
 // int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval);
@@ -3572,24 +3312,14 @@ pub unsafe extern "C" fn PMPI_Type_delete_attr(datatype: MPI_Datatype, type_keyv
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_dup(oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_dup")
+    unsafe { crate::types::PMPI_Type_dup(oldtype, newtype) }
 }
 
 // int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_extent(datatype: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_extent(datatype, extent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_extent(datatype: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_extent")
+    unsafe { crate::types::PMPI_Type_extent(datatype, extent) }
 }
 
 // MPI_Datatype MPI_Type_f2c(MPI_Fint datatype);
@@ -3603,12 +3333,7 @@ pub unsafe extern "C" fn MPI_Type_f2c(datatype: MPI_Fint) -> MPI_Datatype {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_free(datatype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_free")
+    unsafe { crate::types::PMPI_Type_free(datatype) }
 }
 
 // int MPI_Type_free_keyval(int *type_keyval);
@@ -3639,132 +3364,77 @@ pub unsafe extern "C" fn PMPI_Type_get_attr(datatype: MPI_Datatype, type_keyval:
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_contents(datatype: MPI_Datatype, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_contents(datatype: MPI_Datatype, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_get_contents")
+    unsafe { crate::types::PMPI_Type_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes) }
 }
 
 // int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_envelope(datatype: MPI_Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_envelope(datatype: MPI_Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_get_envelope")
+    unsafe { crate::types::PMPI_Type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner) }
 }
 
 // int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_extent(datatype: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_get_extent(datatype, lb, extent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_extent(datatype: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_get_extent")
+    unsafe { crate::types::PMPI_Type_get_extent(datatype, lb, extent) }
 }
 
 // int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_extent_x(datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_get_extent_x(datatype, lb, extent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_extent_x(datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_get_extent_x")
+    unsafe { crate::types::PMPI_Type_get_extent_x(datatype, lb, extent) }
 }
 
 // int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_name(datatype: MPI_Datatype, type_name: *mut c_char, resultlen: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_get_name(datatype, type_name, resultlen) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_name(datatype: MPI_Datatype, type_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_get_name")
+    unsafe { crate::types::PMPI_Type_get_name(datatype, type_name, resultlen) }
 }
 
 // int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_true_extent(datatype: MPI_Datatype, true_lb: *mut MPI_Aint, true_extent: *mut MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_get_true_extent(datatype, true_lb, true_extent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_true_extent(datatype: MPI_Datatype, true_lb: *mut MPI_Aint, true_extent: *mut MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_get_true_extent")
+    unsafe { crate::types::PMPI_Type_get_true_extent(datatype, true_lb, true_extent) }
 }
 
 // int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_true_extent_x(datatype: MPI_Datatype, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(datatype: MPI_Datatype, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_get_true_extent_x")
+    unsafe { crate::types::PMPI_Type_get_true_extent_x(datatype, true_lb, true_extent) }
 }
 
 // int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_hindexed(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_hindexed(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_hindexed")
+    unsafe { crate::types::PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
 }
 
 // int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_hvector(count, blocklength, stride, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_hvector(count: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_hvector")
+    unsafe { crate::types::PMPI_Type_hvector(count, blocklength, stride, oldtype, newtype) }
 }
 
 // int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_indexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_indexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_indexed")
+    unsafe { crate::types::PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
 }
 
 // int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_lb(datatype: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_lb(datatype, displacement) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_lb(datatype: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_lb")
+    unsafe { crate::types::PMPI_Type_lb(datatype, displacement) }
 }
 
 // int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
@@ -3795,96 +3465,56 @@ pub unsafe extern "C" fn PMPI_Type_set_attr(datatype: MPI_Datatype, type_keyval:
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_set_name(datatype: MPI_Datatype, type_name: *const c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_set_name(datatype, type_name) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_set_name(datatype: MPI_Datatype, type_name: *const c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_set_name")
+    unsafe { crate::types::PMPI_Type_set_name(datatype, type_name) }
 }
 
 // int MPI_Type_size(MPI_Datatype datatype, int *size);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_size(datatype, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_size")
+    unsafe { crate::types::PMPI_Type_size(datatype, size) }
 }
 
 // int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_size_x(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_size_x(datatype, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_size_x(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_size_x")
+    unsafe { crate::types::PMPI_Type_size_x(datatype, size) }
 }
 
 // int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[], MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_struct(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_struct(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_struct")
+    unsafe { crate::types::PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
 }
 
 // int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_ub(datatype: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_ub(datatype, displacement) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_ub(datatype: MPI_Datatype, displacement: *mut MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_ub")
+    unsafe { crate::types::PMPI_Type_ub(datatype, displacement) }
 }
 
 // int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_vector(count: c_int, blocklength: c_int, stride: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_vector(count, blocklength, stride, oldtype, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_vector(count: c_int, blocklength: c_int, stride: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_vector")
+    unsafe { crate::types::PMPI_Type_vector(count, blocklength, stride, oldtype, newtype) }
 }
 
 // int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Unpack")
+    unsafe { crate::types::PMPI_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm) }
 }
 
 // int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Unpack_external(datarep: *const c_char, inbuf: *const c_void, insize: MPI_Aint, position: *mut MPI_Aint, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpack_external(datarep: *const c_char, inbuf: *const c_void, insize: MPI_Aint, position: *mut MPI_Aint, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Unpack_external")
+    unsafe { crate::types::PMPI_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype) }
 }
 
 // int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);

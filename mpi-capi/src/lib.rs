@@ -19,3 +19,5 @@ pub mod init;
 pub mod p2p_args;
 pub mod pt2pt;
 pub mod requests;
+pub mod types;
+pub mod ops;

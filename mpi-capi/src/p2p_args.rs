@@ -2,11 +2,11 @@
 //! point: one place decides what is an invalid rank, tag, count, datatype or communicator.
 
 use crate::abi::*;
-use crate::datatype::{type_info, TypeInfo};
+use crate::datatype::type_info;
 use crate::handles::comm_index;
 use mpi_core::comm::Comm;
 use mpi_core::protocol::PROC_NULL_WORLD;
-use mpi_core::request::{RawBuf, Status};
+use mpi_core::request::{Layout, RawBuf, Status};
 use mpi_core::runtime::Runtime;
 use std::os::raw::{c_int, c_void};
 
@@ -22,19 +22,40 @@ pub fn comm_of<'a>(rt: &'a Runtime, comm: MPI_Comm) -> Result<&'a Comm, ArgError
         .ok_or_else(|| (MPI_ERR_COMM, if comm == MPI_COMM_NULL { "communicator is MPI_COMM_NULL".into() } else { format!("invalid communicator handle {comm:#x}") }))
 }
 
-/// Checks (buf, count, datatype) and returns the byte view of the buffer.
-pub fn buffer(buf: *const c_void, count: c_int, dt: MPI_Datatype) -> Result<(RawBuf, TypeInfo), ArgError> {
+/// Checks (buf, count, datatype) and returns the contiguous byte view of the buffer, or,
+/// for a non-contiguous datatype, the layout the engine packs/unpacks through.
+#[inline]
+pub fn buffer(buf: *const c_void, count: c_int, dt: MPI_Datatype) -> Result<(RawBuf, Option<Layout>), ArgError> {
     if count < 0 {
         return Err((MPI_ERR_COUNT, format!("negative count {count}")));
     }
-    let ti = type_info(dt).ok_or_else(|| {
+    // Builtin scalar types: size from the handle, no lookup (the hot path).
+    if let Some(ti) = type_info(dt).filter(|ti| ti.elements == 1 && is_builtin(dt)) {
+        let len = count as usize * ti.extent;
+        if buf.is_null() && len > 0 {
+            return Err((MPI_ERR_BUFFER, format!("buffer is NULL but count is {count}")));
+        }
+        return Ok((RawBuf { ptr: buf as *mut u8, len }, None));
+    }
+    let t = crate::types::lookup(dt).ok_or_else(|| {
         (MPI_ERR_TYPE, if dt == MPI_DATATYPE_NULL { "datatype is MPI_DATATYPE_NULL".into() } else { format!("invalid datatype handle {dt:#x}") })
     })?;
-    let len = count as usize * ti.extent;
-    if buf.is_null() && len > 0 {
-        return Err((MPI_ERR_BUFFER, format!("buffer is NULL but count is {count}")));
+    if !t.committed() {
+        return Err((MPI_ERR_TYPE, "datatype is not committed; call MPI_Type_commit first".into()));
     }
-    Ok((RawBuf { ptr: buf as *mut u8, len }, ti))
+    let len = count as usize * t.size();
+    if t.is_contiguous() {
+        let ptr = (buf as *mut u8).wrapping_offset(t.true_lb());
+        if ptr.is_null() && len > 0 {
+            return Err((MPI_ERR_BUFFER, format!("buffer is NULL but count is {count}")));
+        }
+        return Ok((RawBuf { ptr, len }, None));
+    }
+    Ok((RawBuf::EMPTY, Some(Layout { dt: t, base: buf as *mut u8, count: count as usize })))
+}
+
+fn is_builtin(dt: MPI_Datatype) -> bool {
+    (dt as u32) & 0xff00_0000 == 0x4c00_0000
 }
 
 /// World rank of destination `dest` (or `PROC_NULL_WORLD`).

@@ -6,7 +6,7 @@ use crate::errors::{not_initialized, raise, raise_core};
 use crate::handles::{request_handle, request_id};
 use crate::p2p_args::*;
 use crate::requests::{complete_error, finish, wait_request};
-use mpi_core::request::{Op, RawBuf, ReqId, SendMode, Status};
+use mpi_core::request::{Layout, Op, RawBuf, ReqId, SendMode, Status};
 use mpi_core::runtime::{self, Runtime};
 use std::os::raw::{c_int, c_void};
 
@@ -27,26 +27,29 @@ macro_rules! require_init {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn send_op(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> Result<Op, ArgError> {
+fn send_op(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> Result<(Op, Option<Layout>), ArgError> {
     let c = comm_of(rt, comm)?;
-    let (buf, _) = buffer(buf, count, dt)?;
+    let (buf, layout) = buffer(buf, count, dt)?;
     send_tag(tag)?;
     let dest_world = dest_world(c, dest)?;
-    Ok(Op::Send { buf, dest_world, ctx: c.ctx, src_rank: c.rank as i32, tag, mode })
+    Ok((Op::Send { buf, dest_world, ctx: c.ctx, src_rank: c.rank as i32, tag, mode }, layout))
 }
 
-fn recv_op(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm) -> Result<Op, ArgError> {
+fn recv_op(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm) -> Result<(Op, Option<Layout>), ArgError> {
     let c = comm_of(rt, comm)?;
-    let (buf, _) = buffer(buf, count, dt)?;
+    let (buf, layout) = buffer(buf, count, dt)?;
     recv_source(c, src)?;
     recv_tag(tag)?;
-    Ok(Op::Recv { buf, ctx: c.ctx, src, tag })
+    Ok((Op::Recv { buf, ctx: c.ctx, src, tag }, layout))
 }
 
-/// Creates and (unless persistent) starts a request for `op`.
-fn launch(rt: &mut Runtime, op: Op, comm: MPI_Comm, persistent: bool) -> Result<ReqId, ArgError> {
+/// Creates and (unless persistent) starts a request for `op` (with a non-contiguous
+/// buffer `layout`, if any).
+fn launch(rt: &mut Runtime, (op, layout): (Op, Option<Layout>), comm: MPI_Comm, persistent: bool) -> Result<ReqId, ArgError> {
     let rid = rt.engine.create(op, persistent);
-    rt.engine.reqs.get_mut(rid).unwrap().owner = comm as i64;
+    let r = rt.engine.reqs.get_mut(rid).unwrap();
+    r.owner = comm as i64;
+    r.layout = layout;
     if !persistent {
         if let Err(e) = rt.engine.start(rid) {
             rt.engine.reqs.remove(rid);
@@ -79,11 +82,11 @@ fn send_blocking(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype,
     require_init!(func);
     let started = runtime::with(|rt| {
         let op = send_op(rt, buf, count, dt, dest, tag, comm, mode)?;
-        if let Op::Send { buf, dest_world, ctx, src_rank, .. } = op {
-            if dest_world == mpi_core::protocol::PROC_NULL_WORLD {
+        if let (Op::Send { buf, dest_world, ctx, src_rank, .. }, layout) = &op {
+            if *dest_world == mpi_core::protocol::PROC_NULL_WORLD {
                 return Ok(Started::Done(Status::default()));
             }
-            if matches!(mode, SendMode::Standard | SendMode::Ready) && rt.engine.try_send_now(buf, dest_world, ctx, src_rank, tag) {
+            if layout.is_none() && matches!(mode, SendMode::Standard | SendMode::Ready) && rt.engine.try_send_now(*buf, *dest_world, *ctx, *src_rank, tag) {
                 return Ok(Started::Done(Status::default()));
             }
         }
@@ -200,8 +203,8 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI
         if source == MPI_PROC_NULL {
             return Ok(Started::Done(proc_null_status()));
         }
-        if let Op::Recv { buf, ctx, src, tag } = op {
-            if let Some(st) = rt.engine.try_recv_now(buf, ctx, src, tag) {
+        if let (Op::Recv { buf, ctx, src, tag }, None) = &op {
+            if let Some(st) = rt.engine.try_recv_now(*buf, *ctx, *src, *tag) {
                 return Ok(Started::Done(st));
             }
         }
@@ -253,13 +256,21 @@ pub unsafe extern "C" fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int,
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Sendrecv_replace");
+    // The outgoing data is copied (packed for non-contiguous types) first; the receive then
+    // lands in the caller's buffer.
     let copy = match buffer(buf, count, datatype) {
-        // SAFETY: `buffer` checked that buf holds len bytes (or len is 0).
-        Ok((b, _)) if b.len > 0 => unsafe { std::slice::from_raw_parts(b.ptr as *const u8, b.len) }.to_vec(),
-        Ok(_) => Vec::new(),
+        // SAFETY: `buffer` checked that the contiguous view holds len bytes (or len is 0).
+        Ok((b, None)) if b.len > 0 => unsafe { std::slice::from_raw_parts(b.ptr as *const u8, b.len) }.to_vec(),
+        Ok((_, None)) => Vec::new(),
+        Ok((_, Some(l))) => {
+            let mut v = vec![0u8; l.bytes()];
+            // SAFETY: the layout describes the caller's buffer.
+            unsafe { l.dt.pack(l.base, l.count, &mut v) };
+            v
+        }
         Err((class, msg)) => return raise(comm, "MPI_Sendrecv_replace", class, msg),
     };
-    sendrecv("MPI_Sendrecv_replace", copy.as_ptr() as *const c_void, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm, status)
+    sendrecv("MPI_Sendrecv_replace", copy.as_ptr() as *const c_void, copy.len() as c_int, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag, comm, status)
 }
 
 // ------------------------------------------------------------------ probes
@@ -390,14 +401,14 @@ unsafe fn start_mrecv(func: &str, buf: *mut c_void, count: c_int, datatype: MPI_
     }
     // SAFETY: checked non-null.
     let m = unsafe { *message };
-    let (b, _) = buffer(buf, count, datatype)?;
+    let (b, layout) = buffer(buf, count, datatype)?;
     if m == MPI_MESSAGE_NO_PROC {
         // SAFETY: checked non-null.
         unsafe { *message = MPI_MESSAGE_NULL };
         return Ok(Started::Done(proc_null_status()));
     }
     let rid = request_id(m).ok_or_else(|| (MPI_ERR_REQUEST, format!("{func}: invalid message handle {m:#x}")))?;
-    runtime::with(|rt| rt.engine.mrecv(rid, b)).map_err(|e| (e.class as c_int, e.msg))?;
+    runtime::with(|rt| rt.engine.mrecv(rid, b, layout)).map_err(|e| (e.class as c_int, e.msg))?;
     // SAFETY: checked non-null.
     unsafe { *message = MPI_MESSAGE_NULL };
     Ok(Started::Pending(rid))
@@ -441,7 +452,7 @@ pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: M
             // A receive from MPI_PROC_NULL: a request that is already complete.
             let rid = runtime::with(|rt| {
                 let op = Op::Recv { buf: RawBuf::EMPTY, ctx: 0, src: MPI_PROC_NULL, tag: MPI_ANY_TAG };
-                launch(rt, op, comm, false)
+                launch(rt, (op, None), comm, false)
             });
             match rid {
                 Ok(rid) => {

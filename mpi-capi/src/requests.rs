@@ -2,7 +2,6 @@
 //! Request_get_status, and the status queries (Get_count, Get_elements, Test_cancelled).
 
 use crate::abi::*;
-use crate::datatype::type_info;
 use crate::errors::{not_initialized, raise};
 use crate::handles::request_id;
 use crate::p2p_args::{empty_status, status_bytes, write_status};
@@ -548,16 +547,21 @@ unsafe fn status_ref<'a>(func: &str, status: *const MPI_Status) -> Result<&'a MP
     Ok(unsafe { &*status })
 }
 
+/// `MPI_Get_count` (items of `dt`) or `MPI_Get_elements` (basic elements) for `bytes`
+/// received; `MPI_UNDEFINED` when the bytes end inside an item (or element).
 fn count_in_units(func: &str, bytes: u64, dt: MPI_Datatype, elements: bool) -> Result<i64, c_int> {
-    let ti = type_info(dt).ok_or_else(|| raise(MPI_COMM_WORLD, func, MPI_ERR_TYPE, format!("invalid datatype handle {dt:#x}")))?;
-    if ti.extent == 0 {
+    let t = crate::types::lookup(dt).ok_or_else(|| raise(MPI_COMM_WORLD, func, MPI_ERR_TYPE, format!("invalid datatype handle {dt:#x}")))?;
+    let size = t.size() as u64;
+    if size == 0 {
         return Ok(0);
     }
-    let unit = if elements { ti.extent / ti.elements.max(1) } else { ti.extent } as u64;
-    if bytes % unit != 0 {
+    if elements {
+        return Ok(t.elements_for_bytes(bytes as usize).map_or(MPI_UNDEFINED as i64, |n| n as i64));
+    }
+    if bytes % size != 0 {
         return Ok(MPI_UNDEFINED as i64);
     }
-    Ok((bytes / unit) as i64)
+    Ok((bytes / size) as i64)
 }
 
 fn store_count(out: *mut c_int, v: i64) {
@@ -627,13 +631,15 @@ fn set_elements(func: &str, status: *mut MPI_Status, datatype: MPI_Datatype, cou
     if status.is_null() || status as usize == 1 {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
     }
-    let Some(ti) = type_info(datatype) else {
+    let Some(t) = crate::types::lookup(datatype) else {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_TYPE, format!("invalid datatype handle {datatype:#x}"));
     };
     if count < 0 {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_COUNT, format!("negative count {count}"));
     }
-    let bytes = count as u64 * (ti.extent / ti.elements.max(1)) as u64;
+    // `count` basic elements of a type whose items hold `elements()` of them.
+    let per_item = t.elements().max(1) as u64;
+    let bytes = (count as u64 / per_item) * t.size() as u64 + (count as u64 % per_item) * (t.size() as u64 / per_item);
     // SAFETY: checked to be a real status.
     let st = unsafe { &mut *status };
     let cancelled = st.count_hi_and_cancelled & 1;

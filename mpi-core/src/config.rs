@@ -37,6 +37,56 @@ pub const TUNABLES: &[Tunable] = &[
         default: 2000,
         doc: "yields a blocked wait makes before it sleeps (bounded sleeps of 1 ms)",
     },
+    Tunable {
+        name: "BCAST_SHORT_MSG",
+        default: 12288,
+        doc: "bcast: messages below this many bytes use a binomial tree; larger ones scatter + ring allgather",
+    },
+    Tunable {
+        name: "BCAST_MIN_PROCS",
+        default: 8,
+        doc: "bcast: communicators with fewer ranks always use the binomial tree",
+    },
+    Tunable {
+        name: "ALLREDUCE_SHORT_MSG",
+        default: 2048,
+        doc: "allreduce: vectors up to this many bytes use recursive doubling; larger ones a ring reduce-scatter + allgather",
+    },
+    Tunable {
+        name: "ALLGATHER_SHORT_MSG",
+        default: 81920,
+        doc: "allgather: total bytes below which non-power-of-two rank counts use Bruck",
+    },
+    Tunable {
+        name: "ALLGATHER_LONG_MSG",
+        default: 524288,
+        doc: "allgather: total bytes from which the ring is used (below: recursive doubling for powers of two)",
+    },
+    Tunable {
+        name: "ALLTOALL_SHORT_MSG",
+        default: 256,
+        doc: "alltoall: blocks up to this many bytes use Bruck (with at least ALLTOALL_MIN_PROCS ranks)",
+    },
+    Tunable {
+        name: "ALLTOALL_MIN_PROCS",
+        default: 8,
+        doc: "alltoall: fewest ranks for which Bruck is used for short blocks",
+    },
+    Tunable {
+        name: "ALLTOALL_MEDIUM_MSG",
+        default: 32768,
+        doc: "alltoall: blocks up to this many bytes are all exchanged at once; larger ones pairwise, one peer per step",
+    },
+    Tunable {
+        name: "GATHER_SHORT_MSG",
+        default: 32768,
+        doc: "gather/scatter: blocks up to this many bytes use a binomial tree; larger ones go directly to/from the root",
+    },
+    Tunable {
+        name: "REDUCE_SCATTER_SHORT_MSG",
+        default: 65536,
+        doc: "reduce_scatter: vectors below this many bytes reduce to rank 0 and scatter; larger ones (commutative ops) use a ring",
+    },
 ];
 
 /// Resolved values of `TUNABLES`, in the same order.

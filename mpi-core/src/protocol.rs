@@ -10,7 +10,7 @@ use crate::coll::Schedule;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::{Header, Kind, FLAG_SYNC, HEADER_LEN};
 use crate::matching::{Envelope, Matcher};
-use crate::request::{Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
+use crate::request::{Layout, Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
 use crate::transport::shm::ShmTransport;
 use crate::transport::{Incoming, SleepToken, Transport};
 use std::collections::VecDeque;
@@ -220,6 +220,9 @@ impl Engine {
             r.status = Status { source: crate::matching::PROC_NULL, tag: crate::matching::ANY_TAG, ..Status::default() };
             self.complete(rid);
             return Ok(());
+        }
+        if let Some(l) = r.layout.clone() {
+            stage(r, &l);
         }
         match r.op {
             Op::Send { buf, dest_world, ctx, src_rank, tag, mode } => {
@@ -526,6 +529,12 @@ impl Engine {
     fn complete(&mut self, rid: ReqId) {
         let r = self.reqs.get_mut(rid).unwrap();
         r.state = State::Complete;
+        if let (Some(l), Op::Recv { .. }) = (&r.layout, r.op) {
+            let n = r.status.bytes.min(r.staging.len());
+            // SAFETY: the layout describes the caller's receive buffer, valid until the
+            // request completes (now).
+            unsafe { l.dt.unpack(&r.staging[..n], l.base, l.count) };
+        }
         if let Some((off, _)) = r.bsend_region.take() {
             self.bsend.release(off);
         }
@@ -680,7 +689,7 @@ impl Engine {
     }
 
     /// `MPI_Imrecv`: receives message request `rid` into `buf`; `rid` becomes the receive.
-    pub fn mrecv(&mut self, rid: ReqId, buf: RawBuf) -> MpiResult<()> {
+    pub fn mrecv(&mut self, rid: ReqId, buf: RawBuf, layout: Option<Layout>) -> MpiResult<()> {
         let r = self
             .reqs
             .get_mut(rid)
@@ -689,6 +698,10 @@ impl Engine {
         let (env, u) = r.message.take().unwrap();
         if let Op::Recv { buf: b, .. } = &mut r.op {
             *b = buf;
+        }
+        if let Some(l) = layout {
+            stage(r, &l);
+            r.layout = Some(l);
         }
         self.deliver(rid, env, u);
         Ok(())
@@ -713,6 +726,23 @@ impl Engine {
     /// Pending work remains that finalize must drain (queued sends, buffered sends).
     pub fn has_outgoing(&self) -> bool {
         !self.busy.is_empty() || !self.bsend.used.is_empty()
+    }
+}
+
+/// Points a request with a non-contiguous buffer at its staging bytes (packing sends).
+fn stage(r: &mut Request, l: &Layout) {
+    let bytes = l.bytes();
+    r.staging.clear();
+    r.staging.resize(bytes, 0);
+    let ptr = r.staging.as_mut_ptr();
+    match &mut r.op {
+        Op::Send { buf, .. } => {
+            // SAFETY: the layout describes the caller's send buffer, valid during the call.
+            unsafe { l.dt.pack(l.base, l.count, &mut r.staging) };
+            *buf = RawBuf { ptr, len: bytes };
+        }
+        Op::Recv { buf, .. } => *buf = RawBuf { ptr, len: bytes },
+        Op::Coll => {}
     }
 }
 

@@ -38,6 +38,22 @@ impl RawBuf {
     pub const EMPTY: RawBuf = RawBuf { ptr: std::ptr::null_mut(), len: 0 };
 }
 
+/// A non-contiguous user buffer: packed into / unpacked from `Request::staging` at start
+/// and completion, so the protocols only ever see contiguous bytes.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub dt: std::sync::Arc<crate::datatype::Datatype>,
+    pub base: *mut u8,
+    pub count: usize,
+}
+
+impl Layout {
+    /// Bytes of the packed form.
+    pub fn bytes(&self) -> usize {
+        self.dt.size() * self.count
+    }
+}
+
 /// Arguments to (re)start an operation; kept by persistent requests.
 #[derive(Clone, Copy, Debug)]
 pub enum Op {
@@ -86,6 +102,10 @@ pub struct Request {
     pub owner: i64,
     /// Buffered send: region of the attached buffer to release on completion.
     pub bsend_region: Option<(usize, usize)>,
+    /// Non-contiguous user buffer of this operation, if any.
+    pub layout: Option<Layout>,
+    /// Packed bytes for `layout` (send: packed at start; receive: unpacked at completion).
+    pub staging: Vec<u8>,
     /// A message taken by `MPI_Mprobe` (state `Message`).
     pub message: Option<(crate::matching::Envelope, crate::protocol::Unexpected)>,
 }
@@ -103,6 +123,8 @@ impl Request {
             rreq: 0,
             owner: 0,
             bsend_region: None,
+            layout: None,
+            staging: Vec::new(),
             message: None,
         }
     }

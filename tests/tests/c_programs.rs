@@ -57,8 +57,19 @@ fn init_misc() {
 fn errors_fatal() {
     let exe = compile("errors_fatal");
     for np in [1, 3] {
-        let r = run(&exe, RunOpts { np, launcher_timeout: Some(60), ..Default::default() });
-        assert!(!r.hard_timed_out, "errors_fatal -n {np} hung\n{}", r.report());
+        let r = run(
+            &exe,
+            RunOpts {
+                np,
+                launcher_timeout: Some(60),
+                ..Default::default()
+            },
+        );
+        assert!(
+            !r.hard_timed_out,
+            "errors_fatal -n {np} hung\n{}",
+            r.report()
+        );
         assert!(
             !r.success(),
             "errors_fatal -n {np}: exit status 0 after an invalid MPI_Send under \
@@ -70,13 +81,32 @@ fn errors_fatal() {
             "errors_fatal -n {np}: the invalid call returned\n{}",
             r.report()
         );
-        let all = format!("{}{}", r.stderr, r.stdout).to_lowercase();
+        // Loose wording check: a line saying the rank is invalid (MPICH: "Invalid
+        // rank has value 3 ..."), or the class name. Hydra sometimes loses the
+        // output of a rank that aborts while its peers are torn down, so for
+        // other launchers an empty stderr is tolerated; OxMPI must deliver it.
+        let all = format!("{}\n{}", r.stderr, r.stdout).to_lowercase();
+        let named = all.contains("mpi_err_rank")
+            || all
+                .lines()
+                .any(|l| l.contains("invalid") && l.contains("rank"));
+        let lost_by_other_launcher = !mpi().is_oxmpi && r.stderr.trim().is_empty();
+        if lost_by_other_launcher {
+            eprintln!("errors_fatal -n {np}: launcher forwarded no stderr; wording not checked");
+        }
         assert!(
-            all.contains("rank"),
+            named || lost_by_other_launcher,
             "errors_fatal -n {np}: the error message does not mention the invalid rank\n{}",
             r.report()
         );
-        assert!(r.leftovers.is_empty(), "errors_fatal -n {np}: processes left\n{}", r.report());
-        eprintln!("errors_fatal -n {np}: failed as expected in {:.2} s", r.elapsed.as_secs_f64());
+        assert!(
+            r.leftovers.is_empty(),
+            "errors_fatal -n {np}: processes left\n{}",
+            r.report()
+        );
+        eprintln!(
+            "errors_fatal -n {np}: failed as expected in {:.2} s",
+            r.elapsed.as_secs_f64()
+        );
     }
 }

@@ -16,14 +16,41 @@ fn abort_exit_code() {
     let _x = exclusive();
     let exe = compile("abort");
     for np in [1, 2, 4] {
-        let r = run(&exe, RunOpts { np, launcher_timeout: Some(60), ..Default::default() });
-        eprintln!("abort -n {np}: {} in {:.2} s", r.status_text(), r.elapsed.as_secs_f64());
-        assert_eq!(r.code(), Some(7), "abort -n {np}: MPI_Abort(.., 7) must give exit status 7\n{}",
-                   r.report());
-        assert!(r.elapsed <= TEARDOWN_LIMIT, "abort -n {np}: took {:.2} s\n{}",
-                r.elapsed.as_secs_f64(), r.report());
-        assert!(!r.stderr.contains("UNEXPECTED"), "abort -n {np}\n{}", r.report());
-        assert!(r.leftovers.is_empty(), "abort -n {np}: processes left\n{}", r.report());
+        let r = run(
+            &exe,
+            RunOpts {
+                np,
+                launcher_timeout: Some(60),
+                ..Default::default()
+            },
+        );
+        eprintln!(
+            "abort -n {np}: {} in {:.2} s",
+            r.status_text(),
+            r.elapsed.as_secs_f64()
+        );
+        assert_eq!(
+            r.code(),
+            Some(7),
+            "abort -n {np}: MPI_Abort(.., 7) must give exit status 7\n{}",
+            r.report()
+        );
+        assert!(
+            r.elapsed <= TEARDOWN_LIMIT,
+            "abort -n {np}: took {:.2} s\n{}",
+            r.elapsed.as_secs_f64(),
+            r.report()
+        );
+        assert!(
+            !r.stderr.contains("UNEXPECTED"),
+            "abort -n {np}\n{}",
+            r.report()
+        );
+        assert!(
+            r.leftovers.is_empty(),
+            "abort -n {np}: processes left\n{}",
+            r.report()
+        );
     }
 }
 
@@ -35,33 +62,63 @@ fn crash_case(how: &str) {
         let shm_before = oxmpi_shm_entries();
         let r = run(
             &exe,
-            RunOpts { np, args: vec![how.into()], launcher_timeout: Some(60), ..Default::default() },
+            RunOpts {
+                np,
+                args: vec![how.into()],
+                launcher_timeout: Some(60),
+                ..Default::default()
+            },
         );
         eprintln!(
             "crash {how} -n {np}: {}, torn down in {:.2} s",
             r.status_text(),
             r.elapsed.as_secs_f64()
         );
-        assert!(!r.hard_timed_out, "crash {how} -n {np}: job never ended\n{}", r.report());
-        assert!(!r.success(), "crash {how} -n {np}: exit status 0 although rank {victim} died\n{}",
-                r.report());
-        assert!(r.elapsed <= TEARDOWN_LIMIT, "crash {how} -n {np}: teardown took {:.2} s\n{}",
-                r.elapsed.as_secs_f64(), r.report());
-        assert!(!r.stderr.contains("UNEXPECTED"), "crash {how} -n {np}\n{}", r.report());
-        assert!(r.leftovers.is_empty(), "crash {how} -n {np}: processes left behind: {:?}\n{}",
-                r.leftovers, r.report());
+        assert!(
+            !r.hard_timed_out,
+            "crash {how} -n {np}: job never ended\n{}",
+            r.report()
+        );
+        assert!(
+            !r.success(),
+            "crash {how} -n {np}: exit status 0 although rank {victim} died\n{}",
+            r.report()
+        );
+        assert!(
+            r.elapsed <= TEARDOWN_LIMIT,
+            "crash {how} -n {np}: teardown took {:.2} s\n{}",
+            r.elapsed.as_secs_f64(),
+            r.report()
+        );
+        assert!(
+            !r.stderr.contains("UNEXPECTED"),
+            "crash {how} -n {np}\n{}",
+            r.report()
+        );
+        assert!(
+            r.leftovers.is_empty(),
+            "crash {how} -n {np}: processes left behind: {:?}\n{}",
+            r.leftovers,
+            r.report()
+        );
         // Segments are unlinked once attached; a transient entry of another
         // job on this machine disappears within a moment, a leak does not.
         let mut leaked: Vec<String> = Vec::new();
         for _ in 0..20 {
-            leaked = oxmpi_shm_entries().into_iter().filter(|e| !shm_before.contains(e)).collect();
+            leaked = oxmpi_shm_entries()
+                .into_iter()
+                .filter(|e| !shm_before.contains(e))
+                .collect();
             if leaked.is_empty() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        assert!(leaked.is_empty(), "crash {how} -n {np}: /dev/shm entries left: {leaked:?}\n{}",
-                r.report());
+        assert!(
+            leaked.is_empty(),
+            "crash {how} -n {np}: /dev/shm entries left: {leaked:?}\n{}",
+            r.report()
+        );
 
         if mpi().is_oxmpi {
             // The launcher's own message (not the program's "crash:" line)
@@ -73,24 +130,35 @@ fn crash_case(how: &str) {
                 .collect::<Vec<_>>()
                 .join("\n")
                 .to_lowercase();
-            assert!(ours.contains(&format!("rank {victim}")),
-                    "crash {how} -n {np}: launcher did not name rank {victim}\n{}", r.report());
-            let pid = r
-                .stderr
-                .lines()
-                .find_map(|l| l.split("(pid ").nth(1)?.split(')').next().map(str::to_string));
+            assert!(
+                ours.contains(&format!("rank {victim}")),
+                "crash {how} -n {np}: launcher did not name rank {victim}\n{}",
+                r.report()
+            );
+            let pid = r.stderr.lines().find_map(|l| {
+                l.split("(pid ")
+                    .nth(1)?
+                    .split(')')
+                    .next()
+                    .map(str::to_string)
+            });
             if let Some(pid) = pid {
-                assert!(ours.contains(&pid),
-                        "crash {how} -n {np}: launcher did not name pid {pid}\n{}", r.report());
+                assert!(
+                    ours.contains(&pid),
+                    "crash {how} -n {np}: launcher did not name pid {pid}\n{}",
+                    r.report()
+                );
             }
             let causes: &[&str] = if how == "kill" {
                 &["sigkill", "signal 9", "killed"]
             } else {
                 &["sigsegv", "signal 11", "segmentation"]
             };
-            assert!(causes.iter().any(|c| ours.contains(c)),
-                    "crash {how} -n {np}: launcher did not name the cause (one of {causes:?})\n{}",
-                    r.report());
+            assert!(
+                causes.iter().any(|c| ours.contains(c)),
+                "crash {how} -n {np}: launcher did not name the cause (one of {causes:?})\n{}",
+                r.report()
+            );
         }
     }
 }
@@ -118,16 +186,38 @@ fn hang_case(via_env: bool) {
                 ..Default::default()
             },
         );
-        eprintln!("hang -n {np}: {} after {:.2} s", r.status_text(), r.elapsed.as_secs_f64());
-        assert!(!r.hard_timed_out, "hang -n {np}: the launcher timeout did not end the job\n{}",
-                r.report());
-        assert!(!r.success(), "hang -n {np}: exit status 0 for a timed-out job\n{}", r.report());
-        assert!(r.elapsed >= Duration::from_millis(2500),
-                "hang -n {np}: ended after {:.2} s, before its 3 s timeout\n{}",
-                r.elapsed.as_secs_f64(), r.report());
-        assert!(r.elapsed < Duration::from_secs(15), "hang -n {np}: took {:.2} s\n{}",
-                r.elapsed.as_secs_f64(), r.report());
-        assert!(r.leftovers.is_empty(), "hang -n {np}: processes left\n{}", r.report());
+        eprintln!(
+            "hang -n {np}: {} after {:.2} s",
+            r.status_text(),
+            r.elapsed.as_secs_f64()
+        );
+        assert!(
+            !r.hard_timed_out,
+            "hang -n {np}: the launcher timeout did not end the job\n{}",
+            r.report()
+        );
+        assert!(
+            !r.success(),
+            "hang -n {np}: exit status 0 for a timed-out job\n{}",
+            r.report()
+        );
+        assert!(
+            r.elapsed >= Duration::from_millis(2500),
+            "hang -n {np}: ended after {:.2} s, before its 3 s timeout\n{}",
+            r.elapsed.as_secs_f64(),
+            r.report()
+        );
+        assert!(
+            r.elapsed < Duration::from_secs(15),
+            "hang -n {np}: took {:.2} s\n{}",
+            r.elapsed.as_secs_f64(),
+            r.report()
+        );
+        assert!(
+            r.leftovers.is_empty(),
+            "hang -n {np}: processes left\n{}",
+            r.report()
+        );
     }
 }
 
@@ -147,7 +237,10 @@ fn timeout_env_ends_hung_job() {
 }
 
 fn stdin_text(lines: usize) -> Vec<u8> {
-    (0..lines).map(|i| format!("oxmpi stdin line {i}\n")).collect::<String>().into_bytes()
+    (0..lines)
+        .map(|i| format!("oxmpi stdin line {i}\n"))
+        .collect::<String>()
+        .into_bytes()
 }
 
 #[test]
@@ -166,11 +259,25 @@ fn stdin_reaches_rank0() {
                 ..Default::default()
             },
         );
-        assert!(r.success(), "stdin_echo -n {np} ({lines} lines) failed\n{}", r.report());
-        assert!(r.stdout.contains("stdin_echo: OK"), "stdin_echo -n {np}: no OK line\n{}",
-                r.report());
-        assert!(r.leftovers.is_empty(), "stdin_echo -n {np}: processes left\n{}", r.report());
-        eprintln!("stdin_echo -n {np} ({lines} lines): ok in {:.2} s", r.elapsed.as_secs_f64());
+        assert!(
+            r.success(),
+            "stdin_echo -n {np} ({lines} lines) failed\n{}",
+            r.report()
+        );
+        assert!(
+            r.stdout.contains("stdin_echo: OK"),
+            "stdin_echo -n {np}: no OK line\n{}",
+            r.report()
+        );
+        assert!(
+            r.leftovers.is_empty(),
+            "stdin_echo -n {np}: processes left\n{}",
+            r.report()
+        );
+        eprintln!(
+            "stdin_echo -n {np} ({lines} lines): ok in {:.2} s",
+            r.elapsed.as_secs_f64()
+        );
     }
 }
 
@@ -181,17 +288,40 @@ fn interop_ring_under_hydra() {
     let _x = exclusive();
     let hydra_name = std::env::var("OXMPI_TEST_HYDRA").unwrap_or_else(|_| "mpiexec.mpich".into());
     let hydra = which(&hydra_name).unwrap_or_else(|| {
-        panic!("{hydra_name} not found: install MPICH (scripts/install-deps.sh, `apt-get install \
-                mpich`) or set OXMPI_TEST_HYDRA")
+        panic!(
+            "{hydra_name} not found: install MPICH (scripts/install-deps.sh, `apt-get install \
+                mpich`) or set OXMPI_TEST_HYDRA"
+        )
     });
     let exe = compile_as("ring", "ring_interop");
     for np in [2, 3] {
-        let r = run(&exe, RunOpts { np, launcher: Some(&hydra), ..Default::default() });
-        assert!(r.success(), "ring under {} -n {np} failed\n{}", hydra.display(), r.report());
-        assert!(r.stdout.contains(&format!("ring: OK ({np} ranks")),
-                "ring under Hydra -n {np}: no OK line for {np} ranks\n{}", r.report());
-        assert!(r.leftovers.is_empty(), "ring under Hydra -n {np}: processes left\n{}",
-                r.report());
-        eprintln!("ring under Hydra -n {np}: ok in {:.2} s", r.elapsed.as_secs_f64());
+        let r = run(
+            &exe,
+            RunOpts {
+                np,
+                launcher: Some(&hydra),
+                ..Default::default()
+            },
+        );
+        assert!(
+            r.success(),
+            "ring under {} -n {np} failed\n{}",
+            hydra.display(),
+            r.report()
+        );
+        assert!(
+            r.stdout.contains(&format!("ring: OK ({np} ranks")),
+            "ring under Hydra -n {np}: no OK line for {np} ranks\n{}",
+            r.report()
+        );
+        assert!(
+            r.leftovers.is_empty(),
+            "ring under Hydra -n {np}: processes left\n{}",
+            r.report()
+        );
+        eprintln!(
+            "ring under Hydra -n {np}: ok in {:.2} s",
+            r.elapsed.as_secs_f64()
+        );
     }
 }

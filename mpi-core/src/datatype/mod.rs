@@ -154,7 +154,7 @@ impl Datatype {
                 n += s.n;
                 rem -= len;
             } else {
-                if rem % s.basic.size() != 0 {
+                if !rem.is_multiple_of(s.basic.size()) {
                     return None;
                 }
                 n += rem / s.basic.size();

@@ -442,7 +442,7 @@ impl Datatype {
         if n == 0 || distribs.len() != n || dargs.len() != n || psizes.len() != n {
             return Err(arg("gsizes, distribs, dargs and psizes must have ndims > 0 entries each"));
         }
-        if psizes.iter().any(|&p| p == 0) || psizes.iter().try_fold(1usize, |a, &p| a.checked_mul(p)) != Some(size) {
+        if psizes.contains(&0) || psizes.iter().try_fold(1usize, |a, &p| a.checked_mul(p)) != Some(size) {
             return Err(arg(format!("the process grid {psizes:?} does not have {size} processes")));
         }
         if rank >= size {

@@ -40,7 +40,10 @@ pub struct Mpi {
 }
 
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 /// Resolve a program name through PATH (names with a '/' are taken as paths).
@@ -50,7 +53,9 @@ pub fn which(prog: &str) -> Option<PathBuf> {
         return p.is_file().then_some(p);
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(prog)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join(prog))
+        .find(|p| p.is_file())
 }
 
 fn resolve_tool(env_var: &str, default: PathBuf, what: &str) -> (PathBuf, bool) {
@@ -103,8 +108,14 @@ pub fn mpi() -> &'static Mpi {
         };
         // Compiled programs are cached per compiler, under this target dir.
         let mut h = DefaultHasher::new();
-        fs::canonicalize(&mpicc).unwrap_or(mpicc.clone()).hash(&mut h);
-        let stem = mpicc.file_name().unwrap().to_string_lossy().replace('.', "_");
+        fs::canonicalize(&mpicc)
+            .unwrap_or(mpicc.clone())
+            .hash(&mut h);
+        let stem = mpicc
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replace('.', "_");
         let build_dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join("oxmpi-c-tests")
             .join(format!("{stem}-{:012x}", h.finish() & 0xffff_ffff_ffff));
@@ -113,10 +124,19 @@ pub fn mpi() -> &'static Mpi {
             "MPI under test: mpicc={} mpirun={} ({}) build dir {}",
             mpicc.display(),
             mpirun.display(),
-            if is_oxmpi { "OxMPI" } else { "not OxMPI: OxMPI-specific checks off" },
+            if is_oxmpi {
+                "OxMPI"
+            } else {
+                "not OxMPI: OxMPI-specific checks off"
+            },
             build_dir.display()
         );
-        Mpi { mpicc, mpirun, is_oxmpi, build_dir }
+        Mpi {
+            mpicc,
+            mpirun,
+            is_oxmpi,
+            build_dir,
+        }
     })
 }
 
@@ -141,7 +161,9 @@ pub fn compile_as(src: &str, out: &str) -> PathBuf {
             return exe;
         }
     }
-    let tmp = m.build_dir.join(format!(".{out}.{}.tmp", std::process::id()));
+    let tmp = m
+        .build_dir
+        .join(format!(".{out}.{}.tmp", std::process::id()));
     let output = Command::new(&m.mpicc)
         .args(["-O2", "-Wall", "-o"])
         .arg(&tmp)
@@ -173,7 +195,9 @@ pub fn processes_running(exe: &Path) -> Vec<u32> {
     let mut pids = Vec::new();
     if let Ok(dir) = fs::read_dir("/proc") {
         for e in dir.flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
             if let Ok(link) = fs::read_link(e.path().join("exe")) {
                 if link == target {
                     pids.push(pid);
@@ -281,7 +305,11 @@ impl RunResult {
              --- stdout ---\n{}\n--- stderr ---\n{}\n--------------",
             self.command,
             self.status_text(),
-            if self.hard_timed_out { " (KILLED BY THE HARNESS: hard timeout)" } else { "" },
+            if self.hard_timed_out {
+                " (KILLED BY THE HARNESS: hard timeout)"
+            } else {
+                ""
+            },
             self.elapsed.as_secs_f64(),
             self.leftovers,
             tail(&self.stdout),
@@ -324,12 +352,18 @@ pub fn run(exe: &Path, opts: RunOpts) -> RunResult {
     shown.push(exe.display().to_string());
     shown.extend(opts.args.iter().cloned());
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    cmd.stdin(if opts.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    cmd.stdin(if opts.stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
     cmd.process_group(0);
     let command = shown.join(" ");
 
     let start = Instant::now();
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {command}: {e}"));
     let pgid = child.id();
     if let Some(data) = opts.stdin {
         let mut w = child.stdin.take().unwrap();
@@ -376,7 +410,15 @@ pub fn run(exe: &Path, opts: RunOpts) -> RunResult {
     };
     let stdout = collect(out_rx);
     let stderr = collect(err_rx);
-    RunResult { command, status, stdout, stderr, elapsed, hard_timed_out, leftovers }
+    RunResult {
+        command,
+        status,
+        stdout,
+        stderr,
+        elapsed,
+        hard_timed_out,
+        leftovers,
+    }
 }
 
 /// Run an ordinary self-checking program and require success: exit status 0,
@@ -384,14 +426,26 @@ pub fn run(exe: &Path, opts: RunOpts) -> RunResult {
 pub fn run_ok(name: &str, exe: &Path, np: usize, args: &[&str]) -> RunResult {
     let r = run(
         exe,
-        RunOpts { np, args: args.iter().map(|s| s.to_string()).collect(), ..Default::default() },
+        RunOpts {
+            np,
+            args: args.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        },
     );
     if !r.success() {
         panic!("{name} failed at -n {np}\n{}", r.report());
     }
     let ok = format!("{name}: OK");
-    assert!(r.stdout.contains(&ok), "{name} at -n {np}: no \"{ok}\" line on stdout\n{}", r.report());
-    assert!(r.leftovers.is_empty(), "{name} at -n {np}: processes left behind\n{}", r.report());
+    assert!(
+        r.stdout.contains(&ok),
+        "{name} at -n {np}: no \"{ok}\" line on stdout\n{}",
+        r.report()
+    );
+    assert!(
+        r.leftovers.is_empty(),
+        "{name} at -n {np}: processes left behind\n{}",
+        r.report()
+    );
     eprintln!("{name} -n {np}: ok in {:.2} s", r.elapsed.as_secs_f64());
     r
 }

@@ -1,0 +1,429 @@
+//! Reduction operations as the C API sees them: `MPI_Op` handles (the predefined ones map
+//! to the engine's `PredefOp`, user ones to a table of function pointers), the datatype
+//! handle → element kind map for predefined datatypes, and `MPI_Op_create`, `MPI_Op_free`,
+//! `MPI_Op_commutative`, `MPI_Reduce_local`.
+//!
+//! Collectives should call `lookup_op` once when they start and keep the `OpKind`: the
+//! standard lets a user free an op while a nonblocking collective still uses it.
+
+use crate::abi::*;
+use crate::errors::{not_initialized, raise};
+use mpi_core::op::{self, Elem, PredefOp};
+use std::os::raw::{c_int, c_void};
+use std::sync::Mutex;
+
+/// What an `MPI_Op` handle stands for.
+#[derive(Clone, Copy, Debug)]
+pub enum OpKind {
+    Predef(PredefOp),
+    User { f: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype), commute: bool },
+}
+
+impl OpKind {
+    pub fn is_commutative(&self) -> bool {
+        match *self {
+            OpKind::Predef(p) => op::is_commutative(p),
+            OpKind::User { commute, .. } => commute,
+        }
+    }
+}
+
+/// User op handles are MPICH "direct" op handles (kind bits 0x98) with the table index in
+/// the low 26 bits, so they never collide with predefined ones (0x58…) or MPI_OP_NULL.
+const USER_OP_TAG: u32 = 0x9800_0000;
+const USER_OP_TAG_MASK: u32 = 0xfc00_0000;
+const USER_OP_MAX: usize = 0x03ff_ffff;
+
+/// Created ops by index; freed slots are `None` and get reused.
+static USER_OPS: Mutex<Vec<Option<OpKind>>> = Mutex::new(Vec::new());
+
+fn user_ops() -> std::sync::MutexGuard<'static, Vec<Option<OpKind>>> {
+    USER_OPS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn user_index(op: MPI_Op) -> Option<usize> {
+    let h = op as u32;
+    (h & USER_OP_TAG_MASK == USER_OP_TAG).then_some((h & !USER_OP_TAG_MASK) as usize)
+}
+
+/// The predefined op a handle names, if any.
+pub fn predef_op(op: MPI_Op) -> Option<PredefOp> {
+    Some(match op {
+        MPI_MAX => PredefOp::Max,
+        MPI_MIN => PredefOp::Min,
+        MPI_SUM => PredefOp::Sum,
+        MPI_PROD => PredefOp::Prod,
+        MPI_LAND => PredefOp::Land,
+        MPI_BAND => PredefOp::Band,
+        MPI_LOR => PredefOp::Lor,
+        MPI_BOR => PredefOp::Bor,
+        MPI_LXOR => PredefOp::Lxor,
+        MPI_BXOR => PredefOp::Bxor,
+        MPI_MINLOC => PredefOp::Minloc,
+        MPI_MAXLOC => PredefOp::Maxloc,
+        MPI_REPLACE => PredefOp::Replace,
+        MPI_NO_OP => PredefOp::NoOp,
+        _ => return None,
+    })
+}
+
+/// What `op` stands for; None for MPI_OP_NULL, freed or invalid handles.
+pub fn lookup_op(op: MPI_Op) -> Option<OpKind> {
+    if let Some(p) = predef_op(op) {
+        return Some(OpKind::Predef(p));
+    }
+    let i = user_index(op)?;
+    user_ops().get(i).copied().flatten()
+}
+
+/// Registers a user op; None when the handle space is exhausted.
+fn create_user_op(kind: OpKind) -> Option<MPI_Op> {
+    let mut t = user_ops();
+    let i = match t.iter().position(Option::is_none) {
+        Some(i) => i,
+        None if t.len() <= USER_OP_MAX => {
+            t.push(None);
+            t.len() - 1
+        }
+        None => return None,
+    };
+    t[i] = Some(kind);
+    Some((USER_OP_TAG | i as u32) as MPI_Op)
+}
+
+/// Forgets a user op; false if `op` is not a live user op.
+fn free_user_op(op: MPI_Op) -> bool {
+    let Some(i) = user_index(op) else { return false };
+    user_ops().get_mut(i).and_then(Option::take).is_some()
+}
+
+/// The element kind of a predefined datatype handle (None for derived types, MPI_PACKED,
+/// MPI_CHARACTER, MPI_LB/UB and the quad-precision MPI_REAL16/MPI_COMPLEX32).
+pub fn elem_of(dt: MPI_Datatype) -> Option<Elem> {
+    Some(match dt {
+        MPI_CHAR => Elem::Char,
+        MPI_SIGNED_CHAR => Elem::SignedChar,
+        MPI_UNSIGNED_CHAR => Elem::UnsignedChar,
+        MPI_BYTE => Elem::Byte,
+        MPI_WCHAR => Elem::Wchar,
+        MPI_SHORT => Elem::Short,
+        MPI_UNSIGNED_SHORT => Elem::UnsignedShort,
+        MPI_INT => Elem::Int,
+        MPI_UNSIGNED => Elem::Unsigned,
+        MPI_LONG => Elem::Long,
+        MPI_UNSIGNED_LONG => Elem::UnsignedLong,
+        MPI_FLOAT => Elem::Float,
+        MPI_DOUBLE => Elem::Double,
+        MPI_LONG_DOUBLE => Elem::LongDouble,
+        // Also MPI_LONG_LONG_INT (same handle).
+        MPI_LONG_LONG => Elem::LongLong,
+        MPI_UNSIGNED_LONG_LONG => Elem::UnsignedLongLong,
+        MPI_FLOAT_INT => Elem::FloatInt,
+        MPI_DOUBLE_INT => Elem::DoubleInt,
+        MPI_LONG_INT => Elem::LongInt,
+        MPI_SHORT_INT => Elem::ShortInt,
+        MPI_2INT => Elem::TwoInt,
+        MPI_LONG_DOUBLE_INT => Elem::LongDoubleInt,
+        MPI_COMPLEX => Elem::Complex,
+        MPI_DOUBLE_COMPLEX => Elem::DoubleComplex,
+        MPI_LOGICAL => Elem::Logical,
+        MPI_REAL => Elem::Real,
+        MPI_DOUBLE_PRECISION => Elem::DoublePrecision,
+        MPI_INTEGER => Elem::Integer,
+        MPI_2INTEGER => Elem::TwoInteger,
+        MPI_2REAL => Elem::TwoReal,
+        MPI_2DOUBLE_PRECISION => Elem::TwoDoublePrecision,
+        MPI_REAL4 => Elem::Real4,
+        MPI_REAL8 => Elem::Real8,
+        MPI_COMPLEX8 => Elem::Complex8,
+        MPI_COMPLEX16 => Elem::Complex16,
+        MPI_INTEGER1 => Elem::Integer1,
+        MPI_INTEGER2 => Elem::Integer2,
+        MPI_INTEGER4 => Elem::Integer4,
+        MPI_INTEGER8 => Elem::Integer8,
+        MPI_INT8_T => Elem::Int8,
+        MPI_INT16_T => Elem::Int16,
+        MPI_INT32_T => Elem::Int32,
+        MPI_INT64_T => Elem::Int64,
+        MPI_UINT8_T => Elem::Uint8,
+        MPI_UINT16_T => Elem::Uint16,
+        MPI_UINT32_T => Elem::Uint32,
+        MPI_UINT64_T => Elem::Uint64,
+        MPI_C_BOOL => Elem::CBool,
+        // Also MPI_C_COMPLEX (same handle).
+        MPI_C_FLOAT_COMPLEX => Elem::CFloatComplex,
+        MPI_C_DOUBLE_COMPLEX => Elem::CDoubleComplex,
+        MPI_C_LONG_DOUBLE_COMPLEX => Elem::CLongDoubleComplex,
+        MPI_AINT => Elem::Aint,
+        MPI_OFFSET => Elem::Offset,
+        MPI_COUNT => Elem::Count,
+        MPI_CXX_BOOL => Elem::CxxBool,
+        MPI_CXX_FLOAT_COMPLEX => Elem::CxxFloatComplex,
+        MPI_CXX_DOUBLE_COMPLEX => Elem::CxxDoubleComplex,
+        MPI_CXX_LONG_DOUBLE_COMPLEX => Elem::CxxLongDoubleComplex,
+        _ => return None,
+    })
+}
+
+/// Names of the predefined datatypes that have no `Elem`, for error messages.
+fn other_predefined_name(dt: MPI_Datatype) -> Option<&'static str> {
+    Some(match dt {
+        MPI_PACKED => "MPI_PACKED",
+        MPI_CHARACTER => "MPI_CHARACTER",
+        MPI_LB => "MPI_LB",
+        MPI_UB => "MPI_UB",
+        MPI_REAL16 => "MPI_REAL16",
+        MPI_COMPLEX32 => "MPI_COMPLEX32",
+        _ => return None,
+    })
+}
+
+/// The element kind `op` can work on for `dt`, or the (class, message) to raise.
+fn elem_for(p: PredefOp, dt: MPI_Datatype) -> Result<Elem, (c_int, String)> {
+    if let Some(e) = elem_of(dt) {
+        return Ok(e);
+    }
+    let name = p.name();
+    Err(match other_predefined_name(dt) {
+        Some(t @ ("MPI_REAL16" | "MPI_COMPLEX32")) => {
+            (MPI_ERR_OP, format!("{name} on {t} is not supported by OxMPI (no quad-precision arithmetic)"))
+        }
+        Some(t) => (MPI_ERR_OP, format!("{name} is not defined for {t}")),
+        None if dt == MPI_DATATYPE_NULL => (MPI_ERR_TYPE, "the datatype is MPI_DATATYPE_NULL".to_string()),
+        None => (
+            MPI_ERR_TYPE,
+            format!("{name} on datatype {dt:#x}: predefined operations on derived datatypes need the datatype engine, which reductions do not use yet"),
+        ),
+    })
+}
+
+/// `inout = input op inout` for `count` items of `dt`: the engine's kernel for predefined
+/// ops (predefined datatypes only), else the user function, called with `dt` as given.
+/// Errors are (MPI error class, message) for the caller to raise.
+///
+/// # Safety
+/// `input` readable and `inout` readable and writable for `count` items of `dt`.
+pub unsafe fn apply(op: MPI_Op, dt: MPI_Datatype, input: *const c_void, inout: *mut c_void, count: c_int) -> Result<(), (c_int, String)> {
+    if count < 0 {
+        return Err((MPI_ERR_COUNT, format!("count is {count}; counts must be non-negative")));
+    }
+    match lookup_op(op) {
+        None if op == MPI_OP_NULL => Err((MPI_ERR_OP, "the operation is MPI_OP_NULL".to_string())),
+        None => Err((MPI_ERR_OP, format!("invalid operation handle {op:#x} (freed, or never created)"))),
+        Some(OpKind::Predef(p)) => {
+            let elem = elem_for(p, dt)?;
+            // SAFETY: caller's contract; `elem.size()` is the extent of predefined `dt`.
+            unsafe { op::reduce(p, elem, input as *const u8, inout as *mut u8, count as usize) }
+                .map_err(|e| (e.class as c_int, e.msg))
+        }
+        Some(OpKind::User { .. }) if count == 0 => Ok(()),
+        Some(OpKind::User { f, .. }) => {
+            let (mut len, mut t) = (count, dt);
+            // SAFETY: the user function gets the buffers and count/datatype by pointer, as
+            // MPI_User_function specifies; the buffers are valid by the caller's contract.
+            unsafe { f(input as *mut c_void, inout, &mut len, &mut t) };
+            Ok(())
+        }
+    }
+}
+
+/// MPICH's `MPI_IN_PLACE` sentinel, `(void *)-1`.
+fn is_in_place(p: *const c_void) -> bool {
+    p as usize == usize::MAX
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_create(user_fn: MPI_User_function, commute: c_int, op: *mut MPI_Op) -> c_int {
+    const F: &str = "MPI_Op_create";
+    if !mpi_core::runtime::is_initialized() {
+        return not_initialized(F);
+    }
+    let Some(f) = user_fn else {
+        return raise(MPI_COMM_WORLD, F, MPI_ERR_ARG, "user_fn is NULL");
+    };
+    if op.is_null() {
+        return raise(MPI_COMM_WORLD, F, MPI_ERR_ARG, "op is NULL");
+    }
+    match create_user_op(OpKind::User { f, commute: commute != 0 }) {
+        Some(h) => {
+            // SAFETY: checked non-null; the caller provides an MPI_Op.
+            unsafe { *op = h };
+            MPI_SUCCESS
+        }
+        None => raise(MPI_COMM_WORLD, F, MPI_ERR_OTHER, "too many user-defined operations; free some with MPI_Op_free"),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_free(op: *mut MPI_Op) -> c_int {
+    const F: &str = "MPI_Op_free";
+    if !mpi_core::runtime::is_initialized() {
+        return not_initialized(F);
+    }
+    if op.is_null() {
+        return raise(MPI_COMM_WORLD, F, MPI_ERR_ARG, "op is NULL");
+    }
+    // SAFETY: checked non-null; the caller provides an MPI_Op.
+    let h = unsafe { *op };
+    if let Some(p) = predef_op(h) {
+        return raise(MPI_COMM_WORLD, F, MPI_ERR_OP, format!("cannot free the predefined operation {}", p.name()));
+    }
+    if !free_user_op(h) {
+        return raise(MPI_COMM_WORLD, F, MPI_ERR_OP, format!("invalid operation handle {h:#x} (MPI_OP_NULL, already freed, or never created)"));
+    }
+    // SAFETY: as above.
+    unsafe { *op = MPI_OP_NULL };
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_commutative(op: MPI_Op, commute: *mut c_int) -> c_int {
+    const F: &str = "MPI_Op_commutative";
+    if !mpi_core::runtime::is_initialized() {
+        return not_initialized(F);
+    }
+    if commute.is_null() {
+        return raise(MPI_COMM_WORLD, F, MPI_ERR_ARG, "commute is NULL");
+    }
+    match lookup_op(op) {
+        Some(k) => {
+            // SAFETY: checked non-null; the caller provides an int.
+            unsafe { *commute = k.is_commutative() as c_int };
+            MPI_SUCCESS
+        }
+        None => raise(MPI_COMM_WORLD, F, MPI_ERR_OP, format!("invalid operation handle {op:#x}")),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op) -> c_int {
+    const F: &str = "MPI_Reduce_local";
+    if !mpi_core::runtime::is_initialized() {
+        return not_initialized(F);
+    }
+    if is_in_place(inbuf) || is_in_place(inoutbuf) {
+        return raise(MPI_COMM_WORLD, F, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Reduce_local");
+    }
+    // NULL is MPI_BOTTOM, meaningful only with derived types of absolute addresses.
+    if count > 0 && elem_of(datatype).is_some() && (inbuf.is_null() || inoutbuf.is_null()) {
+        return raise(MPI_COMM_WORLD, F, MPI_ERR_BUFFER, "inbuf or inoutbuf is NULL with a positive count");
+    }
+    // SAFETY: the caller passes buffers of `count` items of `datatype`, as MPI requires.
+    match unsafe { apply(op, datatype, inbuf, inoutbuf, count) } {
+        Ok(()) => MPI_SUCCESS,
+        Err((class, msg)) => raise(MPI_COMM_WORLD, F, class, msg),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datatype::type_info;
+
+    /// Every predefined datatype handle of the ABI.
+    const PREDEFINED: &[MPI_Datatype] = &[
+        MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_BYTE, MPI_WCHAR, MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT,
+        MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_LONG_LONG_INT,
+        MPI_UNSIGNED_LONG_LONG, MPI_LONG_LONG, MPI_PACKED, MPI_LB, MPI_UB, MPI_FLOAT_INT, MPI_DOUBLE_INT,
+        MPI_LONG_INT, MPI_SHORT_INT, MPI_2INT, MPI_LONG_DOUBLE_INT, MPI_COMPLEX, MPI_DOUBLE_COMPLEX, MPI_LOGICAL,
+        MPI_REAL, MPI_DOUBLE_PRECISION, MPI_INTEGER, MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_CHARACTER,
+        MPI_REAL4, MPI_REAL8, MPI_REAL16, MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32, MPI_INTEGER1, MPI_INTEGER2,
+        MPI_INTEGER4, MPI_INTEGER8, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T,
+        MPI_UINT32_T, MPI_UINT64_T, MPI_C_BOOL, MPI_C_COMPLEX, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+        MPI_C_LONG_DOUBLE_COMPLEX, MPI_AINT, MPI_OFFSET, MPI_COUNT, MPI_CXX_BOOL, MPI_CXX_FLOAT_COMPLEX,
+        MPI_CXX_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX,
+    ];
+
+    #[test]
+    fn every_predefined_datatype_maps_with_its_extent() {
+        let mut seen = Vec::new();
+        for &dt in PREDEFINED {
+            match elem_of(dt) {
+                Some(e) => {
+                    assert_eq!(Some(e.size()), type_info(dt).map(|t| t.extent), "{}", e.name());
+                    seen.push(e);
+                }
+                None => assert!(other_predefined_name(dt).is_some(), "{dt:#x} has no element kind"),
+            }
+        }
+        for e in Elem::ALL {
+            assert!(seen.contains(e), "{} has no handle", e.name());
+        }
+        assert_eq!(elem_of(MPI_DATATYPE_NULL), None);
+        assert_eq!(elem_of(0x4c00_0000 | 0x12345), None);
+    }
+
+    #[test]
+    fn predefined_ops_map() {
+        let handles = [
+            MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR, MPI_MINLOC,
+            MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP,
+        ];
+        for h in handles {
+            let p = predef_op(h).unwrap();
+            let name = p.name();
+            assert!(matches!(lookup_op(h), Some(OpKind::Predef(q)) if q == p), "{name}");
+        }
+        assert_eq!(predef_op(MPI_MINLOC), Some(PredefOp::Minloc));
+        assert!(lookup_op(MPI_OP_NULL).is_none());
+        assert!(lookup_op(0x1234).is_none());
+    }
+
+    /// A non-commutative user op: 2×2 matrix product, inout = in · inout.
+    unsafe extern "C" fn matmul(a: *mut c_void, b: *mut c_void, len: *mut c_int, _dt: *mut MPI_Datatype) {
+        // SAFETY: the test passes *len arrays of 4 ints each.
+        unsafe {
+            let n = *len as usize;
+            let a = std::slice::from_raw_parts(a as *const [i32; 4], n);
+            let b = std::slice::from_raw_parts_mut(b as *mut [i32; 4], n);
+            for (x, y) in a.iter().zip(b.iter_mut()) {
+                *y = [x[0] * y[0] + x[1] * y[2], x[0] * y[1] + x[1] * y[3], x[2] * y[0] + x[3] * y[2], x[2] * y[1] + x[3] * y[3]];
+            }
+        }
+    }
+
+    #[test]
+    fn user_ops_create_apply_free_reuse() {
+        let h = create_user_op(OpKind::User { f: matmul, commute: false }).unwrap();
+        assert_eq!(h as u32 & 0xfc00_0000, 0x9800_0000);
+        assert!(matches!(lookup_op(h), Some(OpKind::User { commute: false, .. })));
+        let a = [[1, 1, 0, 1]];
+        let mut b = [[1, 0, 1, 1]];
+        // SAFETY: one item of 4 ints in each buffer; the user function reads the datatype
+        // handle only.
+        unsafe { apply(h, MPI_INT, a.as_ptr() as *const c_void, b.as_mut_ptr() as *mut c_void, 1) }.unwrap();
+        assert_eq!(b, [[2, 1, 1, 1]]);
+        assert!(free_user_op(h));
+        assert!(lookup_op(h).is_none());
+        assert!(!free_user_op(h));
+        // SAFETY: the op is invalid, nothing is accessed.
+        let err = unsafe { apply(h, MPI_INT, std::ptr::null(), std::ptr::null_mut(), 1) }.unwrap_err();
+        assert_eq!(err.0, MPI_ERR_OP);
+        let h2 = create_user_op(OpKind::User { f: matmul, commute: true }).unwrap();
+        assert!(lookup_op(h2).unwrap().is_commutative());
+        assert!(free_user_op(h2));
+    }
+
+    #[test]
+    fn apply_predefined_and_errors() {
+        let a = [1.5f64, 2.0];
+        let mut b = [2.0f64, 0.25];
+        // SAFETY: two doubles in each buffer.
+        unsafe { apply(MPI_SUM, MPI_DOUBLE, a.as_ptr() as *const c_void, b.as_mut_ptr() as *mut c_void, 2) }.unwrap();
+        assert_eq!(b, [3.5, 2.25]);
+        let call = |op, dt, count| {
+            // SAFETY: the buffers hold 2 doubles; every call below fails before touching
+            // more than that.
+            unsafe { apply(op, dt, a.as_ptr() as *const c_void, b.as_ptr() as *mut c_void, count) }.unwrap_err()
+        };
+        let (class, msg) = call(MPI_BAND, MPI_DOUBLE, 2);
+        assert_eq!(class, MPI_ERR_OP);
+        assert!(msg.starts_with("MPI_BAND is not defined for MPI_DOUBLE"), "{msg}");
+        assert_eq!(call(MPI_SUM, MPI_PACKED, 1), (MPI_ERR_OP, "MPI_SUM is not defined for MPI_PACKED".into()));
+        assert_eq!(call(MPI_SUM, MPI_REAL16, 1).0, MPI_ERR_OP);
+        assert_eq!(call(MPI_SUM, MPI_DATATYPE_NULL, 1).0, MPI_ERR_TYPE);
+        assert_eq!(call(MPI_SUM, 0x8c00_0100u32 as MPI_Datatype, 1).0, MPI_ERR_TYPE);
+        assert_eq!(call(MPI_OP_NULL, MPI_DOUBLE, 1).0, MPI_ERR_OP);
+        assert_eq!(call(MPI_SUM, MPI_DOUBLE, -1).0, MPI_ERR_COUNT);
+    }
+}
