@@ -210,6 +210,10 @@ pub unsafe fn apply(op: MPI_Op, dt: MPI_Datatype, input: *const c_void, inout: *
     match lookup_op(op) {
         None if op == MPI_OP_NULL => Err((MPI_ERR_OP, "the operation is MPI_OP_NULL".to_string())),
         None => Err((MPI_ERR_OP, format!("invalid operation handle {op:#x} (freed, or never created)"))),
+        Some(OpKind::Predef(p)) if elem_of(dt).is_none() && dt != MPI_DATATYPE_NULL => {
+            // SAFETY: caller's contract.
+            unsafe { apply_derived(p, dt, input as *const u8, inout as *mut u8, count as usize) }
+        }
         Some(OpKind::Predef(p)) => {
             let elem = elem_for(p, dt)?;
             // SAFETY: caller's contract; `elem.size()` is the extent of predefined `dt`.
@@ -225,6 +229,53 @@ pub unsafe fn apply(op: MPI_Op, dt: MPI_Datatype, input: *const c_void, inout: *
             Ok(())
         }
     }
+}
+
+/// A predefined op on a derived datatype built from one basic type: the kernel runs on each
+/// block of the type map (input and inout share the layout).
+///
+/// # Safety
+/// Both buffers must hold `count` items of `dt`.
+unsafe fn apply_derived(p: PredefOp, dt: MPI_Datatype, input: *const u8, inout: *mut u8, count: usize) -> Result<(), (c_int, String)> {
+    use mpi_core::datatype::Basic;
+    let t = crate::types::lookup(dt).filter(|t| t.committed()).ok_or_else(|| elem_for(p, dt).unwrap_err())?;
+    let handle = match t.basic_if_uniform() {
+        Some(b) => match b {
+            Basic::Char => MPI_CHAR,
+            Basic::I8 => MPI_SIGNED_CHAR,
+            Basic::U8 => MPI_UNSIGNED_CHAR,
+            Basic::I16 => MPI_SHORT,
+            Basic::U16 => MPI_UNSIGNED_SHORT,
+            Basic::I32 => MPI_INT,
+            Basic::U32 => MPI_UNSIGNED,
+            Basic::I64 => MPI_LONG,
+            Basic::U64 => MPI_UNSIGNED_LONG,
+            Basic::F32 => MPI_FLOAT,
+            Basic::F64 => MPI_DOUBLE,
+            Basic::LongDouble => MPI_LONG_DOUBLE,
+            Basic::ComplexF32 => MPI_C_FLOAT_COMPLEX,
+            Basic::ComplexF64 => MPI_C_DOUBLE_COMPLEX,
+            Basic::ComplexLongDouble => MPI_C_LONG_DOUBLE_COMPLEX,
+            Basic::Bool => MPI_C_BOOL,
+            Basic::Logical => MPI_LOGICAL,
+            Basic::Byte => MPI_BYTE,
+            Basic::Wchar => MPI_WCHAR,
+            Basic::Aint => MPI_AINT,
+            Basic::Offset => MPI_OFFSET,
+            Basic::Count => MPI_COUNT,
+            _ => MPI_DATATYPE_NULL,
+        },
+        None => MPI_DATATYPE_NULL,
+    };
+    let elem = elem_of(handle).ok_or_else(|| {
+        (MPI_ERR_OP, format!("{} on a derived datatype is supported only when the type is built from one basic type", p.name()))
+    })?;
+    for (off, len) in t.blocks(count) {
+        // SAFETY: each block lies within both buffers (caller's contract).
+        unsafe { op::reduce(p, elem, input.wrapping_offset(off), inout.wrapping_offset(off), len / elem.size()) }
+            .map_err(|e| (e.class as c_int, e.msg))?;
+    }
+    Ok(())
 }
 
 /// MPICH's `MPI_IN_PLACE` sentinel, `(void *)-1`.
