@@ -210,7 +210,7 @@ pub unsafe fn apply(op: MPI_Op, dt: MPI_Datatype, input: *const c_void, inout: *
     match lookup_op(op) {
         None if op == MPI_OP_NULL => Err((MPI_ERR_OP, "the operation is MPI_OP_NULL".to_string())),
         None => Err((MPI_ERR_OP, format!("invalid operation handle {op:#x} (freed, or never created)"))),
-        Some(OpKind::Predef(p)) if elem_of(dt).is_none() && dt != MPI_DATATYPE_NULL => {
+        Some(OpKind::Predef(p)) if elem_of(dt).is_none() && other_predefined_name(dt).is_none() && dt != MPI_DATATYPE_NULL => {
             // SAFETY: caller's contract.
             unsafe { apply_derived(p, dt, input as *const u8, inout as *mut u8, count as usize) }
         }
