@@ -12,6 +12,7 @@ use crate::errors::{not_initialized, raise};
 use crate::handles::{comm_index, request_handle};
 use crate::p2p_args::ArgError;
 use crate::requests::{finish, wait_request};
+use crate::ops::{self, OpKind};
 use crate::types::lookup;
 use mpi_core::coll::{algorithms, ReduceFn, Schedule, Slice};
 use mpi_core::datatype::Datatype;
@@ -178,85 +179,39 @@ fn displaced(ptr: *const c_void, displ: c_int, ty: &Datatype) -> *const c_void {
 
 // ------------------------------------------------------------------ reductions
 
-/// The predefined op behind an `MPI_Op` handle.
-fn predefined_op(op: MPI_Op) -> Option<mpi_core::op::PredefOp> {
-    use mpi_core::op::PredefOp::*;
-    Some(match op {
-        MPI_MAX => Max,
-        MPI_MIN => Min,
-        MPI_SUM => Sum,
-        MPI_PROD => Prod,
-        MPI_LAND => Land,
-        MPI_BAND => Band,
-        MPI_LOR => Lor,
-        MPI_BOR => Bor,
-        MPI_LXOR => Lxor,
-        MPI_BXOR => Bxor,
-        MPI_MINLOC => Minloc,
-        MPI_MAXLOC => Maxloc,
-        MPI_REPLACE => Replace,
-        MPI_NO_OP => NoOp,
-        _ => return None,
-    })
-}
-
-/// The reduction element kind of a predefined datatype handle (the common C types).
-fn reduction_elem(dt: MPI_Datatype) -> Option<mpi_core::op::Elem> {
-    use mpi_core::op::Elem;
-    Some(match dt {
-        MPI_CHAR => Elem::Char,
-        MPI_SIGNED_CHAR => Elem::SignedChar,
-        MPI_UNSIGNED_CHAR => Elem::UnsignedChar,
-        MPI_SHORT => Elem::Short,
-        MPI_UNSIGNED_SHORT => Elem::UnsignedShort,
-        MPI_INT => Elem::Int,
-        MPI_UNSIGNED => Elem::Unsigned,
-        MPI_LONG => Elem::Long,
-        MPI_UNSIGNED_LONG => Elem::UnsignedLong,
-        MPI_LONG_LONG_INT => Elem::LongLong,
-        MPI_UNSIGNED_LONG_LONG => Elem::UnsignedLongLong,
-        MPI_INT8_T => Elem::Int8,
-        MPI_INT16_T => Elem::Int16,
-        MPI_INT32_T => Elem::Int32,
-        MPI_INT64_T => Elem::Int64,
-        MPI_UINT8_T => Elem::Uint8,
-        MPI_UINT16_T => Elem::Uint16,
-        MPI_UINT32_T => Elem::Uint32,
-        MPI_UINT64_T => Elem::Uint64,
-        MPI_FLOAT => Elem::Float,
-        MPI_DOUBLE => Elem::Double,
-        MPI_LONG_DOUBLE => Elem::LongDouble,
-        MPI_BYTE => Elem::Byte,
-        MPI_2INT => Elem::TwoInt,
-        MPI_FLOAT_INT => Elem::FloatInt,
-        MPI_DOUBLE_INT => Elem::DoubleInt,
-        MPI_LONG_INT => Elem::LongInt,
-        MPI_SHORT_INT => Elem::ShortInt,
-        _ => return None,
-    })
-}
-
-/// The reduction kernel for (op, datatype) and whether the op is commutative.
+/// The reduction kernel for (op, datatype) and whether the op is commutative. The op is
+/// looked up once here, so a user may free it while a nonblocking collective still runs.
 fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(ReduceFn, bool), ArgError> {
-    if op == MPI_OP_NULL {
-        return Err((MPI_ERR_OP, "op is MPI_OP_NULL".into()));
-    }
     if !ty.is_contiguous() && ty.size() > 0 {
         return Err((MPI_ERR_TYPE, "reductions on non-contiguous datatypes are not supported yet".into()));
     }
-    let pop = predefined_op(op).ok_or_else(|| (MPI_ERR_OP, format!("invalid or unsupported op handle {op:#x}")))?;
-    let elem = reduction_elem(dt).ok_or_else(|| (MPI_ERR_TYPE, format!("reductions on datatype {dt:#x} are not supported yet")))?;
-    if !pop.applies_to(elem.group()) {
-        let e = mpi_core::op::undefined(pop, elem);
-        return Err((MPI_ERR_OP, e.msg));
-    }
-    let size = elem.size();
-    let f: ReduceFn = Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
-        // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers; the op
-        // was checked to apply to the type above, so the kernel cannot fail.
-        let _ = unsafe { mpi_core::op::reduce(pop, elem, input, inout, bytes / size) };
-    });
-    Ok((f, mpi_core::op::is_commutative(pop)))
+    // SAFETY: a count of 0 touches no memory; this only validates (op, datatype).
+    unsafe { ops::apply(op, dt, std::ptr::null(), std::ptr::null_mut(), 0) }?;
+    let kind = ops::lookup_op(op).ok_or_else(|| (MPI_ERR_OP, format!("invalid operation handle {op:#x}")))?;
+    let size = ty.size().max(1);
+    let f: ReduceFn = match kind {
+        OpKind::Predef(p) => match ops::elem_of(dt) {
+            Some(elem) => Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
+                // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers;
+                // (op, type) was validated above, so the kernel cannot fail.
+                let _ = unsafe { mpi_core::op::reduce(p, elem, input, inout, bytes / size) };
+            }),
+            // Derived (contiguous) types: the C layer's dispatch handles them.
+            None => Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
+                // SAFETY: as above; validated by the zero-count call.
+                let _ = unsafe { ops::apply(op, dt, input as *const c_void, inout as *mut c_void, (bytes / size) as c_int) };
+            }),
+        },
+        OpKind::User { f, .. } => Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
+            let (mut len, mut t) = ((bytes / size) as c_int, dt);
+            if len > 0 {
+                // SAFETY: MPI_User_function gets the buffers and count/datatype by pointer;
+                // the schedule passes `len` whole items inside its buffers.
+                unsafe { f(input as *mut c_void, inout as *mut c_void, &mut len, &mut t) };
+            }
+        }),
+    };
+    Ok((f, kind.is_commutative()))
 }
 
 /// Runs a collective whose buffers go through a `Staging`; unpacks staged output after a
