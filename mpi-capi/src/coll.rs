@@ -14,7 +14,7 @@ use crate::p2p_args::ArgError;
 use crate::requests::{finish, wait_request};
 use crate::ops::{self, OpKind};
 use crate::types::lookup;
-use mpi_core::coll::{algorithms, ReduceFn, Schedule, Slice};
+use mpi_core::coll::{algorithms, ReduceFn, Schedule, Slice, UnpackTarget};
 use mpi_core::datatype::Datatype;
 use mpi_core::runtime::{self, Runtime};
 use std::os::raw::{c_int, c_void};
@@ -80,15 +80,14 @@ enum Dir {
 
 /// Byte views of the typed buffers of one collective call (see the module doc).
 struct Staging {
-    nonblocking: bool,
     bufs: Vec<Box<[u8]>>,
     /// (staging buffer index, user buffer, count, type) to unpack after completion.
     unpack: Vec<(usize, *mut u8, usize, Arc<Datatype>)>,
 }
 
 impl Staging {
-    fn new(nonblocking: bool) -> Staging {
-        Staging { nonblocking, bufs: Vec::new(), unpack: Vec::new() }
+    fn new() -> Staging {
+        Staging { bufs: Vec::new(), unpack: Vec::new() }
     }
 
     /// `count` items of type `ty` at `ptr` as one packed byte range.
@@ -106,9 +105,6 @@ impl Staging {
         if ty.is_contiguous() {
             return Ok(Slice::user((ptr as *const u8).wrapping_offset(ty.true_lb()), len));
         }
-        if self.nonblocking {
-            return Err((MPI_ERR_TYPE, "non-contiguous datatypes are not supported in nonblocking collectives yet".into()));
-        }
         let mut b = vec![0u8; len].into_boxed_slice();
         if dir != Dir::Out {
             // SAFETY: the caller passed a buffer holding `count` items of `ty` (MPI rule).
@@ -122,11 +118,18 @@ impl Staging {
         Ok(slice)
     }
 
-    /// Unpacks the staged output buffers into user memory (after a blocking collective).
-    fn finish(self) {
-        for (i, dst, count, ty) in self.unpack {
-            // SAFETY: `dst` is the user buffer the view was made from, holding `count` items.
-            unsafe { ty.unpack(&self.bufs[i], dst, count) };
+    /// Hands the staged buffers to the schedule and appends a last round that unpacks the
+    /// outputs into user memory, so blocking and nonblocking calls finish the same way.
+    fn attach(self, s: &mut Schedule) {
+        if !self.unpack.is_empty() {
+            s.next_round();
+            for (i, dst, count, ty) in self.unpack {
+                let b = &self.bufs[i];
+                s.unpack(Slice::user(b.as_ptr(), b.len()), UnpackTarget { ty, dst, count });
+            }
+        }
+        for b in self.bufs {
+            s.keep(b);
         }
     }
 }
@@ -183,7 +186,21 @@ fn displaced(ptr: *const c_void, displ: c_int, ty: &Datatype) -> *const c_void {
 /// looked up once here, so a user may free it while a nonblocking collective still runs.
 fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(ReduceFn, bool), ArgError> {
     if !ty.is_contiguous() && ty.size() > 0 {
-        return Err((MPI_ERR_TYPE, "reductions on non-contiguous datatypes are not supported yet".into()));
+        // Staged (packed) data is a run of basic elements: reduce it as such.
+        let kind = ops::lookup_op(op).ok_or_else(|| (MPI_ERR_OP, format!("invalid operation handle {op:#x}")))?;
+        let (OpKind::Predef(p), Some(elem)) = (kind, ty.basic_if_uniform().and_then(ops::basic_handle).and_then(ops::elem_of)) else {
+            return Err((MPI_ERR_TYPE, "reductions on non-contiguous datatypes need a predefined op and a type built from one basic type".into()));
+        };
+        if !p.applies_to(elem.group()) {
+            return Err((MPI_ERR_OP, format!("{} is not defined for {}", p.name(), elem.name())));
+        }
+        let esize = elem.size();
+        let f: ReduceFn = Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
+            // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers; (op,
+            // element) was validated above.
+            let _ = unsafe { mpi_core::op::reduce(p, elem, input, inout, bytes / esize) };
+        });
+        return Ok((f, true));
     }
     // SAFETY: a count of 0 touches no memory; this only validates (op, datatype).
     unsafe { ops::apply(op, dt, std::ptr::null(), std::ptr::null_mut(), 0) }?;
@@ -217,12 +234,12 @@ fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(Reduce
 /// Runs a collective whose buffers go through a `Staging`; unpacks staged output after a
 /// successful blocking run.
 fn run_staged(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, build: impl FnOnce(&mut Schedule, &mut Staging) -> Result<(), ArgError>) -> c_int {
-    let mut st = Staging::new(request.is_some());
-    let rc = run_collective(func, comm, request, |_, s| build(s, &mut st));
-    if rc == MPI_SUCCESS && request.is_none() {
-        st.finish();
-    }
-    rc
+    run_collective(func, comm, request, |_, s| {
+        let mut st = Staging::new();
+        build(s, &mut st)?;
+        st.attach(s);
+        Ok(())
+    })
 }
 
 // ------------------------------------------------------------------ barrier

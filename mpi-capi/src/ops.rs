@@ -231,42 +231,44 @@ pub unsafe fn apply(op: MPI_Op, dt: MPI_Datatype, input: *const c_void, inout: *
     }
 }
 
+/// A predefined datatype handle for a basic element type (for the reduction kernels).
+pub fn basic_handle(b: mpi_core::datatype::Basic) -> Option<MPI_Datatype> {
+    use mpi_core::datatype::Basic;
+    Some(match b {
+        Basic::Char => MPI_CHAR,
+        Basic::I8 => MPI_SIGNED_CHAR,
+        Basic::U8 => MPI_UNSIGNED_CHAR,
+        Basic::I16 => MPI_SHORT,
+        Basic::U16 => MPI_UNSIGNED_SHORT,
+        Basic::I32 => MPI_INT,
+        Basic::U32 => MPI_UNSIGNED,
+        Basic::I64 => MPI_LONG,
+        Basic::U64 => MPI_UNSIGNED_LONG,
+        Basic::F32 => MPI_FLOAT,
+        Basic::F64 => MPI_DOUBLE,
+        Basic::LongDouble => MPI_LONG_DOUBLE,
+        Basic::ComplexF32 => MPI_C_FLOAT_COMPLEX,
+        Basic::ComplexF64 => MPI_C_DOUBLE_COMPLEX,
+        Basic::ComplexLongDouble => MPI_C_LONG_DOUBLE_COMPLEX,
+        Basic::Bool => MPI_C_BOOL,
+        Basic::Logical => MPI_LOGICAL,
+        Basic::Byte => MPI_BYTE,
+        Basic::Wchar => MPI_WCHAR,
+        Basic::Aint => MPI_AINT,
+        Basic::Offset => MPI_OFFSET,
+        Basic::Count => MPI_COUNT,
+        _ => return None,
+    })
+}
+
 /// A predefined op on a derived datatype built from one basic type: the kernel runs on each
 /// block of the type map (input and inout share the layout).
 ///
 /// # Safety
 /// Both buffers must hold `count` items of `dt`.
 unsafe fn apply_derived(p: PredefOp, dt: MPI_Datatype, input: *const u8, inout: *mut u8, count: usize) -> Result<(), (c_int, String)> {
-    use mpi_core::datatype::Basic;
     let t = crate::types::lookup(dt).filter(|t| t.committed()).ok_or_else(|| elem_for(p, dt).unwrap_err())?;
-    let handle = match t.basic_if_uniform() {
-        Some(b) => match b {
-            Basic::Char => MPI_CHAR,
-            Basic::I8 => MPI_SIGNED_CHAR,
-            Basic::U8 => MPI_UNSIGNED_CHAR,
-            Basic::I16 => MPI_SHORT,
-            Basic::U16 => MPI_UNSIGNED_SHORT,
-            Basic::I32 => MPI_INT,
-            Basic::U32 => MPI_UNSIGNED,
-            Basic::I64 => MPI_LONG,
-            Basic::U64 => MPI_UNSIGNED_LONG,
-            Basic::F32 => MPI_FLOAT,
-            Basic::F64 => MPI_DOUBLE,
-            Basic::LongDouble => MPI_LONG_DOUBLE,
-            Basic::ComplexF32 => MPI_C_FLOAT_COMPLEX,
-            Basic::ComplexF64 => MPI_C_DOUBLE_COMPLEX,
-            Basic::ComplexLongDouble => MPI_C_LONG_DOUBLE_COMPLEX,
-            Basic::Bool => MPI_C_BOOL,
-            Basic::Logical => MPI_LOGICAL,
-            Basic::Byte => MPI_BYTE,
-            Basic::Wchar => MPI_WCHAR,
-            Basic::Aint => MPI_AINT,
-            Basic::Offset => MPI_OFFSET,
-            Basic::Count => MPI_COUNT,
-            _ => MPI_DATATYPE_NULL,
-        },
-        None => MPI_DATATYPE_NULL,
-    };
+    let handle = t.basic_if_uniform().and_then(basic_handle).unwrap_or(MPI_DATATYPE_NULL);
     let elem = elem_of(handle).ok_or_else(|| {
         (MPI_ERR_OP, format!("{} on a derived datatype is supported only when the type is built from one basic type", p.name()))
     })?;

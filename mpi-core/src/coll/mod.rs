@@ -6,4 +6,4 @@
 pub mod algorithms;
 pub mod schedule;
 
-pub use schedule::{Action, Buf, CollComm, ReduceFn, Schedule, Slice};
+pub use schedule::{Action, Buf, CollComm, ReduceFn, Schedule, Slice, UnpackTarget};

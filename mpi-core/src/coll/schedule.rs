@@ -1,5 +1,6 @@
 //! The schedule type and its executor.
 
+use crate::datatype::Datatype;
 use crate::request::{Op, RawBuf, ReqId, SendMode};
 use std::sync::Arc;
 
@@ -57,6 +58,17 @@ pub enum Action {
     /// `inout = input op inout` with the schedule's reduction kernel.
     Reduce { input: Slice, inout: Slice },
     Copy { from: Slice, to: Slice },
+    /// Unpack packed bytes into a non-contiguous caller buffer (entry `target` of the
+    /// schedule's unpack list), typically in the last round.
+    Unpack { from: Slice, target: usize },
+}
+
+/// Where an `Unpack` action writes: `count` items of `ty` at caller address `dst`.
+#[derive(Clone, Debug)]
+pub struct UnpackTarget {
+    pub ty: Arc<Datatype>,
+    pub dst: *mut u8,
+    pub count: usize,
 }
 
 /// Rounds of actions. In each round all sends and receives start together; when they have
@@ -68,6 +80,9 @@ pub struct Schedule {
     rounds: Vec<Vec<Action>>,
     temps: Vec<Vec<u8>>,
     reduce: Option<ReduceFn>,
+    unpacks: Vec<UnpackTarget>,
+    /// Buffers made outside the schedule that its slices point into (staged user data).
+    kept: Vec<Box<[u8]>>,
     round: usize,
     pending: Vec<ReqId>,
     started: bool,
@@ -79,7 +94,7 @@ unsafe impl Send for Schedule {}
 
 impl Schedule {
     pub fn new(comm: CollComm, tag: i32) -> Schedule {
-        Schedule { comm, tag, rounds: Vec::new(), temps: Vec::new(), reduce: None, round: 0, pending: Vec::new(), started: false }
+        Schedule { comm, tag, rounds: Vec::new(), temps: Vec::new(), reduce: None, unpacks: Vec::new(), kept: Vec::new(), round: 0, pending: Vec::new(), started: false }
     }
 
     /// Sets the reduction kernel used by `Action::Reduce`.
@@ -122,6 +137,18 @@ impl Schedule {
         if from.len > 0 {
             self.push(Action::Copy { from, to });
         }
+    }
+
+    /// Keeps `b` alive as long as the schedule (its heap bytes never move).
+    pub fn keep(&mut self, b: Box<[u8]>) {
+        self.kept.push(b);
+    }
+
+    /// Adds, to the current round, the unpacking of `from` into `target`.
+    pub fn unpack(&mut self, from: Slice, target: UnpackTarget) {
+        self.unpacks.push(target);
+        let target = self.unpacks.len() - 1;
+        self.push(Action::Unpack { from, target });
     }
 
     pub fn rounds(&self) -> &[Vec<Action>] {
@@ -179,6 +206,13 @@ impl Schedule {
                     // SAFETY: both ranges lie within caller or temporary buffers of at least
                     // `n` bytes; `copy` tolerates overlap (in-place collectives).
                     unsafe { std::ptr::copy(f as *const u8, t, n) };
+                }
+                Action::Unpack { from, target } => {
+                    let src = self.ptr(from);
+                    let u = &self.unpacks[target];
+                    // SAFETY: `from` lies in a schedule buffer of `from.len` bytes; the target
+                    // is the caller's buffer for `count` items of `ty`, valid until completion.
+                    unsafe { u.ty.unpack(std::slice::from_raw_parts(src, from.len), u.dst, u.count) };
                 }
                 _ => {}
             }
