@@ -12,9 +12,11 @@ all: install
 deps:
 	@scripts/install-deps.sh
 
-## gen: regenerate mpi-capi/src/generated.rs (MPI_* forwarders and not-yet-supported stubs).
+## gen: regenerate mpi-capi/src/generated.rs (MPI_* forwarders and not-yet-supported stubs)
+## and the Fortran bindings (mpi-capi/src/fortran.rs, mpif.h, the mpi module source).
 gen:
 	@$(PYTHON) mpi-capi/gen/gen_abi.py
+	@$(PYTHON) mpi-capi/gen/gen_fortran.py
 
 build: gen
 	$(CARGO) build --release -p mpi-capi -p launcher

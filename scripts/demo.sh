@@ -41,5 +41,14 @@ for src in "${examples[@]}"; do
     "$MPICC" -O2 -Wall -o "$BUILD/$name" "$src"
     "$MPIRUN" -n "$NP" "$BUILD/$name"
 done
+fortran=("$ROOT"/examples/*.f90)
+MPIFORT="$PREFIX/bin/mpifort"
+for src in "${fortran[@]}"; do
+    name=$(basename "$src" .f90)
+    echo
+    echo "=== $name: mpifort examples/$name.f90 && $(basename "$MPIRUN") -n $NP ./$name ==="
+    (cd "$BUILD" && "$MPIFORT" -O2 -o "$name" "$src")
+    "$MPIRUN" -n "$NP" "$BUILD/$name"
+done
 echo
-echo "demo: all ${#examples[@]} examples ran with $NP ranks"
+echo "demo: all $((${#examples[@]} + ${#fortran[@]})) examples ran with $NP ranks"

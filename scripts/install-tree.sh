@@ -87,3 +87,4 @@ PC
 mv -f "$prefix/lib/pkgconfig/mpi.pc.tmp.$$" "$prefix/lib/pkgconfig/mpi.pc"
 
 echo "install-tree: OxMPI $version installed in $prefix"
+"$root/scripts/install-fortran.sh" "$prefix"

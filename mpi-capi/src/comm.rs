@@ -1,34 +1,718 @@
-//! Communicator queries. (Creation, groups and attributes come with communicator support.)
+//! Communicators: queries, construction (dup, split, create, intercommunicators), free,
+//! compare, names and info hints.
+//!
+//! Every constructor ends in a context-id agreement (`agree_slot`): the members AND their
+//! free-slot masks (see `mpi_core::comm::ContextAlloc`) over the parent's collective
+//! context and take the lowest common slot. On an intercommunicator the local groups
+//! agree separately and their leaders combine the results. The small internal exchanges
+//! are collective schedules (`mpi_core::coll`) run to completion here.
 
 use crate::abi::*;
-use crate::errors::{not_initialized, raise};
-use crate::p2p_args::comm_of;
+use crate::attributes::{self, Kind};
+use crate::errors::{not_initialized, raise, write_c_string};
+use crate::handles::{comm_handle, comm_index};
+use crate::p2p_args::{comm_of, ArgError};
+use crate::requests::{finish, wait_request};
+use mpi_core::coll::{algorithms, CollComm, Schedule, Slice};
+use mpi_core::comm::{slot_ctx, Comm, MASK_WORDS};
 use mpi_core::runtime;
-use std::os::raw::c_int;
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int};
+use std::sync::Arc;
 
-fn query(func: &str, comm: MPI_Comm, out: *mut c_int, f: impl FnOnce(&mpi_core::comm::Comm) -> usize) -> c_int {
-    if !runtime::is_initialized() || runtime::is_finalized() {
-        return not_initialized(func);
+macro_rules! require_init {
+    ($func:expr) => {
+        if !runtime::is_initialized() || runtime::is_finalized() {
+            return not_initialized($func);
+        }
+    };
+}
+
+/// Tag of leader-to-leader messages of an intercommunicator's agreements. They travel on
+/// the local-group context, whose schedule tags stay below 2^30, so they never match those.
+const LEADER_TAG: i32 = 0x7fff_0001;
+/// Offset of the tags of `MPI_Intercomm_create` and `MPI_Comm_create_group` exchanges
+/// (the user's tag is added), also above every schedule tag.
+const USER_TAG_BASE: i32 = 0x4000_0000;
+
+// ------------------------------------------------------------------ internal exchanges
+
+/// Runs schedule `s` to completion.
+fn run(s: Schedule) -> Result<(), ArgError> {
+    let rid = runtime::with(|rt| rt.engine.start_schedule(s)).map_err(|e| (e.class as c_int, e.msg))?;
+    wait_request(rid);
+    let st = runtime::with(|rt| finish(rt, rid));
+    match st.error {
+        Some(class) => Err((class as c_int, "an internal exchange of the communicator constructor failed".into())),
+        None => Ok(()),
     }
+}
+
+fn bytes_of(v: &mut [u64]) -> Slice {
+    Slice::user(v.as_mut_ptr() as *const u8, v.len() * 8)
+}
+
+/// Bitwise AND of `v` over the members of `cc`.
+fn allreduce_and(cc: CollComm, tag: i32, v: &mut [u64]) -> Result<(), ArgError> {
+    let mut s = Schedule::new(cc, tag);
+    s.set_reduce(Arc::new(|input: *const u8, inout: *mut u8, n: usize| {
+        for i in 0..n {
+            // SAFETY: the schedule passes two valid ranges of n bytes.
+            unsafe { *inout.add(i) &= *input.add(i) };
+        }
+    }));
+    let b = bytes_of(v);
+    algorithms::allreduce(&mut s, b, b, 8, true);
+    run(s)
+}
+
+/// Broadcast of `v` from `root` over the members of `cc`.
+fn bcast(cc: CollComm, tag: i32, v: &mut [u64], root: usize) -> Result<(), ArgError> {
+    let mut s = Schedule::new(cc, tag);
+    algorithms::bcast(&mut s, bytes_of(v), root);
+    run(s)
+}
+
+/// Every member's `mine` (same length everywhere), concatenated in rank order.
+fn allgather(cc: CollComm, tag: i32, mine: &[u64]) -> Result<Vec<u64>, ArgError> {
+    let n = cc.size();
+    let me = cc.rank;
+    let mut all = vec![0u64; n * mine.len()];
+    all[me * mine.len()..(me + 1) * mine.len()].copy_from_slice(mine);
+    let mut s = Schedule::new(cc, tag);
+    let blk = mine.len() * 8;
+    // Ring: n - 1 steps, forwarding the block received last (any rank count).
+    for step in 0..n.saturating_sub(1) {
+        s.next_round();
+        let out = (me + n - step) % n;
+        let inn = (me + n - step - 1) % n;
+        let b = bytes_of(&mut all);
+        s.send((me + 1) % n, b.sub(out * blk, blk));
+        s.recv((me + n - 1) % n, b.sub(inn * blk, blk));
+    }
+    run(s)?;
+    Ok(all)
+}
+
+/// Exchange with one peer: sends `out`, receives into `inn`.
+fn sendrecv(cc: CollComm, tag: i32, peer: usize, out: &mut [u64], inn: &mut [u64]) -> Result<(), ArgError> {
+    let mut s = Schedule::new(cc, tag);
+    s.send(peer, bytes_of(out));
+    s.recv(peer, bytes_of(inn));
+    run(s)
+}
+
+/// The next schedule view of the local group of communicator `idx`.
+fn local_view(idx: usize) -> Result<(CollComm, i32), ArgError> {
+    runtime::with(|rt| rt.comms.get_mut(idx).map(|c| c.next_local_collective())).ok_or((MPI_ERR_COMM, "communicator freed during construction".into()))
+}
+
+/// How one agreement round combines masks beyond the local group.
+enum Scope {
+    /// Over the members of an intracommunicator (or the local group only).
+    Local,
+    /// Local group, then the two groups' leaders (rank 0 of each local view) swap masks
+    /// through `leader_view` with rank `peer` under `tag`, then a local broadcast.
+    Inter { leader_view: CollComm, peer: usize, tag: i32 },
+}
+
+/// Agrees on a free context slot among the processes reached through `view` (a fresh
+/// schedule view and tag per round) and `scope`. `parent` is the parent's context (the
+/// thread-priority key).
+/// `two_groups`: the agreement spans two groups (a broadcast follows the leaders' swap on
+/// every member, even those whose `scope` is `Local` because they never talk to the peer).
+fn agree_slot(parent: u32, mut view: impl FnMut() -> Result<(CollComm, i32), ArgError>, scope: &Scope, two_groups: bool) -> Result<usize, ArgError> {
+    loop {
+        let (mask, owner) = runtime::with(|rt| rt.comms.contexts.offer(parent));
+        let mut buf = [0u64; MASK_WORDS + 1];
+        buf[..MASK_WORDS].copy_from_slice(&mask);
+        buf[MASK_WORDS] = owner as u64; // ANDed: 1 iff every process offered its real mask
+        let step = (|| {
+            let (cc, tag) = view()?;
+            let leader = cc.rank == 0;
+            allreduce_and(cc, tag, &mut buf)?;
+            if let Scope::Inter { leader_view, peer, tag } = scope {
+                if leader {
+                    let mut theirs = [0u64; MASK_WORDS + 1];
+                    sendrecv(leader_view.clone(), *tag, *peer, &mut buf, &mut theirs)?;
+                    for (a, b) in buf.iter_mut().zip(theirs.iter()) {
+                        *a &= *b;
+                    }
+                }
+            }
+            if two_groups {
+                let (cc, tag) = view()?;
+                bcast(cc, tag, &mut buf, 0)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = step {
+            runtime::with(|rt| rt.comms.contexts.abandon(parent));
+            return Err(e);
+        }
+        let agreed: [u64; MASK_WORDS] = buf[..MASK_WORDS].try_into().unwrap();
+        if let Some(slot) = runtime::with(|rt| rt.comms.contexts.conclude(parent, owner, &agreed)) {
+            return Ok(slot);
+        }
+        if buf[MASK_WORDS] == 1 {
+            runtime::with(|rt| rt.comms.contexts.abandon(parent));
+            return Err((MPI_ERR_OTHER, format!("out of communicator context ids ({} in use); free unused communicators", mpi_core::comm::CONTEXT_SLOTS)));
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// The leader-to-leader view of intercommunicator `c`: this process as rank 0 talking to
+/// the remote leader on the local-group context.
+fn leader_view(c: &Comm) -> CollComm {
+    CollComm { ctx: c.ctx + 1, rank: 0, world_ranks: Arc::new([c.world_ranks[0]]) }
+}
+
+/// A context slot agreed by all members of communicator `idx` (both groups of an
+/// intercommunicator).
+pub fn agree_on(idx: usize) -> Result<usize, ArgError> {
+    let (parent, scope) = runtime::with(|rt| {
+        let c = rt.comms.get(idx).ok_or((MPI_ERR_COMM, "invalid communicator".to_string()))?;
+        Ok::<_, ArgError>((c.ctx, if c.is_inter() { Scope::Inter { leader_view: leader_view(c), peer: 0, tag: LEADER_TAG } } else { Scope::Local }))
+    })?;
+    let two = matches!(scope, Scope::Inter { .. });
+    agree_slot(parent, || local_view(idx), &scope, two)
+}
+
+/// Registers `c` (its slot already taken) and returns its handle.
+fn install(c: Comm) -> MPI_Comm {
+    comm_handle(runtime::with(|rt| rt.comms.insert(c)))
+}
+
+/// Returns a slot that ended up unused (this process is not in the new communicator).
+fn release_slot(slot: usize) {
+    runtime::with(|rt| rt.comms.contexts.release(slot_ctx(slot)));
+}
+
+fn index_of(comm: MPI_Comm) -> Result<usize, ArgError> {
+    runtime::with(|rt| comm_of(rt, comm).map(|_| comm_index(comm).unwrap()))
+}
+
+/// Writes a new communicator handle.
+fn store_comm(func: &str, comm: MPI_Comm, out: *mut MPI_Comm, v: MPI_Comm) -> c_int {
+    if out.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "newcomm is NULL");
+    }
+    // SAFETY: checked non-null.
+    unsafe { *out = v };
+    MPI_SUCCESS
+}
+
+// ------------------------------------------------------------------ constructors (crate API)
+
+/// `MPI_Comm_dup` without the C argument checks: the new communicator's handle.
+pub fn dup(func: &str, comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> Result<MPI_Comm, c_int> {
+    let idx = index_of(comm).map_err(|(c, m)| raise(comm, func, c, m))?;
+    let slot = agree_on(idx).map_err(|(c, m)| raise(comm, func, c, m))?;
+    let mut new = runtime::with(|rt| rt.comms.get(idx).cloned()).ok_or_else(|| raise(comm, func, MPI_ERR_COMM, "communicator freed during MPI_Comm_dup"))?;
+    new.ctx = slot_ctx(slot);
+    new.coll_seq = 0;
+    new.name = String::new();
+    if let Some(i) = info {
+        new.info = i;
+    }
+    let h = install(new);
+    if let Err(rc) = attributes::copy_attrs(Kind::Comm, comm, h) {
+        return Err(raise(comm, func, MPI_ERR_OTHER, format!("an attribute copy callback returned {rc}")));
+    }
+    Ok(h)
+}
+
+/// Splits intracommunicator `comm` by `color` (`MPI_UNDEFINED`: no communicator) and `key`
+/// (ties broken by rank). Returns the new handle or `MPI_COMM_NULL`.
+pub fn split(func: &str, comm: MPI_Comm, color: c_int, key: c_int) -> Result<MPI_Comm, c_int> {
+    let err = |(c, m): ArgError| raise(comm, func, c, m);
+    let idx = index_of(comm).map_err(err)?;
+    if runtime::with(|rt| rt.comms.get(idx).is_some_and(|c| c.is_inter())) {
+        return Err(raise(comm, func, MPI_ERR_COMM, format!("{func} on an intercommunicator is not supported yet")));
+    }
+    if color < 0 && color != MPI_UNDEFINED {
+        return Err(raise(comm, func, MPI_ERR_ARG, format!("invalid color {color} (must be non-negative or MPI_UNDEFINED)")));
+    }
+    let (cc, tag) = local_view(idx).map_err(err)?;
+    let parent_world = cc.world_ranks.clone();
+    let all = allgather(cc, tag, &[color as i64 as u64, key as i64 as u64]).map_err(err)?;
+    let slot = agree_on(idx).map_err(err)?;
+    if color == MPI_UNDEFINED {
+        release_slot(slot);
+        return Ok(MPI_COMM_NULL);
+    }
+    let mut members: Vec<(i64, usize)> = (0..parent_world.len()).filter(|&r| all[2 * r] as i64 == color as i64).map(|r| (all[2 * r + 1] as i64, r)).collect();
+    members.sort();
+    let me = runtime::with(|rt| rt.comms.get(idx).map(|c| c.rank)).unwrap_or(0);
+    let rank = members.iter().position(|&(_, r)| r == me).unwrap();
+    let world: Arc<[usize]> = members.iter().map(|&(_, r)| parent_world[r]).collect();
+    let eh = runtime::with(|rt| rt.comms.get(idx).map_or(MPI_ERRORS_ARE_FATAL, |c| c.errhandler));
+    Ok(install(Comm::intra(slot_ctx(slot), rank, world, eh)))
+}
+
+/// Installs a copy of `c`'s attached topology on `new` (topology constructors).
+pub fn set_topology(new: MPI_Comm, topo: mpi_core::topology::Topology) {
+    if let Some(i) = comm_index(new) {
+        runtime::with(|rt| {
+            if let Some(c) = rt.comms.get_mut(i) {
+                c.topo = Some(Arc::new(topo));
+            }
+        });
+    }
+}
+
+// ------------------------------------------------------------------ queries
+
+fn query(func: &str, comm: MPI_Comm, out: *mut c_int, f: impl FnOnce(&Comm) -> Result<usize, ArgError>) -> c_int {
+    require_init!(func);
     if out.is_null() {
         return raise(comm, func, MPI_ERR_ARG, "output argument is NULL");
     }
-    match runtime::with(|rt| comm_of(rt, comm).map(f)) {
+    match runtime::with(|rt| comm_of(rt, comm).and_then(f)) {
         Ok(v) => {
             // SAFETY: checked non-null.
             unsafe { *out = v as c_int };
+            MPI_SUCCESS
+        }
+        Err((class, msg)) => raise(if class == MPI_ERR_COMM { MPI_COMM_WORLD } else { comm }, func, class, msg),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int {
+    query("MPI_Comm_rank", comm, rank, |c| Ok(c.rank))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
+    query("MPI_Comm_size", comm, size, |c| Ok(c.local_size()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
+    query("MPI_Comm_remote_size", comm, size, |c| if c.is_inter() { Ok(c.size()) } else { Err((MPI_ERR_COMM, "not an intercommunicator".into())) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
+    query("MPI_Comm_test_inter", comm, flag, |c| Ok(c.is_inter() as usize))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) -> c_int {
+    let func = "MPI_Comm_compare";
+    require_init!(func);
+    if result.is_null() {
+        return raise(comm1, func, MPI_ERR_ARG, "result is NULL");
+    }
+    let r = runtime::with(|rt| {
+        let a = comm_of(rt, comm1)?;
+        let b = comm_of(rt, comm2)?;
+        if comm1 == comm2 {
+            return Ok(MPI_IDENT);
+        }
+        if a.is_inter() != b.is_inter() {
+            return Ok(MPI_UNEQUAL);
+        }
+        let cmp = |x: &[usize], y: &[usize]| mpi_core::group::compare(x, y);
+        use mpi_core::group::Cmp;
+        let l = cmp(&a.local_group(), &b.local_group());
+        let r = if a.is_inter() { cmp(&a.world_ranks, &b.world_ranks) } else { Cmp::Ident };
+        Ok(match (l, r) {
+            (Cmp::Ident, Cmp::Ident) => MPI_CONGRUENT,
+            (Cmp::Unequal, _) | (_, Cmp::Unequal) => MPI_UNEQUAL,
+            _ => MPI_SIMILAR,
+        })
+    });
+    match r {
+        Ok(v) => {
+            // SAFETY: checked non-null.
+            unsafe { *result = v };
             MPI_SUCCESS
         }
         Err((class, msg)) => raise(MPI_COMM_WORLD, func, class, msg),
     }
 }
 
+// ------------------------------------------------------------------ constructors (C API)
+
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_int {
-    query("MPI_Comm_rank", comm, rank, |c| c.rank)
+pub unsafe extern "C" fn PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
+    require_init!("MPI_Comm_dup");
+    match dup("MPI_Comm_dup", comm, None) {
+        Ok(h) => store_comm("MPI_Comm_dup", comm, newcomm, h),
+        Err(rc) => rc,
+    }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
-    query("MPI_Comm_size", comm, size, |c| c.size())
+pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+    let func = "MPI_Comm_dup_with_info";
+    require_init!(func);
+    let Some(p) = crate::info::pairs(info) else {
+        return raise(comm, func, MPI_ERR_INFO, format!("invalid info handle {info:#x}"));
+    };
+    match dup(func, comm, Some(p)) {
+        Ok(h) => store_comm(func, comm, newcomm, h),
+        Err(rc) => rc,
+    }
+}
+
+/// `MPI_Comm_idup`: the duplicate is built at once (a blocking agreement, so every member
+/// must reach the call); the request is already complete.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let func = "MPI_Comm_idup";
+    require_init!(func);
+    if request.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "request is NULL");
+    }
+    let rc = match dup(func, comm, None) {
+        Ok(h) => store_comm(func, comm, newcomm, h),
+        Err(rc) => return rc,
+    };
+    if rc != MPI_SUCCESS {
+        return rc;
+    }
+    // A barrier on MPI_COMM_SELF completes at once: a valid, finished request.
+    // SAFETY: request checked non-null.
+    unsafe { crate::coll::PMPI_Ibarrier(MPI_COMM_SELF, request) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
+    require_init!("MPI_Comm_split");
+    match split("MPI_Comm_split", comm, color, key) {
+        Ok(h) => store_comm("MPI_Comm_split", comm, newcomm, h),
+        Err(rc) => rc,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, _info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+    let func = "MPI_Comm_split_type";
+    require_init!(func);
+    let color = match split_type {
+        MPI_UNDEFINED => MPI_UNDEFINED,
+        MPI_COMM_TYPE_SHARED => runtime::with(|rt| {
+            let me = rt.comms.get(mpi_core::comm::WORLD).map_or(0, |c| c.rank);
+            rt.bootstrap.node_of_ranks().get(me).copied().unwrap_or(0) as c_int
+        }),
+        t => return raise(comm, func, MPI_ERR_ARG, format!("split type {t} is not supported (use MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)")),
+    };
+    match split(func, comm, color, key) {
+        Ok(h) => store_comm(func, comm, newcomm, h),
+        Err(rc) => rc,
+    }
+}
+
+/// Members of `group` as ranks of the local group of `comm`, in group order; None if some
+/// member is not in the communicator.
+fn group_in_comm(comm_world: &[usize], group: &[usize]) -> Option<Vec<usize>> {
+    group.iter().map(|w| comm_world.iter().position(|x| x == w)).collect()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
+    let func = "MPI_Comm_create";
+    require_init!(func);
+    let Some(g) = crate::group::lookup(group) else {
+        return raise(comm, func, MPI_ERR_GROUP, format!("invalid group handle {group:#x}"));
+    };
+    let r = runtime::with(|rt| comm_of(rt, comm).map(|c| (c.is_inter(), c.world_ranks.clone(), c.rank)));
+    let (inter, world, me) = match r {
+        Ok(x) => x,
+        Err((c, m)) => return raise(comm, func, c, m),
+    };
+    if inter {
+        return raise(comm, func, MPI_ERR_COMM, "MPI_Comm_create on an intercommunicator is not supported yet");
+    }
+    if group_in_comm(&world, &g).is_none() {
+        return raise(comm, func, MPI_ERR_GROUP, "the group has processes outside the communicator");
+    }
+    // Every member of `comm` takes part; the group decides membership and order.
+    let color = if g.contains(&world[me]) { 0 } else { MPI_UNDEFINED };
+    let key = g.iter().position(|&w| w == world[me]).unwrap_or(0) as c_int;
+    let idx = comm_index(comm).unwrap();
+    let slot = match agree_on(idx) {
+        Ok(s) => s,
+        Err((c, m)) => return raise(comm, func, c, m),
+    };
+    let h = if color == MPI_UNDEFINED {
+        release_slot(slot);
+        MPI_COMM_NULL
+    } else {
+        let eh = runtime::with(|rt| rt.comms.get(idx).map_or(MPI_ERRORS_ARE_FATAL, |c| c.errhandler));
+        install(Comm::intra(slot_ctx(slot), key as usize, g.clone(), eh))
+    };
+    store_comm(func, comm, newcomm, h)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) -> c_int {
+    let func = "MPI_Comm_create_group";
+    require_init!(func);
+    let Some(g) = crate::group::lookup(group) else {
+        return raise(comm, func, MPI_ERR_GROUP, format!("invalid group handle {group:#x}"));
+    };
+    if tag < 0 {
+        return raise(comm, func, MPI_ERR_TAG, format!("invalid tag {tag}"));
+    }
+    let r = runtime::with(|rt| comm_of(rt, comm).map(|c| (c.is_inter(), c.world_ranks.clone(), c.rank, c.coll_ctx(), c.errhandler)));
+    let (inter, world, me, cctx, eh) = match r {
+        Ok(x) => x,
+        Err((c, m)) => return raise(comm, func, c, m),
+    };
+    if inter {
+        return raise(comm, func, MPI_ERR_COMM, "MPI_Comm_create_group on an intercommunicator is not supported yet");
+    }
+    if group_in_comm(&world, &g).is_none() {
+        return raise(comm, func, MPI_ERR_GROUP, "the group has processes outside the communicator");
+    }
+    let Some(my) = g.iter().position(|&w| w == world[me]) else {
+        return store_comm(func, comm, newcomm, MPI_COMM_NULL);
+    };
+    // Only the group's members take part: they agree among themselves on the parent's
+    // collective context, under the user's tag (above every schedule tag).
+    let cc = CollComm { ctx: cctx, rank: my, world_ranks: g.clone() };
+    let t = USER_TAG_BASE | (tag & 0x3fff_ffff);
+    // The thread-priority key must differ from the parent's own agreements: use a value
+    // above every context id.
+    let key = u32::MAX - (tag as u32 & 0x3fff_ffff);
+    match agree_slot(key, || Ok((cc.clone(), t)), &Scope::Local, false) {
+        Ok(slot) => store_comm(func, comm, newcomm, install(Comm::intra(slot_ctx(slot), my, g, eh))),
+        Err((c, m)) => raise(comm, func, c, m),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
+    let func = "MPI_Comm_free";
+    require_init!(func);
+    if comm.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "comm is NULL");
+    }
+    // SAFETY: checked non-null.
+    let h = unsafe { *comm };
+    let idx = match index_of(h) {
+        Ok(i) => i,
+        Err((c, m)) => return raise(MPI_COMM_WORLD, func, c, m),
+    };
+    if idx <= mpi_core::comm::SELF {
+        return raise(h, func, MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+    }
+    if let Err(rc) = attributes::delete_all(Kind::Comm, h) {
+        return raise(h, func, MPI_ERR_OTHER, format!("an attribute delete callback returned {rc}"));
+    }
+    runtime::with(|rt| rt.comms.remove(idx));
+    // SAFETY: checked non-null.
+    unsafe { *comm = MPI_COMM_NULL };
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
+    // Without dynamic processes, disconnect = free (pending traffic is the caller's to end).
+    // SAFETY: same contract.
+    unsafe { PMPI_Comm_free(comm) }
+}
+
+// ------------------------------------------------------------------ intercommunicators
+
+/// Builds an intercommunicator from two disjoint groups (see the module comment).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) -> c_int {
+    let func = "MPI_Intercomm_create";
+    require_init!(func);
+    let err = |(c, m): ArgError| raise(local_comm, func, c, m);
+    let r = runtime::with(|rt| comm_of(rt, local_comm).map(|c| (c.is_inter(), c.world_ranks.clone(), c.rank, c.errhandler, c.ctx)));
+    let (inter, local, me, eh, lctx) = match r {
+        Ok(x) => x,
+        Err(e) => return err(e),
+    };
+    if inter {
+        return raise(local_comm, func, MPI_ERR_COMM, "local_comm must be an intracommunicator");
+    }
+    if local_leader < 0 || local_leader as usize >= local.len() {
+        return raise(local_comm, func, MPI_ERR_RANK, format!("invalid local_leader {local_leader} (local_comm has {} ranks)", local.len()));
+    }
+    let leader = local_leader as usize;
+    let lidx = comm_index(local_comm).unwrap();
+    // The leader's view of the peer communicator.
+    let peer_view = if me == leader {
+        let r = runtime::with(|rt| comm_of(rt, peer_comm).map(|c| CollComm { ctx: c.coll_ctx(), rank: c.rank, world_ranks: c.world_ranks.clone() }));
+        match r {
+            Ok(v) if remote_leader >= 0 && (remote_leader as usize) < v.size() => Some(v),
+            Ok(_) => return raise(local_comm, func, MPI_ERR_RANK, format!("invalid remote_leader {remote_leader}")),
+            Err(e) => return err(e),
+        }
+    } else {
+        None
+    };
+    let t = USER_TAG_BASE | (tag & 0x3fff_ffff);
+    // 1. Leaders swap their groups; 2. each leader broadcasts the remote group locally.
+    let mut remote_len = [0u64; 1];
+    let mut remote: Vec<u64> = Vec::new();
+    if let Some(pv) = &peer_view {
+        let mut mine = [local.len() as u64];
+        if let Err(e) = sendrecv(pv.clone(), t, remote_leader as usize, &mut mine, &mut remote_len) {
+            return err(e);
+        }
+        let mut mine: Vec<u64> = local.iter().map(|&w| w as u64).collect();
+        remote = vec![0; remote_len[0] as usize];
+        if let Err(e) = sendrecv(pv.clone(), t, remote_leader as usize, &mut mine, &mut remote) {
+            return err(e);
+        }
+    }
+    let step = (|| {
+        let (cc, tg) = local_view(lidx)?;
+        bcast(cc, tg, &mut remote_len, leader)?;
+        remote.resize(remote_len[0] as usize, 0);
+        let (cc, tg) = local_view(lidx)?;
+        bcast(cc, tg, &mut remote, leader)?;
+        Ok::<(), ArgError>(())
+    })();
+    if let Err(e) = step {
+        return err(e);
+    }
+    let remote: Arc<[usize]> = remote.iter().map(|&w| w as usize).collect();
+    if remote.iter().any(|w| local.contains(w)) {
+        return raise(local_comm, func, MPI_ERR_COMM, "the local and remote groups overlap");
+    }
+    // 3. Context agreement: local AND, leaders combine over the peer communicator, local
+    // broadcast. The local views are rank-rotated so the leader is rank 0 of the exchange.
+    let scope = match &peer_view {
+        Some(pv) => Scope::Inter { leader_view: pv.clone(), peer: remote_leader as usize, tag: t },
+        None => Scope::Local, // non-leaders never talk to the other group
+    };
+    let rotated = |cc: CollComm| -> CollComm {
+        let n = cc.size();
+        let ranks: Arc<[usize]> = (0..n).map(|i| cc.world_ranks[(i + leader) % n]).collect();
+        CollComm { ctx: cc.ctx, rank: (cc.rank + n - leader) % n, world_ranks: ranks }
+    };
+    let slot = match agree_slot(lctx, || local_view(lidx).map(|(cc, tg)| (rotated(cc), tg)), &scope, true) {
+        Ok(s) => s,
+        Err(e) => return err(e),
+    };
+    let mut c = Comm::intra(slot_ctx(slot), me, remote, eh);
+    c.local_ranks = Some(local);
+    store_comm(func, local_comm, newintercomm, install(c))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Intercomm_merge(intercomm: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) -> c_int {
+    let func = "MPI_Intercomm_merge";
+    require_init!(func);
+    let err = |(c, m): ArgError| raise(intercomm, func, c, m);
+    let r = runtime::with(|rt| comm_of(rt, intercomm).map(|c| (c.local_ranks.clone(), c.world_ranks.clone(), c.rank, c.errhandler, leader_view(c))));
+    let (local, remote, me, eh, lv) = match r {
+        Ok((Some(l), rem, me, eh, lv)) => (l, rem, me, eh, lv),
+        Ok(_) => return raise(intercomm, func, MPI_ERR_COMM, "not an intercommunicator"),
+        Err(e) => return err(e),
+    };
+    let idx = comm_index(intercomm).unwrap();
+    // The leaders swap their `high` flags, then broadcast the remote one locally.
+    let mut flags = [0u64; 1];
+    let step = (|| {
+        if me == 0 {
+            let mut mine = [(high != 0) as u64];
+            sendrecv(lv.clone(), LEADER_TAG, 0, &mut mine, &mut flags)?;
+        }
+        let (cc, tg) = local_view(idx)?;
+        bcast(cc, tg, &mut flags, 0)?;
+        agree_on(idx)
+    })();
+    let slot = match step {
+        Ok(s) => s,
+        Err(e) => return err(e),
+    };
+    let (mine_high, theirs_high) = (high != 0, flags[0] != 0);
+    let local_first = if mine_high != theirs_high { !mine_high } else { local[0] < remote[0] };
+    let world: Arc<[usize]> = if local_first { local.iter().chain(remote.iter()).copied().collect() } else { remote.iter().chain(local.iter()).copied().collect() };
+    let rank = if local_first { me } else { remote.len() + me };
+    store_comm(func, intercomm, newintracomm, install(Comm::intra(slot_ctx(slot), rank, world, eh)))
+}
+
+// ------------------------------------------------------------------ names and info
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_name(comm: MPI_Comm, comm_name: *const c_char) -> c_int {
+    let func = "MPI_Comm_set_name";
+    require_init!(func);
+    if comm_name.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "comm_name is NULL");
+    }
+    // SAFETY: the caller passes a NUL-terminated string.
+    let mut name = unsafe { CStr::from_ptr(comm_name) }.to_string_lossy().into_owned();
+    name.truncate(MPI_MAX_OBJECT_NAME as usize - 1);
+    let ok = comm_index(comm).is_some_and(|i| runtime::with(|rt| rt.comms.get_mut(i).map(|c| c.name = name).is_some()));
+    if ok {
+        MPI_SUCCESS
+    } else {
+        raise(MPI_COMM_WORLD, func, MPI_ERR_COMM, format!("invalid communicator {comm:#x}"))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_name(comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) -> c_int {
+    let func = "MPI_Comm_get_name";
+    require_init!(func);
+    if comm_name.is_null() || resultlen.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "comm_name or resultlen is NULL");
+    }
+    match runtime::with(|rt| comm_of(rt, comm).map(|c| c.name.clone())) {
+        Ok(n) => {
+            // SAFETY: the standard requires MPI_MAX_OBJECT_NAME bytes at comm_name.
+            unsafe { *resultlen = write_c_string(comm_name, MPI_MAX_OBJECT_NAME as usize, &n) };
+            MPI_SUCCESS
+        }
+        Err((c, m)) => raise(MPI_COMM_WORLD, func, c, m),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) -> c_int {
+    let func = "MPI_Comm_set_info";
+    require_init!(func);
+    let Some(p) = crate::info::pairs(info) else {
+        return raise(comm, func, MPI_ERR_INFO, format!("invalid info handle {info:#x}"));
+    };
+    let ok = comm_index(comm).is_some_and(|i| {
+        runtime::with(|rt| {
+            rt.comms
+                .get_mut(i)
+                .map(|c| {
+                    for (k, v) in p {
+                        match c.info.iter_mut().find(|(ck, _)| *ck == k) {
+                            Some(e) => e.1 = v,
+                            None => c.info.push((k, v)),
+                        }
+                    }
+                })
+                .is_some()
+        })
+    });
+    if ok {
+        MPI_SUCCESS
+    } else {
+        raise(MPI_COMM_WORLD, func, MPI_ERR_COMM, format!("invalid communicator {comm:#x}"))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info) -> c_int {
+    let func = "MPI_Comm_get_info";
+    require_init!(func);
+    if info_used.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "info_used is NULL");
+    }
+    match runtime::with(|rt| comm_of(rt, comm).map(|c| c.info.clone())) {
+        Ok(p) => {
+            // SAFETY: checked non-null.
+            unsafe { *info_used = crate::info::new_info(p) };
+            MPI_SUCCESS
+        }
+        Err((c, m)) => raise(MPI_COMM_WORLD, func, c, m),
+    }
 }

@@ -20,7 +20,7 @@ struct Messages {
 
 static MESSAGES: Mutex<Messages> = Mutex::new(Messages { next: 0, text: Vec::new() });
 
-/// Standard name and one-line meaning of each class we raise, plus what to do about it.
+/// Standard name, one-line meaning and what to do about it, for every error class.
 fn class_text(class: c_int) -> (&'static str, &'static str, &'static str) {
     match class {
         MPI_SUCCESS => ("MPI_SUCCESS", "No error", ""),
@@ -31,24 +31,62 @@ fn class_text(class: c_int) -> (&'static str, &'static str, &'static str) {
         MPI_ERR_COMM => ("MPI_ERR_COMM", "Invalid communicator", "pass a communicator that exists (not MPI_COMM_NULL or a freed one)"),
         MPI_ERR_RANK => ("MPI_ERR_RANK", "Invalid rank", "ranks go from 0 to size-1 of the communicator (or MPI_PROC_NULL / MPI_ANY_SOURCE where allowed)"),
         MPI_ERR_ROOT => ("MPI_ERR_ROOT", "Invalid root", "the root must be a rank of the communicator"),
-        MPI_ERR_GROUP => ("MPI_ERR_GROUP", "Invalid group", ""),
-        MPI_ERR_OP => ("MPI_ERR_OP", "Invalid reduce operation", ""),
-        MPI_ERR_TOPOLOGY => ("MPI_ERR_TOPOLOGY", "Invalid topology", ""),
-        MPI_ERR_DIMS => ("MPI_ERR_DIMS", "Invalid dimension argument", ""),
+        MPI_ERR_GROUP => ("MPI_ERR_GROUP", "Invalid group", "pass a group from MPI_Comm_group or a group constructor (not MPI_GROUP_NULL or a freed one)"),
+        MPI_ERR_OP => ("MPI_ERR_OP", "Invalid reduce operation", "use a predefined operation valid for the datatype, or one from MPI_Op_create"),
+        MPI_ERR_TOPOLOGY => ("MPI_ERR_TOPOLOGY", "Invalid topology", "call this function on a communicator with the matching topology (MPI_Topo_test tells which)"),
+        MPI_ERR_DIMS => ("MPI_ERR_DIMS", "Invalid dimension argument", "dimensions must be positive and their product must fit the communicator"),
         MPI_ERR_ARG => ("MPI_ERR_ARG", "Invalid argument", "check the arguments against the MPI standard"),
-        MPI_ERR_UNKNOWN => ("MPI_ERR_UNKNOWN", "Unknown error", ""),
+        MPI_ERR_UNKNOWN => ("MPI_ERR_UNKNOWN", "Unknown error", "please report this as an OxMPI bug"),
         MPI_ERR_TRUNCATE => ("MPI_ERR_TRUNCATE", "Message truncated on receive", "post a receive buffer at least as large as the message (MPI_Probe tells its size)"),
-        MPI_ERR_OTHER => ("MPI_ERR_OTHER", "Other error", ""),
+        MPI_ERR_OTHER => ("MPI_ERR_OTHER", "Other error", "see the message for the cause"),
         MPI_ERR_INTERN => ("MPI_ERR_INTERN", "Internal error", "please report this as an OxMPI bug"),
         MPI_ERR_IN_STATUS => ("MPI_ERR_IN_STATUS", "Error code is in status", "look at the MPI_ERROR field of each status"),
-        MPI_ERR_PENDING => ("MPI_ERR_PENDING", "Pending request", ""),
+        MPI_ERR_PENDING => ("MPI_ERR_PENDING", "Pending request", "the request has not completed; wait for it again"),
         MPI_ERR_REQUEST => ("MPI_ERR_REQUEST", "Invalid request", "pass a request returned by a nonblocking or persistent call (or MPI_REQUEST_NULL)"),
-        MPI_ERR_INFO => ("MPI_ERR_INFO", "Invalid info object", ""),
-        MPI_ERR_NO_MEM => ("MPI_ERR_NO_MEM", "Out of memory", ""),
-        MPI_ERR_KEYVAL => ("MPI_ERR_KEYVAL", "Invalid keyval", ""),
-        MPI_ERR_UNSUPPORTED_OPERATION => ("MPI_ERR_UNSUPPORTED_OPERATION", "Unsupported operation", ""),
-        MPI_ERR_PROC_ABORTED => ("MPI_ERR_PROC_ABORTED", "Peer process aborted", ""),
-        _ => ("MPI_ERR_UNKNOWN", "Unknown error class", ""),
+        MPI_ERR_ACCESS => ("MPI_ERR_ACCESS", "Permission denied", "check the file's permissions"),
+        MPI_ERR_AMODE => ("MPI_ERR_AMODE", "Invalid file access mode", "combine exactly one of MPI_MODE_RDONLY/WRONLY/RDWR with compatible flags"),
+        MPI_ERR_BAD_FILE => ("MPI_ERR_BAD_FILE", "Invalid file name", "check the path"),
+        MPI_ERR_CONVERSION => ("MPI_ERR_CONVERSION", "Data conversion failed", "check the data representation"),
+        MPI_ERR_DUP_DATAREP => ("MPI_ERR_DUP_DATAREP", "Data representation already defined", "register each data representation name once"),
+        MPI_ERR_FILE_EXISTS => ("MPI_ERR_FILE_EXISTS", "File exists", "remove the file or drop MPI_MODE_EXCL"),
+        MPI_ERR_FILE_IN_USE => ("MPI_ERR_FILE_IN_USE", "File in use", "close the file everywhere first"),
+        MPI_ERR_FILE => ("MPI_ERR_FILE", "Invalid file handle", "pass a file opened with MPI_File_open"),
+        MPI_ERR_INFO => ("MPI_ERR_INFO", "Invalid info object", "pass an info object from MPI_Info_create (or MPI_INFO_NULL where allowed)"),
+        MPI_ERR_INFO_KEY => ("MPI_ERR_INFO_KEY", "Invalid info key", "keys must be non-empty and shorter than MPI_MAX_INFO_KEY"),
+        MPI_ERR_INFO_VALUE => ("MPI_ERR_INFO_VALUE", "Invalid info value", "values must be shorter than MPI_MAX_INFO_VAL"),
+        MPI_ERR_INFO_NOKEY => ("MPI_ERR_INFO_NOKEY", "Info key not found", "check the key with MPI_Info_get first"),
+        MPI_ERR_IO => ("MPI_ERR_IO", "I/O error", "see the message for the cause"),
+        MPI_ERR_NAME => ("MPI_ERR_NAME", "Service name not found", "publish the name before looking it up"),
+        MPI_ERR_NO_MEM => ("MPI_ERR_NO_MEM", "Out of memory", "free memory or lower the request"),
+        MPI_ERR_NOT_SAME => ("MPI_ERR_NOT_SAME", "Arguments differ between processes", "collective calls need the same arguments on every process"),
+        MPI_ERR_NO_SPACE => ("MPI_ERR_NO_SPACE", "No space left", "free disk space"),
+        MPI_ERR_NO_SUCH_FILE => ("MPI_ERR_NO_SUCH_FILE", "No such file", "check the path"),
+        MPI_ERR_PORT => ("MPI_ERR_PORT", "Invalid port name", "pass a name from MPI_Open_port"),
+        MPI_ERR_QUOTA => ("MPI_ERR_QUOTA", "Quota exceeded", "free space within your quota"),
+        MPI_ERR_READ_ONLY => ("MPI_ERR_READ_ONLY", "Read-only file or file system", "open the file read-only or write elsewhere"),
+        MPI_ERR_SERVICE => ("MPI_ERR_SERVICE", "Invalid service name", "unpublish only published names"),
+        MPI_ERR_SPAWN => ("MPI_ERR_SPAWN", "Spawn failed", "check the command and the resources"),
+        MPI_ERR_UNSUPPORTED_DATAREP => ("MPI_ERR_UNSUPPORTED_DATAREP", "Unsupported data representation", "use \"native\""),
+        MPI_ERR_UNSUPPORTED_OPERATION => ("MPI_ERR_UNSUPPORTED_OPERATION", "Unsupported operation", "see docs/unsupported.md"),
+        MPI_ERR_WIN => ("MPI_ERR_WIN", "Invalid window", "pass a window from a window constructor"),
+        MPI_ERR_BASE => ("MPI_ERR_BASE", "Invalid base address", "pass memory from MPI_Alloc_mem"),
+        MPI_ERR_LOCKTYPE => ("MPI_ERR_LOCKTYPE", "Invalid lock type", "use MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED"),
+        MPI_ERR_KEYVAL => ("MPI_ERR_KEYVAL", "Invalid keyval", "pass a keyval created for this kind of object and not freed"),
+        MPI_ERR_RMA_CONFLICT => ("MPI_ERR_RMA_CONFLICT", "Conflicting RMA accesses", "separate conflicting accesses with synchronisation"),
+        MPI_ERR_RMA_SYNC => ("MPI_ERR_RMA_SYNC", "Wrong RMA synchronisation", "issue RMA calls inside an access epoch"),
+        MPI_ERR_SIZE => ("MPI_ERR_SIZE", "Invalid size", "sizes must be non-negative"),
+        MPI_ERR_DISP => ("MPI_ERR_DISP", "Invalid displacement", "displacements must be non-negative and inside the window"),
+        MPI_ERR_ASSERT => ("MPI_ERR_ASSERT", "Invalid assert", "pass 0 or valid MPI_MODE_* asserts"),
+        MPI_ERR_RMA_RANGE => ("MPI_ERR_RMA_RANGE", "RMA target out of range", "stay inside the target window"),
+        MPI_ERR_RMA_ATTACH => ("MPI_ERR_RMA_ATTACH", "Memory cannot be attached", "attach non-overlapping memory to dynamic windows only"),
+        MPI_ERR_RMA_SHARED => ("MPI_ERR_RMA_SHARED", "Memory cannot be shared", "use MPI_Win_allocate_shared on a shared-memory communicator"),
+        MPI_ERR_RMA_FLAVOR => ("MPI_ERR_RMA_FLAVOR", "Wrong window flavor", "use a window of the flavor this call needs"),
+        MPI_T_ERR_MEMORY..=MPI_T_ERR_INVALID => ("MPI_T_ERR", "Tool information interface error", "check the MPI_T call's arguments"),
+        MPI_ERR_SESSION => ("MPI_ERR_SESSION", "Invalid session", "pass a session from MPI_Session_init"),
+        MPI_ERR_PROC_ABORTED => ("MPI_ERR_PROC_ABORTED", "Peer process aborted", "look at the other ranks' output for the cause"),
+        MPI_ERR_VALUE_TOO_LARGE => ("MPI_ERR_VALUE_TOO_LARGE", "Value too large", "use the large-count (_c / _x) variant"),
+        MPI_T_ERR_NOT_SUPPORTED => ("MPI_T_ERR_NOT_SUPPORTED", "Not supported by the tool interface", "see docs/unsupported.md"),
+        _ => ("MPI_ERR_UNKNOWN", "Unknown error class", "pass an error code returned by MPI"),
     }
 }
 
@@ -71,6 +109,9 @@ pub fn error_class(code: c_int) -> c_int {
 
 /// The text of `code`: its specific message if still remembered, else the class's.
 pub fn error_text(code: c_int) -> String {
+    if let Some(t) = crate::errhandlers::user_error_string(code) {
+        return t;
+    }
     let slot = (code >> 7) as usize;
     let (name, generic, _) = class_text(error_class(code));
     if slot > 0 {
@@ -83,21 +124,36 @@ pub fn error_text(code: c_int) -> String {
 }
 
 /// Raises an error in `func` on `comm`: runs the communicator's error handler (fatal by
-/// default) and returns the code for `MPI_ERRORS_RETURN`. Must be called without the
-/// runtime lock held.
+/// default) and returns the code for `MPI_ERRORS_RETURN` and user handlers. Must be called
+/// without the runtime lock held.
 pub fn raise(comm: MPI_Comm, func: &str, class: c_int, msg: impl Into<String>) -> c_int {
     let msg = msg.into();
     let code = make_code(class, format!("{func}: {msg}"));
-    let handler = if mpi_core::runtime::is_initialized() && !mpi_core::runtime::is_finalized() {
-        let idx = comm_index(comm).unwrap_or(mpi_core::comm::WORLD);
-        let g = mpi_core::runtime::lock();
-        g.as_ref().and_then(|rt| rt.comms.get(idx).or_else(|| rt.comms.get(mpi_core::comm::WORLD)).map(|c| c.errhandler))
-    } else {
-        None
-    };
-    match handler {
+    invoke_handler(comm, code, func, &msg)
+}
+
+/// The error handler of `comm` (of `MPI_COMM_WORLD` for an invalid handle), if MPI is up.
+pub fn handler_of(comm: MPI_Comm) -> Option<MPI_Errhandler> {
+    if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
+        return None;
+    }
+    let idx = comm_index(comm).unwrap_or(mpi_core::comm::WORLD);
+    let g = mpi_core::runtime::lock();
+    g.as_ref().and_then(|rt| rt.comms.get(idx).or_else(|| rt.comms.get(mpi_core::comm::WORLD)).map(|c| c.errhandler))
+}
+
+/// Runs `comm`'s error handler for `code`: returns `code` unless the handler is fatal.
+pub fn invoke_handler(comm: MPI_Comm, code: c_int, func: &str, msg: &str) -> c_int {
+    match handler_of(comm) {
         Some(MPI_ERRORS_RETURN) => code,
-        _ => fatal(func, class, &msg),
+        Some(h) if crate::handles::errhandler_index(h).is_some() => {
+            let known = comm_index(comm).is_some_and(|i| mpi_core::runtime::with(|rt| rt.comms.get(i).is_some()));
+            let mut c = if known { comm } else { MPI_COMM_WORLD };
+            let mut e = code;
+            crate::errhandlers::call_user_handler(h, &mut c, &mut e);
+            code
+        }
+        _ => fatal(func, error_class(code), msg),
     }
 }
 
@@ -175,7 +231,7 @@ pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MP
     if !mpi_core::runtime::is_initialized() {
         return not_initialized("MPI_Comm_set_errhandler");
     }
-    if !matches!(errhandler, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) {
+    if !matches!(errhandler, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) && !crate::errhandlers::is_comm_handler(errhandler) {
         return raise(comm, "MPI_Comm_set_errhandler", MPI_ERR_ARG, format!("invalid error handler {errhandler:#x}"));
     }
     let ok = {
@@ -217,7 +273,13 @@ pub unsafe extern "C" fn PMPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -
     if errhandler.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", MPI_ERR_ARG, "errhandler is NULL");
     }
-    // Predefined handlers are never destroyed; the handle is set to null as the standard says.
+    // Handlers are never destroyed (a communicator may still use a freed one, which the
+    // standard allows); the handle is set to null as the standard says.
+    // SAFETY: checked non-null.
+    let h = unsafe { *errhandler };
+    if !matches!(h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) && !crate::errhandlers::is_handler(h) {
+        return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", MPI_ERR_ARG, format!("invalid error handler {h:#x}"));
+    }
     // SAFETY: checked non-null.
     unsafe { *errhandler = MPI_ERRHANDLER_NULL };
     MPI_SUCCESS

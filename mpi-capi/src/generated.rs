@@ -33,36 +33,21 @@ pub unsafe extern "C" fn PMPI_Accumulate(origin_addr: *const c_void, origin_coun
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Add_error_class(errorclass: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Add_error_class(errorclass) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Add_error_class")
+    unsafe { crate::errhandlers::PMPI_Add_error_class(errorclass) }
 }
 
 // int MPI_Add_error_code(int errorclass, int *errorcode);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Add_error_code(errorclass, errorcode) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Add_error_code")
+    unsafe { crate::errhandlers::PMPI_Add_error_code(errorclass, errorcode) }
 }
 
 // int MPI_Add_error_string(int errorcode, const char *string);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Add_error_string(errorcode, string) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Add_error_string")
+    unsafe { crate::errhandlers::PMPI_Add_error_string(errorcode, string) }
 }
 
 // int MPI_Address(void *location, MPI_Aint *address);
@@ -144,36 +129,21 @@ pub unsafe extern "C" fn MPI_Alltoallw(sendbuf: *const c_void, sendcounts: *cons
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Attr_delete(comm: MPI_Comm, keyval: c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Attr_delete(comm, keyval) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Attr_delete(comm: MPI_Comm, keyval: c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Attr_delete")
+    unsafe { crate::attributes::PMPI_Attr_delete(comm, keyval) }
 }
 
 // int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Attr_get(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Attr_get(comm, keyval, attribute_val, flag) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Attr_get(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Attr_get")
+    unsafe { crate::attributes::PMPI_Attr_get(comm, keyval, attribute_val, flag) }
 }
 
 // int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Attr_put(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Attr_put(comm, keyval, attribute_val) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Attr_put(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Attr_put")
+    unsafe { crate::attributes::PMPI_Attr_put(comm, keyval, attribute_val) }
 }
 
 // int MPI_Barrier(MPI_Comm comm);
@@ -229,96 +199,56 @@ pub unsafe extern "C" fn MPI_Cancel(request: *mut MPI_Request) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cart_coords(comm: MPI_Comm, rank: c_int, maxdims: c_int, coords: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Cart_coords(comm, rank, maxdims, coords) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_coords(comm: MPI_Comm, rank: c_int, maxdims: c_int, coords: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Cart_coords")
+    unsafe { crate::topology::PMPI_Cart_coords(comm, rank, maxdims, coords) }
 }
 
 // int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cart_create(comm_old: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_create(comm_old: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm_old, "MPI_Cart_create")
+    unsafe { crate::topology::PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart) }
 }
 
 // int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cart_get(comm: MPI_Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Cart_get(comm, maxdims, dims, periods, coords) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_get(comm: MPI_Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Cart_get")
+    unsafe { crate::topology::PMPI_Cart_get(comm, maxdims, dims, periods, coords) }
 }
 
 // int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cart_map(comm: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, newrank: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Cart_map(comm, ndims, dims, periods, newrank) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_map(comm: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, newrank: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Cart_map")
+    unsafe { crate::topology::PMPI_Cart_map(comm, ndims, dims, periods, newrank) }
 }
 
 // int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cart_rank(comm: MPI_Comm, coords: *const c_int, rank: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Cart_rank(comm, coords, rank) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_rank(comm: MPI_Comm, coords: *const c_int, rank: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Cart_rank")
+    unsafe { crate::topology::PMPI_Cart_rank(comm, coords, rank) }
 }
 
 // int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cart_shift(comm: MPI_Comm, direction: c_int, disp: c_int, rank_source: *mut c_int, rank_dest: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_shift(comm: MPI_Comm, direction: c_int, disp: c_int, rank_source: *mut c_int, rank_dest: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Cart_shift")
+    unsafe { crate::topology::PMPI_Cart_shift(comm, direction, disp, rank_source, rank_dest) }
 }
 
 // int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Cart_sub(comm, remain_dims, newcomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Cart_sub")
+    unsafe { crate::topology::PMPI_Cart_sub(comm, remain_dims, newcomm) }
 }
 
 // int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Cartdim_get(comm: MPI_Comm, ndims: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Cartdim_get(comm, ndims) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Cartdim_get(comm: MPI_Comm, ndims: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Cartdim_get")
+    unsafe { crate::topology::PMPI_Cartdim_get(comm, ndims) }
 }
 
 // int MPI_Close_port(const char *port_name);
@@ -356,24 +286,14 @@ pub unsafe extern "C" fn MPI_Comm_c2f(comm: MPI_Comm) -> MPI_Fint {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_call_errhandler(comm, errorcode) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_call_errhandler")
+    unsafe { crate::errhandlers::PMPI_Comm_call_errhandler(comm, errorcode) }
 }
 
 // int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_compare(comm1, comm2, result) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_compare(comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm1, "MPI_Comm_compare")
+    unsafe { crate::comm::PMPI_Comm_compare(comm1, comm2, result) }
 }
 
 // int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
@@ -392,96 +312,56 @@ pub unsafe extern "C" fn PMPI_Comm_connect(port_name: *const c_char, info: MPI_I
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_create(comm, group, newcomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_create")
+    unsafe { crate::comm::PMPI_Comm_create(comm, group, newcomm) }
 }
 
 // int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn, MPI_Errhandler *errhandler);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create_errhandler(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_create_errhandler(comm_errhandler_fn, errhandler) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_errhandler(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Comm_create_errhandler")
+    unsafe { crate::errhandlers::PMPI_Comm_create_errhandler(comm_errhandler_fn, errhandler) }
 }
 
 // int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_create_group(comm, group, tag, newcomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_create_group")
+    unsafe { crate::comm::PMPI_Comm_create_group(comm, group, tag, newcomm) }
 }
 
 // int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_create_keyval(comm_copy_attr_fn: MPI_Comm_copy_attr_function, comm_delete_attr_fn: MPI_Comm_delete_attr_function, comm_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_create_keyval(comm_copy_attr_fn: MPI_Comm_copy_attr_function, comm_delete_attr_fn: MPI_Comm_delete_attr_function, comm_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Comm_create_keyval")
+    unsafe { crate::attributes::PMPI_Comm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state) }
 }
 
 // int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_delete_attr(comm: MPI_Comm, comm_keyval: c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_delete_attr(comm, comm_keyval) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_delete_attr(comm: MPI_Comm, comm_keyval: c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_delete_attr")
+    unsafe { crate::attributes::PMPI_Comm_delete_attr(comm, comm_keyval) }
 }
 
 // int MPI_Comm_disconnect(MPI_Comm *comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_disconnect(comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Comm_disconnect")
+    unsafe { crate::comm::PMPI_Comm_disconnect(comm) }
 }
 
 // int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_dup(comm, newcomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_dup")
+    unsafe { crate::comm::PMPI_Comm_dup(comm, newcomm) }
 }
 
 // int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_dup_with_info(comm, info, newcomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_dup_with_info")
+    unsafe { crate::comm::PMPI_Comm_dup_with_info(comm, info, newcomm) }
 }
 
 // MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
@@ -495,36 +375,21 @@ pub unsafe extern "C" fn MPI_Comm_f2c(comm: MPI_Fint) -> MPI_Comm {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_free(comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Comm_free")
+    unsafe { crate::comm::PMPI_Comm_free(comm) }
 }
 
 // int MPI_Comm_free_keyval(int *comm_keyval);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_free_keyval(comm_keyval) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Comm_free_keyval")
+    unsafe { crate::attributes::PMPI_Comm_free_keyval(comm_keyval) }
 }
 
 // int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_get_attr")
+    unsafe { crate::attributes::PMPI_Comm_get_attr(comm, comm_keyval, attribute_val, flag) }
 }
 
 // int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
@@ -538,24 +403,14 @@ pub unsafe extern "C" fn MPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mu
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_get_info(comm, info_used) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_get_info")
+    unsafe { crate::comm::PMPI_Comm_get_info(comm, info_used) }
 }
 
 // int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_name(comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_get_name(comm, comm_name, resultlen) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_name(comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_get_name")
+    unsafe { crate::comm::PMPI_Comm_get_name(comm, comm_name, resultlen) }
 }
 
 // int MPI_Comm_get_parent(MPI_Comm *parent);
@@ -574,24 +429,14 @@ pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_group(comm, group) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_group")
+    unsafe { crate::group::PMPI_Comm_group(comm, group) }
 }
 
 // int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_idup(comm, newcomm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_idup")
+    unsafe { crate::comm::PMPI_Comm_idup(comm, newcomm, request) }
 }
 
 // int MPI_Comm_join(int fd, MPI_Comm *intercomm);
@@ -617,36 +462,21 @@ pub unsafe extern "C" fn MPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_in
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_remote_group(comm, group) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_remote_group")
+    unsafe { crate::group::PMPI_Comm_remote_group(comm, group) }
 }
 
 // int MPI_Comm_remote_size(MPI_Comm comm, int *size);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_remote_size(comm, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_remote_size")
+    unsafe { crate::comm::PMPI_Comm_remote_size(comm, size) }
 }
 
 // int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_set_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_set_attr(comm, comm_keyval, attribute_val) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_set_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_set_attr")
+    unsafe { crate::attributes::PMPI_Comm_set_attr(comm, comm_keyval, attribute_val) }
 }
 
 // int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
@@ -660,24 +490,14 @@ pub unsafe extern "C" fn MPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MPI
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_set_info(comm, info) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_set_info")
+    unsafe { crate::comm::PMPI_Comm_set_info(comm, info) }
 }
 
 // int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_set_name(comm: MPI_Comm, comm_name: *const c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_set_name(comm, comm_name) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_set_name(comm: MPI_Comm, comm_name: *const c_char) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_set_name")
+    unsafe { crate::comm::PMPI_Comm_set_name(comm, comm_name) }
 }
 
 // int MPI_Comm_size(MPI_Comm comm, int *size);
@@ -715,36 +535,21 @@ pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(count: c_int, array_of_command
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_split(comm, color, key, newcomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_split")
+    unsafe { crate::comm::PMPI_Comm_split(comm, color, key, newcomm) }
 }
 
 // int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_split_type(comm, split_type, key, info, newcomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_split_type")
+    unsafe { crate::comm::PMPI_Comm_split_type(comm, split_type, key, info, newcomm) }
 }
 
 // int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_test_inter(comm, flag) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_test_inter")
+    unsafe { crate::comm::PMPI_Comm_test_inter(comm, flag) }
 }
 
 // int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
@@ -763,60 +568,35 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compa
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Dims_create(nnodes, ndims, dims) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Dims_create")
+    unsafe { crate::topology::PMPI_Dims_create(nnodes, ndims, dims) }
 }
 
 // int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Dist_graph_create(comm_old: MPI_Comm, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights: *const c_int, info: MPI_Info, reorder: c_int, comm_dist_graph: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_create(comm_old: MPI_Comm, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights: *const c_int, info: MPI_Info, reorder: c_int, comm_dist_graph: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm_old, "MPI_Dist_graph_create")
+    unsafe { crate::topology::PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph) }
 }
 
 // int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Dist_graph_create_adjacent(comm_old: MPI_Comm, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: MPI_Info, reorder: c_int, comm_dist_graph: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(comm_old: MPI_Comm, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: MPI_Info, reorder: c_int, comm_dist_graph: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm_old, "MPI_Dist_graph_create_adjacent")
+    unsafe { crate::topology::PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph) }
 }
 
 // int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[]);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Dist_graph_neighbors(comm: MPI_Comm, maxindegree: c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: c_int, destinations: *mut c_int, destweights: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(comm: MPI_Comm, maxindegree: c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: c_int, destinations: *mut c_int, destweights: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Dist_graph_neighbors")
+    unsafe { crate::topology::PMPI_Dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights) }
 }
 
 // int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Dist_graph_neighbors_count(comm: MPI_Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Dist_graph_neighbors_count(comm: MPI_Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Dist_graph_neighbors_count")
+    unsafe { crate::topology::PMPI_Dist_graph_neighbors_count(comm, indegree, outdegree, weighted) }
 }
 
 // MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
@@ -830,12 +610,7 @@ pub unsafe extern "C" fn MPI_Errhandler_c2f(errhandler: MPI_Errhandler) -> MPI_F
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Errhandler_create(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Errhandler_create(comm_errhandler_fn, errhandler) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_create(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Errhandler_create")
+    unsafe { crate::errhandlers::PMPI_Errhandler_create(comm_errhandler_fn, errhandler) }
 }
 
 // MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
@@ -856,24 +631,14 @@ pub unsafe extern "C" fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) ->
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Errhandler_get(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Errhandler_get(comm, errhandler) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_get(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Errhandler_get")
+    unsafe { crate::errhandlers::PMPI_Errhandler_get(comm, errhandler) }
 }
 
 // int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Errhandler_set(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Errhandler_set(comm, errhandler) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Errhandler_set(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Errhandler_set")
+    unsafe { crate::errhandlers::PMPI_Errhandler_set(comm, errhandler) }
 }
 
 // int MPI_Error_class(int errorcode, int *errorclass);
@@ -1748,72 +1513,42 @@ pub unsafe extern "C" fn MPI_Get_version(version: *mut c_int, subversion: *mut c
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Graph_create(comm_old: MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Graph_create(comm_old, nnodes, indx, edges, reorder, comm_graph) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_create(comm_old: MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm_old, "MPI_Graph_create")
+    unsafe { crate::topology::PMPI_Graph_create(comm_old, nnodes, indx, edges, reorder, comm_graph) }
 }
 
 // int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[]);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Graph_get(comm: MPI_Comm, maxindex: c_int, maxedges: c_int, indx: *mut c_int, edges: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Graph_get(comm, maxindex, maxedges, indx, edges) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_get(comm: MPI_Comm, maxindex: c_int, maxedges: c_int, indx: *mut c_int, edges: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Graph_get")
+    unsafe { crate::topology::PMPI_Graph_get(comm, maxindex, maxedges, indx, edges) }
 }
 
 // int MPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[], int *newrank);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Graph_map(comm: MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, newrank: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Graph_map(comm, nnodes, indx, edges, newrank) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_map(comm: MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, newrank: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Graph_map")
+    unsafe { crate::topology::PMPI_Graph_map(comm, nnodes, indx, edges, newrank) }
 }
 
 // int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Graph_neighbors(comm: MPI_Comm, rank: c_int, maxneighbors: c_int, neighbors: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_neighbors(comm: MPI_Comm, rank: c_int, maxneighbors: c_int, neighbors: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Graph_neighbors")
+    unsafe { crate::topology::PMPI_Graph_neighbors(comm, rank, maxneighbors, neighbors) }
 }
 
 // int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Graph_neighbors_count(comm: MPI_Comm, rank: c_int, nneighbors: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Graph_neighbors_count(comm, rank, nneighbors) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_neighbors_count(comm: MPI_Comm, rank: c_int, nneighbors: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Graph_neighbors_count")
+    unsafe { crate::topology::PMPI_Graph_neighbors_count(comm, rank, nneighbors) }
 }
 
 // int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Graphdims_get(comm: MPI_Comm, nnodes: *mut c_int, nedges: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Graphdims_get(comm, nnodes, nedges) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Graphdims_get(comm: MPI_Comm, nnodes: *mut c_int, nedges: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Graphdims_get")
+    unsafe { crate::topology::PMPI_Graphdims_get(comm, nnodes, nedges) }
 }
 
 // int MPI_Grequest_complete(MPI_Request request);
@@ -1851,36 +1586,21 @@ pub unsafe extern "C" fn MPI_Group_c2f(group: MPI_Group) -> MPI_Fint {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_compare(group1: MPI_Group, group2: MPI_Group, result: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_compare(group1, group2, result) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_compare(group1: MPI_Group, group2: MPI_Group, result: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_compare")
+    unsafe { crate::group::PMPI_Group_compare(group1, group2, result) }
 }
 
 // int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_difference(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_difference(group1, group2, newgroup) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_difference(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_difference")
+    unsafe { crate::group::PMPI_Group_difference(group1, group2, newgroup) }
 }
 
 // int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_excl(group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_excl(group, n, ranks, newgroup) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_excl(group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_excl")
+    unsafe { crate::group::PMPI_Group_excl(group, n, ranks, newgroup) }
 }
 
 // MPI_Group MPI_Group_f2c(MPI_Fint group);
@@ -1894,108 +1614,63 @@ pub unsafe extern "C" fn MPI_Group_f2c(group: MPI_Fint) -> MPI_Group {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_free(group: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_free(group) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_free(group: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_free")
+    unsafe { crate::group::PMPI_Group_free(group) }
 }
 
 // int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_incl(group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_incl(group, n, ranks, newgroup) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_incl(group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_incl")
+    unsafe { crate::group::PMPI_Group_incl(group, n, ranks, newgroup) }
 }
 
 // int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_intersection(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_intersection(group1, group2, newgroup) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_intersection(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_intersection")
+    unsafe { crate::group::PMPI_Group_intersection(group1, group2, newgroup) }
 }
 
 // int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_range_excl(group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_range_excl(group, n, ranges, newgroup) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_range_excl(group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_range_excl")
+    unsafe { crate::group::PMPI_Group_range_excl(group, n, ranges, newgroup) }
 }
 
 // int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_range_incl(group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_range_incl(group, n, ranges, newgroup) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_range_incl(group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_range_incl")
+    unsafe { crate::group::PMPI_Group_range_incl(group, n, ranges, newgroup) }
 }
 
 // int MPI_Group_rank(MPI_Group group, int *rank);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_rank(group: MPI_Group, rank: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_rank(group, rank) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_rank(group: MPI_Group, rank: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_rank")
+    unsafe { crate::group::PMPI_Group_rank(group, rank) }
 }
 
 // int MPI_Group_size(MPI_Group group, int *size);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_size(group: MPI_Group, size: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_size(group, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_size(group: MPI_Group, size: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_size")
+    unsafe { crate::group::PMPI_Group_size(group, size) }
 }
 
 // int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_translate_ranks(group1: MPI_Group, n: c_int, ranks1: *const c_int, group2: MPI_Group, ranks2: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_translate_ranks(group1: MPI_Group, n: c_int, ranks1: *const c_int, group2: MPI_Group, ranks2: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_translate_ranks")
+    unsafe { crate::group::PMPI_Group_translate_ranks(group1, n, ranks1, group2, ranks2) }
 }
 
 // int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Group_union(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Group_union(group1, group2, newgroup) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Group_union(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Group_union")
+    unsafe { crate::group::PMPI_Group_union(group1, group2, newgroup) }
 }
 
 // int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
@@ -2100,60 +1775,35 @@ pub unsafe extern "C" fn MPI_Imrecv(buf: *mut c_void, count: c_int, datatype: MP
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ineighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ineighbor_allgather")
+    unsafe { crate::topology::PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
 }
 
 // int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ineighbor_allgatherv")
+    unsafe { crate::topology::PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request) }
 }
 
 // int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ineighbor_alltoall")
+    unsafe { crate::topology::PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) }
 }
 
 // int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ineighbor_alltoallv")
+    unsafe { crate::topology::PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request) }
 }
 
 // int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Ineighbor_alltoallw")
+    unsafe { crate::topology::PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) }
 }
 
 // MPI_Fint MPI_Info_c2f(MPI_Info info);
@@ -2167,36 +1817,21 @@ pub unsafe extern "C" fn MPI_Info_c2f(info: MPI_Info) -> MPI_Fint {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_create(info: *mut MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Info_create(info) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Info_create")
+    unsafe { crate::info::PMPI_Info_create(info) }
 }
 
 // int MPI_Info_delete(MPI_Info info, const char *key);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_delete(info: MPI_Info, key: *const c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Info_delete(info, key) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_delete(info: MPI_Info, key: *const c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Info_delete")
+    unsafe { crate::info::PMPI_Info_delete(info, key) }
 }
 
 // int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Info_dup(info, newinfo) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Info_dup")
+    unsafe { crate::info::PMPI_Info_dup(info, newinfo) }
 }
 
 // MPI_Info MPI_Info_f2c(MPI_Fint info);
@@ -2210,72 +1845,49 @@ pub unsafe extern "C" fn MPI_Info_f2c(info: MPI_Fint) -> MPI_Info {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_free(info: *mut MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Info_free(info) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Info_free")
+    unsafe { crate::info::PMPI_Info_free(info) }
 }
 
 // int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_get(info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Info_get(info, key, valuelen, value, flag) }
+    unsafe { crate::info::PMPI_Info_get(info, key, valuelen, value, flag) }
 }
 
+// int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get(info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Info_get")
+pub unsafe extern "C" fn MPI_Info_get_string(info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::info::PMPI_Info_get_string(info, key, buflen, value, flag) }
 }
 
 // int MPI_Info_get_nkeys(MPI_Info info, int *nkeys);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Info_get_nkeys(info, nkeys) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Info_get_nkeys")
+    unsafe { crate::info::PMPI_Info_get_nkeys(info, nkeys) }
 }
 
 // int MPI_Info_get_nthkey(MPI_Info info, int n, char *key);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Info_get_nthkey(info, n, key) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Info_get_nthkey")
+    unsafe { crate::info::PMPI_Info_get_nthkey(info, n, key) }
 }
 
 // int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_get_valuelen(info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Info_get_valuelen(info, key, valuelen, flag) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Info_get_valuelen")
+    unsafe { crate::info::PMPI_Info_get_valuelen(info, key, valuelen, flag) }
 }
 
 // int MPI_Info_set(MPI_Info info, const char *key, const char *value);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Info_set(info: MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Info_set(info, key, value) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Info_set")
+    unsafe { crate::info::PMPI_Info_set(info, key, value) }
 }
 
 // int MPI_Init(int *argc, char ***argv);
@@ -2303,24 +1915,14 @@ pub unsafe extern "C" fn MPI_Initialized(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Intercomm_create(local_comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(local_comm, "MPI_Intercomm_create")
+    unsafe { crate::comm::PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm) }
 }
 
 // int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Intercomm_merge(intercomm: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Intercomm_merge(intercomm, high, newintracomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Intercomm_merge(intercomm: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(intercomm, "MPI_Intercomm_merge")
+    unsafe { crate::comm::PMPI_Intercomm_merge(intercomm, high, newintracomm) }
 }
 
 // int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
@@ -2411,24 +2013,14 @@ pub unsafe extern "C" fn MPI_Issend(buf: *const c_void, count: c_int, datatype: 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Keyval_create(copy_fn: MPI_Copy_function, delete_fn: MPI_Delete_function, keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Keyval_create(copy_fn: MPI_Copy_function, delete_fn: MPI_Delete_function, keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Keyval_create")
+    unsafe { crate::attributes::PMPI_Keyval_create(copy_fn, delete_fn, keyval, extra_state) }
 }
 
 // int MPI_Keyval_free(int *keyval);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Keyval_free(keyval) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Keyval_free")
+    unsafe { crate::attributes::PMPI_Keyval_free(keyval) }
 }
 
 // int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
@@ -2475,60 +2067,35 @@ pub unsafe extern "C" fn MPI_Mrecv(buf: *mut c_void, count: c_int, datatype: MPI
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Neighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Neighbor_allgather")
+    unsafe { crate::topology::PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
 }
 
 // int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Neighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Neighbor_allgatherv")
+    unsafe { crate::topology::PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) }
 }
 
 // int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Neighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Neighbor_alltoall")
+    unsafe { crate::topology::PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) }
 }
 
 // int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Neighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Neighbor_alltoallv")
+    unsafe { crate::topology::PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) }
 }
 
 // int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Neighbor_alltoallw")
+    unsafe { crate::topology::PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) }
 }
 
 // MPI_Fint MPI_Op_c2f(MPI_Op op);
@@ -3163,12 +2730,7 @@ pub unsafe extern "C" fn MPI_Testsome(incount: c_int, array_of_requests: *mut MP
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Topo_test(comm: MPI_Comm, status: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Topo_test(comm, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Topo_test(comm: MPI_Comm, status: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Topo_test")
+    unsafe { crate::topology::PMPI_Topo_test(comm, status) }
 }
 
 // MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
@@ -3267,12 +2829,7 @@ pub unsafe extern "C" fn MPI_Type_create_indexed_block(count: c_int, blocklength
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_keyval(type_copy_attr_fn: MPI_Type_copy_attr_function, type_delete_attr_fn: MPI_Type_delete_attr_function, type_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_keyval(type_copy_attr_fn: MPI_Type_copy_attr_function, type_delete_attr_fn: MPI_Type_delete_attr_function, type_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_keyval")
+    unsafe { crate::attributes::PMPI_Type_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state) }
 }
 
 // int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype);
@@ -3300,12 +2857,7 @@ pub unsafe extern "C" fn MPI_Type_create_subarray(ndims: c_int, array_of_sizes: 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_delete_attr(datatype: MPI_Datatype, type_keyval: c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_delete_attr(datatype, type_keyval) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_delete_attr(datatype: MPI_Datatype, type_keyval: c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_delete_attr")
+    unsafe { crate::attributes::PMPI_Type_delete_attr(datatype, type_keyval) }
 }
 
 // int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
@@ -3340,24 +2892,14 @@ pub unsafe extern "C" fn MPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_free_keyval(type_keyval) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_free_keyval")
+    unsafe { crate::attributes::PMPI_Type_free_keyval(type_keyval) }
 }
 
 // int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_get_attr(datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_get_attr(datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_get_attr")
+    unsafe { crate::attributes::PMPI_Type_get_attr(datatype, type_keyval, attribute_val, flag) }
 }
 
 // int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
@@ -3453,12 +2995,7 @@ pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dat
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_set_attr(datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_set_attr(datatype, type_keyval, attribute_val) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_set_attr(datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_set_attr")
+    unsafe { crate::attributes::PMPI_Type_set_attr(datatype, type_keyval, attribute_val) }
 }
 
 // int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);

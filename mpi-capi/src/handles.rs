@@ -3,11 +3,64 @@
 //! index in the low 26 bits, so they never collide with a predefined value.
 
 use crate::abi::*;
+use std::os::raw::c_int;
 
 const INDEX_MASK: u32 = 0x03ff_ffff;
 const KIND_MASK: u32 = 0xfc00_0000;
 const COMM_DIRECT: u32 = 0x8400_0000;
 const REQUEST_DIRECT: u32 = 0xac00_0000;
+const GROUP_DIRECT: u32 = 0x8800_0000;
+const ERRHANDLER_DIRECT: u32 = 0x9400_0000;
+const INFO_DIRECT: u32 = 0x9c00_0000;
+const KEYVAL_DIRECT: u32 = 0xa400_0000;
+
+/// Decodes a user handle of kind `kind` into its table index.
+#[inline]
+fn direct_index(h: c_int, kind: u32) -> Option<usize> {
+    ((h as u32) & KIND_MASK == kind).then_some(((h as u32) & INDEX_MASK) as usize)
+}
+
+#[inline]
+fn direct_handle(idx: usize, kind: u32) -> c_int {
+    debug_assert!(idx as u32 <= INDEX_MASK);
+    (kind | idx as u32) as c_int
+}
+
+/// User group handle → index in the group table (`MPI_GROUP_EMPTY` and null: None).
+pub fn group_index(g: MPI_Group) -> Option<usize> {
+    direct_index(g, GROUP_DIRECT)
+}
+
+pub fn group_handle(idx: usize) -> MPI_Group {
+    direct_handle(idx, GROUP_DIRECT)
+}
+
+/// User error handler handle → index (predefined handlers: None).
+pub fn errhandler_index(e: MPI_Errhandler) -> Option<usize> {
+    direct_index(e, ERRHANDLER_DIRECT)
+}
+
+pub fn errhandler_handle(idx: usize) -> MPI_Errhandler {
+    direct_handle(idx, ERRHANDLER_DIRECT)
+}
+
+/// User info handle → index (`MPI_INFO_ENV` and null: None).
+pub fn info_index(i: MPI_Info) -> Option<usize> {
+    direct_index(i, INFO_DIRECT)
+}
+
+pub fn info_handle(idx: usize) -> MPI_Info {
+    direct_handle(idx, INFO_DIRECT)
+}
+
+/// User keyval → index (predefined attribute keys: None).
+pub fn keyval_index(k: c_int) -> Option<usize> {
+    direct_index(k, KEYVAL_DIRECT)
+}
+
+pub fn keyval_handle(idx: usize) -> c_int {
+    direct_handle(idx, KEYVAL_DIRECT)
+}
 
 /// Communicator handle → index in the runtime's communicator table.
 #[inline]
@@ -53,5 +106,12 @@ mod tests {
         assert_eq!(request_id(request_handle(123)), Some(123));
         assert_eq!(request_id(MPI_REQUEST_NULL), None);
         assert_eq!(request_id(MPI_MESSAGE_NO_PROC), None);
+        assert_eq!(group_index(group_handle(3)), Some(3));
+        assert_eq!(group_index(MPI_GROUP_EMPTY), None);
+        assert_eq!(info_index(MPI_INFO_ENV), None);
+        assert_eq!(info_index(info_handle(0)), Some(0));
+        assert_eq!(errhandler_index(MPI_ERRORS_RETURN), None);
+        assert_eq!(keyval_index(MPI_TAG_UB), None);
+        assert_eq!(keyval_index(keyval_handle(5)), Some(5));
     }
 }

@@ -50,6 +50,7 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
     if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
         return not_initialized("MPI_Finalize");
     }
+    crate::attributes::finalize_hook();
     match mpi_core::runtime::finalize() {
         Ok(()) => MPI_SUCCESS,
         Err(msg) => {

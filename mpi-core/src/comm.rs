@@ -1,28 +1,67 @@
 //! Communicators as the engine sees them: a context id pair (point-to-point and
 //! collective traffic never match each other), this process's rank, and the world rank of
-//! every member.
+//! every member; plus the table of communicators and the context-id allocator.
+//!
+//! Context ids come in slots: slot `s` owns contexts `2s` (point-to-point) and `2s + 1`
+//! (collectives; for an intercommunicator, the private traffic of its local group). A new
+//! communicator's slot must be free on every member, so the members AND their free-slot
+//! masks (see `ContextAlloc`) and take the lowest bit of the result. Freeing a communicator
+//! returns its slot. Lowest-first keeps context ids small: the matching engine indexes
+//! its queues by context id.
 
 use crate::coll::CollComm;
+use crate::topology::Topology;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// A communicator. `ctx` carries point-to-point traffic, `ctx + 1` collective traffic.
+///
+/// For an intercommunicator, `world_ranks` is the *remote* group (point-to-point ranks
+/// address it, so sends and receives need no special case) and `local_ranks` the local one.
 #[derive(Clone, Debug)]
 pub struct Comm {
     pub ctx: u32,
     pub rank: usize,
-    /// World rank of each member, indexed by communicator rank.
+    /// World rank of each member addressed by point-to-point ranks (the remote group of an
+    /// intercommunicator), indexed by rank.
     pub world_ranks: Arc<[usize]>,
+    /// Intercommunicators only: the local group (this process is `local_ranks[rank]`).
+    pub local_ranks: Option<Arc<[usize]>>,
     /// Collectives started on this communicator: their tag, identical on every member
     /// because all members call collectives in the same order.
     pub coll_seq: u32,
     /// Error handler handle of the C layer (opaque here).
     pub errhandler: i32,
     pub name: String,
+    /// Process topology attached by the topology constructors.
+    pub topo: Option<Arc<Topology>>,
+    /// Info hints given at creation or by `MPI_Comm_set_info` (kept and returned as is).
+    pub info: Vec<(String, String)>,
 }
 
 impl Comm {
+    /// A fresh intracommunicator on context `ctx` over `world_ranks`.
+    pub fn intra(ctx: u32, rank: usize, world_ranks: Arc<[usize]>, errhandler: i32) -> Comm {
+        Comm { ctx, rank, world_ranks, local_ranks: None, coll_seq: 0, errhandler, name: String::new(), topo: None, info: Vec::new() }
+    }
+
+    /// Number of ranks point-to-point calls address (remote group size on intercomms).
     pub fn size(&self) -> usize {
         self.world_ranks.len()
+    }
+
+    pub fn is_inter(&self) -> bool {
+        self.local_ranks.is_some()
+    }
+
+    /// The group this process belongs to (world ranks).
+    pub fn local_group(&self) -> Arc<[usize]> {
+        self.local_ranks.clone().unwrap_or_else(|| self.world_ranks.clone())
+    }
+
+    /// Size of the local group (`MPI_Comm_size`).
+    pub fn local_size(&self) -> usize {
+        self.local_ranks.as_ref().map_or(self.world_ranks.len(), |l| l.len())
     }
 
     /// Collective-traffic context.
@@ -36,24 +75,124 @@ impl Comm {
         self.coll_seq = self.coll_seq.wrapping_add(1);
         (CollComm { ctx: self.coll_ctx(), rank: self.rank, world_ranks: self.world_ranks.clone() }, tag)
     }
+
+    /// The schedule view of the *local group* for internal agreement steps (context-id
+    /// allocation, splits). On an intracommunicator this is `next_collective`; on an
+    /// intercommunicator, the local group talks on `ctx + 1`, which no collective uses.
+    pub fn next_local_collective(&mut self) -> (CollComm, i32) {
+        match self.local_ranks.clone() {
+            None => self.next_collective(),
+            Some(local) => {
+                let tag = (self.coll_seq & 0x3fff_ffff) as i32;
+                self.coll_seq = self.coll_seq.wrapping_add(1);
+                (CollComm { ctx: self.ctx + 1, rank: self.rank, world_ranks: local }, tag)
+            }
+        }
+    }
 }
 
 /// Index of `MPI_COMM_WORLD` and `MPI_COMM_SELF` in the table.
 pub const WORLD: usize = 0;
 pub const SELF: usize = 1;
 
+/// Number of context slots (each is two context ids).
+pub const CONTEXT_SLOTS: usize = 2048;
+/// 64-bit words in a free-slot mask.
+pub const MASK_WORDS: usize = CONTEXT_SLOTS / 64;
+
+/// Free context slots of this process, and the state that lets several threads create
+/// communicators at once (MPICH's scheme): only one agreement at a time may offer the real
+/// mask; the others offer an empty mask and retry. The pending agreement whose parent has
+/// the lowest context id goes first, the same choice on every process, so one always wins.
+pub struct ContextAlloc {
+    used: [u64; MASK_WORDS],
+    /// Parent context of the agreement currently offering the real mask.
+    owner: Option<u32>,
+    /// Parent contexts of agreements waiting for the mask.
+    waiting: BTreeSet<u32>,
+}
+
+impl ContextAlloc {
+    fn new() -> ContextAlloc {
+        let mut used = [0u64; MASK_WORDS];
+        used[0] = 0b11; // world and self
+        ContextAlloc { used, owner: None, waiting: BTreeSet::new() }
+    }
+
+    /// The mask this process offers for an agreement on parent context `parent`: the free
+    /// slots if this agreement may use them now, else all zero. Returns (mask, owner).
+    pub fn offer(&mut self, parent: u32) -> ([u64; MASK_WORDS], bool) {
+        self.waiting.insert(parent);
+        let first = self.waiting.iter().next().copied();
+        if self.owner.is_none() && first == Some(parent) {
+            self.owner = Some(parent);
+            let mut m = [0u64; MASK_WORDS];
+            for (o, u) in m.iter_mut().zip(self.used.iter()) {
+                *o = !u;
+            }
+            (m, true)
+        } else {
+            ([0u64; MASK_WORDS], false)
+        }
+    }
+
+    /// Ends one agreement round on `parent` with the ANDed mask `agreed`: takes and returns
+    /// its lowest slot if any (possible only if every member offered its real mask).
+    pub fn conclude(&mut self, parent: u32, owner: bool, agreed: &[u64; MASK_WORDS]) -> Option<usize> {
+        if owner {
+            self.owner = None;
+        }
+        let slot = agreed.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| i * 64 + w.trailing_zeros() as usize)?;
+        debug_assert!(owner, "a non-empty agreement implies this process offered its mask");
+        self.used[slot / 64] |= 1 << (slot % 64);
+        self.waiting.remove(&parent);
+        Some(slot)
+    }
+
+    /// Gives up an agreement (the caller reports an error).
+    pub fn abandon(&mut self, parent: u32) {
+        self.waiting.remove(&parent);
+    }
+
+    /// Returns the slot of context `ctx` to the free pool.
+    pub fn release(&mut self, ctx: u32) {
+        let slot = (ctx / 2) as usize;
+        if slot > 1 && slot < CONTEXT_SLOTS {
+            self.used[slot / 64] &= !(1 << (slot % 64));
+        }
+    }
+
+    /// Slots in use (world and self included).
+    pub fn in_use(&self) -> usize {
+        self.used.iter().map(|w| w.count_ones() as usize).sum()
+    }
+}
+
+/// Point-to-point context of slot `slot`.
+pub fn slot_ctx(slot: usize) -> u32 {
+    (slot * 2) as u32
+}
+
 /// All communicators of this process; freed slots are `None`.
-#[derive(Default)]
 pub struct CommTable {
     pub comms: Vec<Option<Comm>>,
+    pub contexts: ContextAlloc,
+}
+
+impl Default for CommTable {
+    fn default() -> Self {
+        CommTable { comms: Vec::new(), contexts: ContextAlloc::new() }
+    }
 }
 
 impl CommTable {
     /// The table at init: world (contexts 0/1) and self (contexts 2/3).
     pub fn new(rank: usize, size: usize, default_errhandler: i32) -> CommTable {
-        let world = Comm { ctx: 0, rank, world_ranks: (0..size).collect(), coll_seq: 0, errhandler: default_errhandler, name: "MPI_COMM_WORLD".into() };
-        let me = Comm { ctx: 2, rank: 0, world_ranks: Arc::new([rank]), coll_seq: 0, errhandler: default_errhandler, name: "MPI_COMM_SELF".into() };
-        CommTable { comms: vec![Some(world), Some(me)] }
+        let mut world = Comm::intra(0, rank, (0..size).collect(), default_errhandler);
+        world.name = "MPI_COMM_WORLD".into();
+        let mut me = Comm::intra(2, 0, Arc::new([rank]), default_errhandler);
+        me.name = "MPI_COMM_SELF".into();
+        CommTable { comms: vec![Some(world), Some(me)], contexts: ContextAlloc::new() }
     }
 
     pub fn get(&self, idx: usize) -> Option<&Comm> {
@@ -62,5 +201,65 @@ impl CommTable {
 
     pub fn get_mut(&mut self, idx: usize) -> Option<&mut Comm> {
         self.comms.get_mut(idx).and_then(|c| c.as_mut())
+    }
+
+    /// Adds a communicator (its context slot already taken); returns its table index.
+    pub fn insert(&mut self, c: Comm) -> usize {
+        if let Some(i) = self.comms.iter().skip(2).position(|c| c.is_none()) {
+            self.comms[i + 2] = Some(c);
+            i + 2
+        } else {
+            self.comms.push(Some(c));
+            self.comms.len() - 1
+        }
+    }
+
+    /// Removes a user communicator and frees its context slot.
+    pub fn remove(&mut self, idx: usize) -> Option<Comm> {
+        if idx <= SELF {
+            return None;
+        }
+        let c = self.comms.get_mut(idx)?.take()?;
+        self.contexts.release(c.ctx);
+        Some(c)
+    }
+
+    /// Number of live communicators (world and self included).
+    pub fn live(&self) -> usize {
+        self.comms.iter().filter(|c| c.is_some()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agreement_takes_lowest_common_slot_and_release_reuses_it() {
+        let mut a = ContextAlloc::new();
+        let (m, own) = a.offer(0);
+        assert!(own);
+        let s = a.conclude(0, true, &m).unwrap();
+        assert_eq!(s, 2);
+        let (m2, _) = a.offer(0);
+        assert_eq!(a.conclude(0, true, &m2), Some(3));
+        a.release(slot_ctx(2));
+        let (m3, _) = a.offer(0);
+        assert_eq!(a.conclude(0, true, &m3), Some(2));
+        assert_eq!(a.in_use(), 4);
+    }
+
+    #[test]
+    fn concurrent_agreements_take_turns_lowest_parent_first() {
+        let mut a = ContextAlloc::new();
+        let (_, own_hi) = a.offer(8);
+        assert!(own_hi, "alone: it may offer");
+        let (zero, own_lo) = a.offer(4);
+        assert!(!own_lo && zero.iter().all(|w| *w == 0), "mask busy: offer nothing");
+        assert_eq!(a.conclude(4, false, &zero), None);
+        assert_eq!(a.conclude(8, true, &[0; MASK_WORDS]), None, "a peer offered nothing");
+        // Now the lower parent has priority.
+        assert!(!a.offer(8).1);
+        assert!(a.offer(4).1);
     }
 }

@@ -10,6 +10,8 @@ pub mod matching;
 pub mod protocol;
 pub mod request;
 pub mod comm;
+pub mod group;
+pub mod topology;
 pub mod runtime;
 pub mod datatype;
 pub mod op;

@@ -1,0 +1,398 @@
+//! Attribute caching: keyvals with copy/delete callbacks, attributes on communicators and
+//! datatypes, and the predefined communicator attributes (`MPI_TAG_UB`, ...).
+//!
+//! Attributes are kept by (object kind, handle) in a process-wide table. Callbacks run with
+//! no lock held (they may call MPI, even attribute functions). Deletions run newest first,
+//! as MPICH does, which also gives the LIFO order the standard asks for on `MPI_COMM_SELF`
+//! at `MPI_Finalize`.
+
+use crate::abi::*;
+use crate::errors::{not_initialized, raise};
+use crate::handles::{keyval_handle, keyval_index};
+use std::collections::HashMap;
+use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
+
+/// Objects that carry attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Comm,
+    Type,
+}
+
+/// Callbacks of every kind share the communicator signature: the handle is a C `int` in
+/// the MPICH ABI, whatever the object.
+type CopyFn = MPI_Comm_copy_attr_function;
+type DeleteFn = MPI_Comm_delete_attr_function;
+
+#[derive(Clone, Copy)]
+struct Keyval {
+    kind: Kind,
+    copy: CopyFn,
+    delete: DeleteFn,
+    extra: *mut c_void,
+    freed: bool,
+}
+
+struct Table {
+    keyvals: Vec<Keyval>,
+    /// (kind, handle) → (keyval, value) in the order set.
+    attrs: HashMap<(Kind, c_int), Vec<(c_int, *mut c_void)>>,
+}
+
+// SAFETY: the raw pointers are user values handed back to the user; never dereferenced here.
+unsafe impl Send for Table {}
+
+static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+
+fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
+    let mut g = TABLE.lock().unwrap_or_else(|p| p.into_inner());
+    f(g.get_or_insert_with(|| Table { keyvals: Vec::new(), attrs: HashMap::new() }))
+}
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Comm => "communicator",
+        Kind::Type => "datatype",
+    }
+}
+
+fn keyval_of(t: &Table, kind: Kind, keyval: c_int) -> Result<Keyval, String> {
+    let kv = keyval_index(keyval).and_then(|i| t.keyvals.get(i)).copied().ok_or_else(|| format!("invalid keyval {keyval:#x}"))?;
+    if kv.kind != kind {
+        return Err(format!("keyval {keyval:#x} was created for {} attributes, not {}", kind_name(kv.kind), kind_name(kind)));
+    }
+    Ok(kv)
+}
+
+// ------------------------------------------------------------------ predefined attributes
+
+static TAG_UB_V: AtomicI32 = AtomicI32::new(crate::p2p_args::TAG_UB);
+static HOST_V: AtomicI32 = AtomicI32::new(MPI_PROC_NULL);
+static IO_V: AtomicI32 = AtomicI32::new(MPI_ANY_SOURCE);
+static WTIME_IS_GLOBAL_V: AtomicI32 = AtomicI32::new(0);
+static UNIVERSE_SIZE_V: AtomicI32 = AtomicI32::new(1);
+static APPNUM_V: AtomicI32 = AtomicI32::new(0);
+
+/// The address of a predefined attribute's value, if `keyval` is one.
+fn predefined(keyval: c_int) -> Option<*mut c_int> {
+    let v = match keyval {
+        MPI_TAG_UB => &TAG_UB_V,
+        MPI_HOST => &HOST_V,
+        MPI_IO => &IO_V,
+        MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL_V,
+        MPI_UNIVERSE_SIZE => {
+            UNIVERSE_SIZE_V.store(mpi_core::runtime::with(|rt| rt.comms.get(mpi_core::comm::WORLD).map_or(1, |c| c.size())) as c_int, Ordering::Relaxed);
+            &UNIVERSE_SIZE_V
+        }
+        MPI_APPNUM => &APPNUM_V,
+        MPI_LASTUSEDCODE => &crate::errhandlers::LAST_USED_CODE,
+        _ => return None,
+    };
+    Some(v.as_ptr())
+}
+
+// ------------------------------------------------------------------ hooks for constructors
+
+/// Copies the attributes of `old` onto `new` through the keyvals' copy callbacks (on
+/// `MPI_Comm_dup`, `MPI_Type_dup`). Returns the failing callback's code on error.
+pub fn copy_attrs(kind: Kind, old: c_int, new: c_int) -> Result<(), c_int> {
+    let list: Vec<(c_int, *mut c_void, Keyval)> = with_table(|t| {
+        let l = t.attrs.get(&(kind, old)).cloned().unwrap_or_default();
+        l.into_iter().filter_map(|(k, v)| keyval_of(t, kind, k).ok().map(|kv| (k, v, kv))).collect()
+    });
+    for (k, v, kv) in list {
+        let Some(copy) = kv.copy else { continue };
+        let mut out: *mut c_void = std::ptr::null_mut();
+        let mut flag: c_int = 0;
+        // SAFETY: a user callback with the standard's signature; `out` and `flag` are valid.
+        let rc = unsafe { copy(old, k, kv.extra, v, &mut out as *mut *mut c_void as *mut c_void, &mut flag) };
+        if rc != MPI_SUCCESS {
+            return Err(rc);
+        }
+        if flag != 0 {
+            with_table(|t| t.attrs.entry((kind, new)).or_default().push((k, out)));
+        }
+    }
+    Ok(())
+}
+
+/// Deletes every attribute of `h`, newest first, running delete callbacks (on
+/// `MPI_Comm_free`, `MPI_Type_free`, and for `MPI_COMM_SELF` at finalize).
+pub fn delete_all(kind: Kind, h: c_int) -> Result<(), c_int> {
+    loop {
+        let last = with_table(|t| {
+            let l = t.attrs.get_mut(&(kind, h))?;
+            let (k, v) = l.pop()?;
+            let kv = keyval_of(t, kind, k).ok();
+            Some((k, v, kv))
+        });
+        let Some((k, v, kv)) = last else {
+            with_table(|t| t.attrs.remove(&(kind, h)));
+            return Ok(());
+        };
+        if let Some(Keyval { delete: Some(del), extra, .. }) = kv {
+            // SAFETY: a user callback with the standard's signature.
+            let rc = unsafe { del(h, k, v, extra) };
+            if rc != MPI_SUCCESS {
+                return Err(rc);
+            }
+        }
+    }
+}
+
+/// `MPI_Finalize` calls this first: deletes the attributes of `MPI_COMM_SELF` (then those
+/// of `MPI_COMM_WORLD`) so their delete callbacks run while MPI is still usable.
+pub fn finalize_hook() {
+    let _ = delete_all(Kind::Comm, MPI_COMM_SELF);
+    let _ = delete_all(Kind::Comm, MPI_COMM_WORLD);
+}
+
+/// Type attribute hooks for the datatype module: call after `MPI_Type_dup` created `new`.
+pub fn type_attrs_on_dup(old: MPI_Datatype, new: MPI_Datatype) -> Result<(), c_int> {
+    copy_attrs(Kind::Type, old, new)
+}
+
+/// Call before `MPI_Type_free` releases `t`.
+pub fn type_attrs_on_free(t: MPI_Datatype) -> Result<(), c_int> {
+    delete_all(Kind::Type, t)
+}
+
+// ------------------------------------------------------------------ generic operations
+
+fn create_keyval(func: &str, kind: Kind, copy: CopyFn, delete: DeleteFn, keyval: *mut c_int, extra: *mut c_void) -> c_int {
+    if keyval.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "keyval is NULL");
+    }
+    let k = with_table(|t| {
+        t.keyvals.push(Keyval { kind, copy, delete, extra, freed: false });
+        keyval_handle(t.keyvals.len() - 1)
+    });
+    // SAFETY: checked non-null.
+    unsafe { *keyval = k };
+    MPI_SUCCESS
+}
+
+fn free_keyval(func: &str, kind: Kind, keyval: *mut c_int) -> c_int {
+    if keyval.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "keyval is NULL");
+    }
+    // SAFETY: checked non-null.
+    let k = unsafe { *keyval };
+    // The keyval stays usable by attributes still attached (the standard's rule); it can
+    // no longer be set.
+    let r = with_table(|t| {
+        keyval_of(t, kind, k)?;
+        t.keyvals[keyval_index(k).unwrap()].freed = true;
+        Ok::<(), String>(())
+    });
+    match r {
+        Ok(()) => {
+            // SAFETY: checked non-null.
+            unsafe { *keyval = MPI_KEYVAL_INVALID };
+            MPI_SUCCESS
+        }
+        Err(m) => raise(MPI_COMM_WORLD, func, MPI_ERR_KEYVAL, m),
+    }
+}
+
+fn set_attr(func: &str, kind: Kind, err_comm: MPI_Comm, h: c_int, keyval: c_int, value: *mut c_void) -> c_int {
+    let kv = match with_table(|t| keyval_of(t, kind, keyval).and_then(|kv| if kv.freed { Err(format!("keyval {keyval:#x} was freed")) } else { Ok(kv) })) {
+        Ok(kv) => kv,
+        Err(m) => return raise(err_comm, func, MPI_ERR_KEYVAL, m),
+    };
+    // Replacing a value deletes the old one first.
+    let old = with_table(|t| t.attrs.get(&(kind, h)).and_then(|l| l.iter().find(|(k, _)| *k == keyval).map(|(_, v)| *v)));
+    if let (Some(old), Some(del)) = (old, kv.delete) {
+        // SAFETY: a user callback with the standard's signature.
+        let rc = unsafe { del(h, keyval, old, kv.extra) };
+        if rc != MPI_SUCCESS {
+            return raise(err_comm, func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}"));
+        }
+    }
+    with_table(|t| {
+        let l = t.attrs.entry((kind, h)).or_default();
+        match l.iter_mut().find(|(k, _)| *k == keyval) {
+            Some(e) => e.1 = value,
+            None => l.push((keyval, value)),
+        }
+    });
+    MPI_SUCCESS
+}
+
+fn get_attr(func: &str, kind: Kind, err_comm: MPI_Comm, h: c_int, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
+    if value.is_null() || flag.is_null() {
+        return raise(err_comm, func, MPI_ERR_ARG, "attribute_val or flag is NULL");
+    }
+    let found = if kind == Kind::Comm && keyval_index(keyval).is_none() {
+        match predefined(keyval) {
+            Some(p) => Some(p as *mut c_void),
+            None => return raise(err_comm, func, MPI_ERR_KEYVAL, format!("invalid keyval {keyval:#x}")),
+        }
+    } else {
+        match with_table(|t| keyval_of(t, kind, keyval).map(|_| t.attrs.get(&(kind, h)).and_then(|l| l.iter().find(|(k, _)| *k == keyval).map(|(_, v)| *v)))) {
+            Ok(v) => v,
+            Err(m) => return raise(err_comm, func, MPI_ERR_KEYVAL, m),
+        }
+    };
+    // SAFETY: `value` points to a `void *` (the standard's attribute_val), `flag` to an int.
+    unsafe {
+        *flag = found.is_some() as c_int;
+        if let Some(v) = found {
+            *(value as *mut *mut c_void) = v;
+        }
+    }
+    MPI_SUCCESS
+}
+
+fn delete_attr(func: &str, kind: Kind, err_comm: MPI_Comm, h: c_int, keyval: c_int) -> c_int {
+    let r = with_table(|t| {
+        let kv = keyval_of(t, kind, keyval)?;
+        let l = t.attrs.get_mut(&(kind, h)).ok_or("no such attribute")?;
+        let i = l.iter().position(|(k, _)| *k == keyval).ok_or("no such attribute")?;
+        Ok::<_, String>((l.remove(i).1, kv))
+    });
+    match r {
+        Ok((v, kv)) => {
+            if let Some(del) = kv.delete {
+                // SAFETY: a user callback with the standard's signature.
+                let rc = unsafe { del(h, keyval, v, kv.extra) };
+                if rc != MPI_SUCCESS {
+                    return raise(err_comm, func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}"));
+                }
+            }
+            MPI_SUCCESS
+        }
+        Err(m) => raise(err_comm, func, MPI_ERR_KEYVAL, m),
+    }
+}
+
+/// Checks that MPI is up and `comm` exists.
+fn comm_ok(func: &str, comm: MPI_Comm) -> Result<(), c_int> {
+    if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
+        return Err(not_initialized(func));
+    }
+    let ok = crate::handles::comm_index(comm).is_some_and(|i| mpi_core::runtime::with(|rt| rt.comms.get(i).is_some()));
+    if ok {
+        Ok(())
+    } else {
+        Err(raise(MPI_COMM_WORLD, func, MPI_ERR_COMM, format!("invalid communicator {comm:#x}")))
+    }
+}
+
+/// Checks that `t` is a datatype (predefined or a live user type).
+fn type_ok(func: &str, t: MPI_Datatype) -> Result<(), c_int> {
+    if crate::types::lookup(t).is_some() {
+        Ok(())
+    } else {
+        Err(raise(MPI_COMM_WORLD, func, MPI_ERR_TYPE, format!("invalid datatype {t:#x}")))
+    }
+}
+
+macro_rules! tryc {
+    ($e:expr) => {
+        if let Err(rc) = $e {
+            return rc;
+        }
+    };
+}
+
+// ------------------------------------------------------------------ communicator entry points
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_keyval(comm_copy_attr_fn: MPI_Comm_copy_attr_function, comm_delete_attr_fn: MPI_Comm_delete_attr_function, comm_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    create_keyval("MPI_Comm_create_keyval", Kind::Comm, comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Keyval_create(copy_fn: MPI_Copy_function, delete_fn: MPI_Delete_function, keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    create_keyval("MPI_Keyval_create", Kind::Comm, copy_fn, delete_fn, keyval, extra_state)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_free_keyval(comm_keyval: *mut c_int) -> c_int {
+    free_keyval("MPI_Comm_free_keyval", Kind::Comm, comm_keyval)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
+    free_keyval("MPI_Keyval_free", Kind::Comm, keyval)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_set_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    tryc!(comm_ok("MPI_Comm_set_attr", comm));
+    set_attr("MPI_Comm_set_attr", Kind::Comm, comm, comm, comm_keyval, attribute_val)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_put(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    tryc!(comm_ok("MPI_Attr_put", comm));
+    set_attr("MPI_Attr_put", Kind::Comm, comm, comm, keyval, attribute_val)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    tryc!(comm_ok("MPI_Comm_get_attr", comm));
+    get_attr("MPI_Comm_get_attr", Kind::Comm, comm, comm, comm_keyval, attribute_val, flag)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_get(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    tryc!(comm_ok("MPI_Attr_get", comm));
+    get_attr("MPI_Attr_get", Kind::Comm, comm, comm, keyval, attribute_val, flag)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_delete_attr(comm: MPI_Comm, comm_keyval: c_int) -> c_int {
+    tryc!(comm_ok("MPI_Comm_delete_attr", comm));
+    delete_attr("MPI_Comm_delete_attr", Kind::Comm, comm, comm, comm_keyval)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Attr_delete(comm: MPI_Comm, keyval: c_int) -> c_int {
+    tryc!(comm_ok("MPI_Attr_delete", comm));
+    delete_attr("MPI_Attr_delete", Kind::Comm, comm, comm, keyval)
+}
+
+// ------------------------------------------------------------------ datatype entry points
+
+/// Type callbacks as communicator-shaped callbacks.
+fn as_comm_copy(f: MPI_Type_copy_attr_function) -> CopyFn {
+    // SAFETY: identical C signatures: MPI_Datatype and MPI_Comm are both `int`.
+    unsafe { std::mem::transmute::<MPI_Type_copy_attr_function, CopyFn>(f) }
+}
+
+fn as_comm_delete(f: MPI_Type_delete_attr_function) -> DeleteFn {
+    // SAFETY: identical C signatures: MPI_Datatype and MPI_Comm are both `int`.
+    unsafe { std::mem::transmute::<MPI_Type_delete_attr_function, DeleteFn>(f) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_keyval(type_copy_attr_fn: MPI_Type_copy_attr_function, type_delete_attr_fn: MPI_Type_delete_attr_function, type_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
+    create_keyval("MPI_Type_create_keyval", Kind::Type, as_comm_copy(type_copy_attr_fn), as_comm_delete(type_delete_attr_fn), type_keyval, extra_state)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int {
+    free_keyval("MPI_Type_free_keyval", Kind::Type, type_keyval)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_set_attr(datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) -> c_int {
+    tryc!(type_ok("MPI_Type_set_attr", datatype));
+    set_attr("MPI_Type_set_attr", Kind::Type, MPI_COMM_WORLD, datatype, type_keyval, attribute_val)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_attr(datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
+    tryc!(type_ok("MPI_Type_get_attr", datatype));
+    get_attr("MPI_Type_get_attr", Kind::Type, MPI_COMM_WORLD, datatype, type_keyval, attribute_val, flag)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_delete_attr(datatype: MPI_Datatype, type_keyval: c_int) -> c_int {
+    tryc!(type_ok("MPI_Type_delete_attr", datatype));
+    delete_attr("MPI_Type_delete_attr", Kind::Type, MPI_COMM_WORLD, datatype, type_keyval)
+}

@@ -1,0 +1,285 @@
+//! Info objects: ordered (key, value) string lists behind `MPI_Info` handles, plus the
+//! read-only `MPI_INFO_ENV` describing how the process was started.
+
+use crate::abi::*;
+use crate::errors::{raise, write_c_string};
+use crate::handles::{info_handle, info_index};
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int};
+use std::sync::Mutex;
+
+pub type Pairs = Vec<(String, String)>;
+
+static INFOS: Mutex<Vec<Option<Pairs>>> = Mutex::new(Vec::new());
+
+fn table() -> std::sync::MutexGuard<'static, Vec<Option<Pairs>>> {
+    INFOS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `MPI_INFO_ENV`: the keys the standard reserves that we know.
+fn env_pairs() -> Pairs {
+    let mut v = Vec::new();
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(cmd) = args.first() {
+        v.push(("command".into(), cmd.clone()));
+    }
+    if args.len() > 1 {
+        v.push(("argv".into(), args[1..].join(" ")));
+    }
+    if let Ok(n) = std::env::var("PMI_SIZE") {
+        v.push(("maxprocs".into(), n));
+    } else {
+        v.push(("maxprocs".into(), "1".into()));
+    }
+    if let Ok(d) = std::env::current_dir() {
+        v.push(("wdir".into(), d.display().to_string()));
+    }
+    v.push(("arch".into(), std::env::consts::ARCH.into()));
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into our buffer.
+    unsafe { libc::gethostname(buf.as_mut_ptr() as *mut c_char, buf.len()) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    v.push(("host".into(), String::from_utf8_lossy(&buf[..end]).into_owned()));
+    let level = if mpi_core::runtime::is_initialized() && !mpi_core::runtime::is_finalized() {
+        mpi_core::runtime::with(|rt| rt.thread_level)
+    } else {
+        MPI_THREAD_SINGLE
+    };
+    let name = ["MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"];
+    v.push(("thread_level".into(), name[level.clamp(0, 3) as usize].into()));
+    v
+}
+
+/// The pairs of info `h` (`MPI_INFO_NULL`: empty), or None for an invalid handle.
+pub fn pairs(h: MPI_Info) -> Option<Pairs> {
+    match h {
+        MPI_INFO_NULL => Some(Vec::new()),
+        MPI_INFO_ENV => Some(env_pairs()),
+        _ => table().get(info_index(h)?).cloned().flatten(),
+    }
+}
+
+/// A new info object holding `p`.
+pub fn new_info(p: Pairs) -> MPI_Info {
+    let mut t = table();
+    match t.iter().position(|s| s.is_none()) {
+        Some(i) => {
+            t[i] = Some(p);
+            info_handle(i)
+        }
+        None => {
+            t.push(Some(p));
+            info_handle(t.len() - 1)
+        }
+    }
+}
+
+/// Runs `f` on the pairs of user info `h` (writable; `MPI_INFO_ENV` is not).
+fn with_mut<R>(func: &str, h: MPI_Info, f: impl FnOnce(&mut Pairs) -> R) -> Result<R, c_int> {
+    let mut t = table();
+    match info_index(h).and_then(|i| t.get_mut(i)).and_then(|s| s.as_mut()) {
+        Some(p) => Ok(f(p)),
+        None => {
+            drop(t);
+            Err(raise(MPI_COMM_WORLD, func, MPI_ERR_INFO, format!("invalid or read-only info handle {h:#x}")))
+        }
+    }
+}
+
+fn read(func: &str, h: MPI_Info) -> Result<Pairs, c_int> {
+    if h == MPI_INFO_NULL {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_INFO, "info is MPI_INFO_NULL"));
+    }
+    pairs(h).ok_or_else(|| raise(MPI_COMM_WORLD, func, MPI_ERR_INFO, format!("invalid info handle {h:#x}")))
+}
+
+/// A key argument: non-NULL, non-empty, shorter than MPI_MAX_INFO_KEY.
+fn key_arg(func: &str, key: *const c_char) -> Result<String, c_int> {
+    if key.is_null() {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_INFO_KEY, "key is NULL"));
+    }
+    // SAFETY: non-NULL, and the caller passes a NUL-terminated string.
+    let k = unsafe { CStr::from_ptr(key) }.to_string_lossy().into_owned();
+    if k.is_empty() || k.len() >= MPI_MAX_INFO_KEY as usize {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_INFO_KEY, format!("key of length {} (must be 1..{})", k.len(), MPI_MAX_INFO_KEY - 1)));
+    }
+    Ok(k)
+}
+
+macro_rules! tryc {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(rc) => return rc,
+        }
+    };
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
+    if info.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Info_create", MPI_ERR_ARG, "info is NULL");
+    }
+    // SAFETY: checked non-null.
+    unsafe { *info = new_info(Vec::new()) };
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
+    let func = "MPI_Info_set";
+    let k = tryc!(key_arg(func, key));
+    if value.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_INFO_VALUE, "value is NULL");
+    }
+    // SAFETY: non-NULL, and the caller passes a NUL-terminated string.
+    let v = unsafe { CStr::from_ptr(value) }.to_string_lossy().into_owned();
+    if v.len() >= MPI_MAX_INFO_VAL as usize {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_INFO_VALUE, format!("value of length {} (at most {})", v.len(), MPI_MAX_INFO_VAL - 1));
+    }
+    tryc!(with_mut(func, info, |p| match p.iter_mut().find(|(pk, _)| *pk == k) {
+        Some(e) => e.1 = v,
+        None => p.push((k, v)),
+    }));
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_delete(info: MPI_Info, key: *const c_char) -> c_int {
+    let func = "MPI_Info_delete";
+    let k = tryc!(key_arg(func, key));
+    let found = tryc!(with_mut(func, info, |p| {
+        let n = p.len();
+        p.retain(|(pk, _)| *pk != k);
+        p.len() != n
+    }));
+    if found {
+        MPI_SUCCESS
+    } else {
+        raise(MPI_COMM_WORLD, func, MPI_ERR_INFO_NOKEY, format!("key \"{k}\" is not set"))
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get(info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+    let func = "MPI_Info_get";
+    let k = tryc!(key_arg(func, key));
+    let p = tryc!(read(func, info));
+    if flag.is_null() || (value.is_null() && valuelen > 0) || valuelen < 0 {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "flag or value is NULL, or valuelen is negative");
+    }
+    match p.iter().find(|(pk, _)| *pk == k) {
+        Some((_, v)) => {
+            // valuelen excludes the terminating NUL, as the standard says.
+            // SAFETY: value holds valuelen + 1 bytes.
+            unsafe {
+                write_c_string(value, valuelen as usize + 1, v);
+                *flag = 1;
+            }
+        }
+        // SAFETY: checked non-null.
+        None => unsafe { *flag = 0 },
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_string(info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int {
+    let func = "MPI_Info_get_string";
+    let k = tryc!(key_arg(func, key));
+    let p = tryc!(read(func, info));
+    if flag.is_null() || buflen.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "flag or buflen is NULL");
+    }
+    match p.iter().find(|(pk, _)| *pk == k) {
+        Some((_, v)) => {
+            // SAFETY: buflen checked non-null; value holds *buflen bytes when non-zero.
+            unsafe {
+                let cap = *buflen;
+                if cap > 0 && !value.is_null() {
+                    write_c_string(value, cap as usize, v);
+                }
+                *buflen = v.len() as c_int + 1;
+                *flag = 1;
+            }
+        }
+        // SAFETY: checked non-null.
+        None => unsafe { *flag = 0 },
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_valuelen(info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int {
+    let func = "MPI_Info_get_valuelen";
+    let k = tryc!(key_arg(func, key));
+    let p = tryc!(read(func, info));
+    if flag.is_null() || valuelen.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "flag or valuelen is NULL");
+    }
+    let v = p.iter().find(|(pk, _)| *pk == k);
+    // SAFETY: checked non-null.
+    unsafe {
+        *flag = v.is_some() as c_int;
+        if let Some((_, v)) = v {
+            *valuelen = v.len() as c_int;
+        }
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_nkeys(info: MPI_Info, nkeys: *mut c_int) -> c_int {
+    let p = tryc!(read("MPI_Info_get_nkeys", info));
+    if nkeys.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Info_get_nkeys", MPI_ERR_ARG, "nkeys is NULL");
+    }
+    // SAFETY: checked non-null.
+    unsafe { *nkeys = p.len() as c_int };
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_get_nthkey(info: MPI_Info, n: c_int, key: *mut c_char) -> c_int {
+    let func = "MPI_Info_get_nthkey";
+    let p = tryc!(read(func, info));
+    if key.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "key is NULL");
+    }
+    match usize::try_from(n).ok().and_then(|i| p.get(i)) {
+        // SAFETY: the standard requires MPI_MAX_INFO_KEY bytes at `key`.
+        Some((k, _)) => unsafe {
+            write_c_string(key, MPI_MAX_INFO_KEY as usize, k);
+            MPI_SUCCESS
+        },
+        None => raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, format!("n = {n} but the info has {} keys", p.len())),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_dup(info: MPI_Info, newinfo: *mut MPI_Info) -> c_int {
+    let p = tryc!(read("MPI_Info_dup", info));
+    if newinfo.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Info_dup", MPI_ERR_ARG, "newinfo is NULL");
+    }
+    // SAFETY: checked non-null.
+    unsafe { *newinfo = new_info(p) };
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
+    let func = "MPI_Info_free";
+    if info.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "info is NULL");
+    }
+    // SAFETY: checked non-null.
+    let h = unsafe { *info };
+    let freed = info_index(h).is_some_and(|i| table().get_mut(i).and_then(|s| s.take()).is_some());
+    if !freed {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_INFO, format!("invalid or predefined info handle {h:#x}"));
+    }
+    // SAFETY: checked non-null.
+    unsafe { *info = MPI_INFO_NULL };
+    MPI_SUCCESS
+}

@@ -1,0 +1,88 @@
+/* Error handling: a user error handler is invoked with the right class and can be
+ * called explicitly; user error classes/codes/strings; every predefined class has a
+ * string. */
+#include "testutil.h"
+
+static int calls, last_class, last_code;
+static MPI_Comm last_comm;
+
+static void handler(MPI_Comm *comm, int *code, ...)
+{
+    calls++;
+    last_comm = *comm;
+    last_code = *code;
+    MPI_Error_class(*code, &last_class);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    tu_init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    MPI_Errhandler eh, got;
+    MPI_OK(MPI_Comm_create_errhandler(handler, &eh));
+    MPI_Comm d;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+    MPI_OK(MPI_Comm_set_errhandler(d, eh));
+    MPI_OK(MPI_Comm_get_errhandler(d, &got));
+    MPI_OK(MPI_Errhandler_free(&got));
+
+    /* Invalid rank: handler runs with MPI_ERR_RANK and the call returns the code. */
+    int x = 0;
+    int rc = MPI_Send(&x, 1, MPI_INT, size + 3, 0, d);
+    CHECK(calls == 1 && last_class == MPI_ERR_RANK && last_comm == d && rc == last_code, "invalid rank: calls %d class %d", calls, last_class);
+    rc = MPI_Send(&x, 1, MPI_INT, 0, -5, d);
+    CHECK(calls == 2 && last_class == MPI_ERR_TAG, "invalid tag: class %d", last_class);
+
+    /* The handler is inherited by dups. */
+    MPI_Comm d2;
+    MPI_OK(MPI_Comm_dup(d, &d2));
+    rc = MPI_Recv(&x, -1, MPI_INT, 0, 0, d2, MPI_STATUS_IGNORE);
+    CHECK(calls == 3 && last_class == MPI_ERR_COUNT && last_comm == d2, "inherited handler: class %d", last_class);
+    MPI_Comm_free(&d2);
+
+    /* User classes, codes, strings, and Comm_call_errhandler. */
+    int cls, code, c2;
+    MPI_OK(MPI_Add_error_class(&cls));
+    MPI_OK(MPI_Add_error_code(cls, &code));
+    MPI_OK(MPI_Add_error_string(code, "my special failure"));
+    MPI_OK(MPI_Error_class(code, &c2));
+    CHECK(c2 == cls, "class of user code %d != %d", c2, cls);
+    char s[MPI_MAX_ERROR_STRING];
+    int len;
+    MPI_OK(MPI_Error_string(code, s, &len));
+    CHECK(strcmp(s, "my special failure") == 0, "user string \"%s\"", s);
+    int *last;
+    int flag;
+    MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last >= cls, "MPI_LASTUSEDCODE %d < %d", flag ? *last : -1, cls);
+    MPI_OK(MPI_Comm_call_errhandler(d, code));
+    CHECK(calls == 4 && last_code == code && last_class == cls, "call_errhandler");
+
+    /* MPI_ERRORS_RETURN: no handler call, code returned. */
+    MPI_OK(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
+    rc = MPI_Send(&x, 1, MPI_INT, size + 3, 0, d);
+    MPI_Error_class(rc, &c2);
+    CHECK(calls == 4 && c2 == MPI_ERR_RANK, "ERRORS_RETURN: class %d", c2);
+    MPI_OK(MPI_Comm_call_errhandler(d, code));
+
+    /* Every predefined class has a non-empty string. */
+    for (int c = MPI_SUCCESS; c <= MPI_ERR_RMA_SHARED; c++) {
+        s[0] = 0;
+        MPI_OK(MPI_Error_string(c, s, &len));
+        CHECK(len > 0 && (int)strlen(s) == len, "class %d: empty string", c);
+        MPI_OK(MPI_Error_class(c, &c2));
+        CHECK(c2 == c, "Error_class(%d) = %d", c, c2);
+    }
+
+    MPI_Comm_free(&d);
+    MPI_OK(MPI_Errhandler_free(&eh));
+    CHECK(eh == MPI_ERRHANDLER_NULL, "Errhandler_free nulls");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("errh_user: OK\n");
+    MPI_Finalize();
+    return 0;
+}
