@@ -13,17 +13,24 @@
  *   walks past the N-1 older receives of the batch for the first message,
  *   N-2 for the next, ...: the search depth is N whatever B is;
  *   rank 1 stops its clock when MPI_Waitall returns, then checks every payload.
- * Prints the mean time per message in ns (rank 1's clock) and the mean time
- * of a whole round in us. Rounds per depth: max(10, 100 * iters / messages
- * per round), iters being -i (default 200: at least 20000 messages per
- * depth), after max(1, rounds / 10) warm-up rounds (-x sets them; --quick:
- * 3 rounds).
+ * Prints, from rank 1's clock, the median over the rounds of the time per
+ * message in ns and of the time of a whole round in us (medians, not OSU's
+ * means: a round can be short, and one preemption on a busy machine would
+ * dominate a mean). Rounds per depth: max(10, 200 * iters / messages per
+ * round), iters being -i (default 200: at least 40000 messages per depth),
+ * after max(1, rounds / 10) warm-up rounds (-x sets them; --quick: 3 rounds).
  * Batching keeps the fixed cost of a round (the "ready" message) below a few
  * percent of the per-message figure at every depth, so depths compare fairly. */
 #include "osu_util.h"
 
 #define TAG_READY 30000
 #define TAG_RESULT 30001
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 static const long depths[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000};
 static const long quick_depths[] = {1, 10, 100, 1000};
@@ -58,13 +65,14 @@ int main(int argc, char **argv)
             continue;
         long batches = (min_round + n - 1) / n;
         long msgs = batches * n;
-        long reps = 100 * o.iterations / msgs;
+        long reps = 200 * o.iterations / msgs;
         if (reps < 10)
             reps = 10;
         if (o.quick)
             reps = 3;
         long skip = explicit_skip ? o.skip : (reps / 10 > 0 ? reps / 10 : 1);
-        double total = 0;
+        double *round_s = osu_alloc(sizeof(double) * reps, 0);
+        double median = 0;
         OSU_CHECK(MPI_Barrier(MPI_COMM_WORLD));
         for (long r = 0; r < reps + skip; r++) {
             if (rank == 1) {
@@ -78,7 +86,7 @@ int main(int argc, char **argv)
                 OSU_CHECK(MPI_Waitall((int)msgs, req, MPI_STATUSES_IGNORE));
                 double t1 = MPI_Wtime();
                 if (r >= skip)
-                    total += t1 - t0;
+                    round_s[r - skip] = t1 - t0;
                 for (long k = 0; k < msgs; k++) {
                     if (rbuf[k] != (int)k) {
                         fprintf(stderr, "matching: depth %ld: receive %ld (tag %ld) got %d\n", n, k,
@@ -97,13 +105,17 @@ int main(int argc, char **argv)
                 }
             }
         }
-        if (rank == 1)
-            OSU_CHECK(MPI_Send(&total, 1, MPI_DOUBLE, 0, TAG_RESULT, MPI_COMM_WORLD));
+        if (rank == 1) {
+            qsort(round_s, (size_t)reps, sizeof(double), cmp_double);
+            median = reps % 2 ? round_s[reps / 2] : 0.5 * (round_s[reps / 2 - 1] + round_s[reps / 2]);
+            OSU_CHECK(MPI_Send(&median, 1, MPI_DOUBLE, 0, TAG_RESULT, MPI_COMM_WORLD));
+        }
         if (rank == 0) {
-            OSU_CHECK(MPI_Recv(&total, 1, MPI_DOUBLE, 1, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            printf("%-10ld%18.2f%18.2f\n", n, total * 1e9 / ((double)reps * msgs), total * 1e6 / reps);
+            OSU_CHECK(MPI_Recv(&median, 1, MPI_DOUBLE, 1, TAG_RESULT, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            printf("%-10ld%18.2f%18.2f\n", n, median * 1e9 / (double)msgs, median * 1e6);
             fflush(stdout);
         }
+        free(round_s);
     }
     free(rbuf);
     free(req);

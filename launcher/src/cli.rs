@@ -46,6 +46,7 @@ const OPTIONS: &[(&[&str], &str, usize)] = &[
     (&["-ppn", "--ppn", "-npernode", "--npernode"], "--ppn", 1),
     (&["-h", "-help", "--help"], "--help", 0),
     (&["-V", "-version", "--version"], "--version", 0),
+    (&["--help-tuning", "-help-tuning"], "--help-tuning", 0),
 ];
 
 /// Rewrite Hydra/Open MPI spellings into canonical options followed by `--` and the
@@ -153,6 +154,10 @@ pub struct Cli {
     /// Print the version and exit.
     #[arg(long, short = 'V')]
     pub version: bool,
+
+    /// Print the OXMPI_* tuning variables (name, default, meaning) and exit.
+    #[arg(long)]
+    pub help_tuning: bool,
 
     /// The program to run and its arguments.
     #[arg(value_name = "PROGRAM [ARGS]")]

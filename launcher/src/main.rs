@@ -34,6 +34,10 @@ fn real_main() -> i32 {
         println!("OxMPI mpirun {}", env!("CARGO_PKG_VERSION"));
         return 0;
     }
+    if cli.help_tuning {
+        print!("{}", mpi_core::config::describe());
+        return 0;
+    }
     match prepare(&cli) {
         Ok(spec) => job::run(spec),
         Err((msg, code)) => {

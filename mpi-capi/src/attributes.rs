@@ -358,20 +358,11 @@ pub unsafe extern "C" fn PMPI_Attr_delete(comm: MPI_Comm, keyval: c_int) -> c_in
 
 // ------------------------------------------------------------------ datatype entry points
 
-/// Type callbacks as communicator-shaped callbacks.
-fn as_comm_copy(f: MPI_Type_copy_attr_function) -> CopyFn {
-    // SAFETY: identical C signatures: MPI_Datatype and MPI_Comm are both `int`.
-    unsafe { std::mem::transmute::<MPI_Type_copy_attr_function, CopyFn>(f) }
-}
-
-fn as_comm_delete(f: MPI_Type_delete_attr_function) -> DeleteFn {
-    // SAFETY: identical C signatures: MPI_Datatype and MPI_Comm are both `int`.
-    unsafe { std::mem::transmute::<MPI_Type_delete_attr_function, DeleteFn>(f) }
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_keyval(type_copy_attr_fn: MPI_Type_copy_attr_function, type_delete_attr_fn: MPI_Type_delete_attr_function, type_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    create_keyval("MPI_Type_create_keyval", Kind::Type, as_comm_copy(type_copy_attr_fn), as_comm_delete(type_delete_attr_fn), type_keyval, extra_state)
+    // The type callback types are the communicator ones (MPI_Datatype and MPI_Comm are both
+    // `int` in the MPICH ABI).
+    create_keyval("MPI_Type_create_keyval", Kind::Type, type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state)
 }
 
 #[no_mangle]

@@ -35,6 +35,9 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
         let idx = comm_index(comm).filter(|&i| rt.comms.get(i).is_some()).ok_or_else(|| {
             (MPI_ERR_COMM, if comm == MPI_COMM_NULL { "communicator is MPI_COMM_NULL".to_string() } else { format!("invalid communicator handle {comm:#x}") })
         })?;
+        if rt.comms.get(idx).unwrap().is_inter() {
+            return Err((MPI_ERR_COMM, format!("{func} on an intercommunicator is not supported by OxMPI yet")));
+        }
         let (cc, tag) = rt.comms.get_mut(idx).unwrap().next_collective();
         let mut s = Schedule::new(cc, tag);
         build(rt, &mut s)?;

@@ -9,7 +9,6 @@ use crate::coll::run_collective;
 use crate::comm::{dup, set_topology, split};
 use crate::errors::{not_initialized, raise};
 use crate::group::ints;
-use crate::handles::comm_index;
 use crate::p2p_args::{buffer, comm_of, ArgError};
 use mpi_core::coll::Slice;
 use mpi_core::runtime::{self, Runtime};
@@ -25,8 +24,10 @@ macro_rules! require_init {
     };
 }
 
-/// (topology, rank, local size) of `comm`.
-fn topo_of(comm: MPI_Comm) -> Result<(Option<Arc<Topology>>, usize, usize, bool), ArgError> {
+/// (topology, rank, local size, is intercommunicator) of a communicator.
+type TopoInfo = (Option<Arc<Topology>>, usize, usize, bool);
+
+fn topo_of(comm: MPI_Comm) -> Result<TopoInfo, ArgError> {
     runtime::with(|rt| comm_of(rt, comm).map(|c| (c.topo.clone(), c.rank, c.local_size(), c.is_inter())))
 }
 
@@ -555,7 +556,6 @@ fn neighbor(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, block
         Ok(b) => b,
         Err((c, m)) => return raise(comm, func, c, m),
     };
-    let _ = comm_index(comm);
     run_collective(func, comm, request, move |_rt, s| {
         for &i in &order {
             if let Some(src) = srcs[i] {

@@ -495,7 +495,10 @@ pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_
             }
         }
         // SAFETY: the caller passes a writable newtype.
-        unsafe { give(F, dup, newtype) }
+        unsafe { give(F, dup, newtype) }?;
+        // Attribute copy callbacks run on the duplicate.
+        // SAFETY: `give` checked and wrote newtype.
+        crate::attributes::type_attrs_on_dup(oldtype, unsafe { *newtype })
     })
 }
 
@@ -524,6 +527,8 @@ pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
         let Some(slot) = slot_of(dt) else {
             return Err(fail(F, MPI_ERR_TYPE, "predefined datatypes cannot be freed"));
         };
+        // Attribute delete callbacks run before the handle goes away.
+        crate::attributes::type_attrs_on_free(dt)?;
         {
             let mut t = table();
             // Requests holding the type keep their own Arc: it lives until they complete.

@@ -53,7 +53,7 @@ pub fn cart_shift(dims: &[usize], periods: &[bool], rank: usize, dim: usize, dis
 pub fn dims_create(nnodes: usize, dims: &[usize]) -> Option<Vec<usize>> {
     let fixed: usize = dims.iter().filter(|&&d| d > 0).product();
     let free = dims.iter().filter(|&&d| d == 0).count();
-    if fixed == 0 || nnodes % fixed != 0 {
+    if fixed == 0 || !nnodes.is_multiple_of(fixed) {
         return None;
     }
     let mut rest = nnodes / fixed;
@@ -64,7 +64,7 @@ pub fn dims_create(nnodes: usize, dims: &[usize]) -> Option<Vec<usize>> {
     let mut primes = Vec::new();
     let mut p = 2;
     while p * p <= rest {
-        while rest % p == 0 {
+        while rest.is_multiple_of(p) {
             primes.push(p);
             rest /= p;
         }
