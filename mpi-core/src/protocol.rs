@@ -222,7 +222,21 @@ impl Engine {
             return Ok(());
         }
         if let Some(l) = r.layout.clone() {
-            stage(r, &l);
+            // Large non-contiguous transfers to another process stream: packed straight
+            // into transport cells and unpacked straight out of them. Everything else is
+            // packed into `staging` first.
+            let streamed = l.bytes() > self.eager_max
+                && match r.op {
+                    Op::Send { dest_world, mode, .. } => {
+                        mode != SendMode::Buffered && matches!(self.routes.get(dest_world), Some(Route::Shm(_)))
+                    }
+                    _ => true,
+                };
+            if streamed {
+                stream_layout(r, &l);
+            } else {
+                stage(r, &l);
+            }
         }
         match r.op {
             Op::Send { buf, dest_world, ctx, src_rank, tag, mode } => {
@@ -340,8 +354,9 @@ impl Engine {
         self.flush(dest);
     }
 
-    /// Hands queued work for `dest` to its transport until it runs out of room.
-    fn flush(&mut self, dest: usize) {
+    /// Hands queued work for `dest` to its transport until it runs out of room; returns
+    /// whether anything moved (progress, so a waiting sender keeps spinning, not yielding).
+    fn flush(&mut self, dest: usize) -> bool {
         let Route::Shm(p) = self.routes[dest] else { unreachable!("queued work only for shm peers") };
         let mut pushed = false;
         while let Some(front) = self.outq[dest].front_mut() {
@@ -365,6 +380,8 @@ impl Engine {
                     let sreq = *sreq;
                     let r = self.reqs.get_mut(sreq).unwrap();
                     let Op::Send { buf, .. } = r.op else { unreachable!() };
+                    // A streamed non-contiguous buffer is packed chunk by chunk into the cells.
+                    let layout = if buf.ptr.is_null() { r.layout.clone() } else { None };
                     let shm = self.shm.as_mut().unwrap();
                     let chunk_max = shm.max_payload();
                     let mut hdr = Header::new(Kind::Data);
@@ -374,8 +391,18 @@ impl Engine {
                         let n = chunk_max.min(r.total - r.done);
                         hdr.offset = r.done as u64;
                         hdr.seq = self.send_seq[dest];
-                        // SAFETY: [done, done+n) lies within the pending user buffer.
-                        if !unsafe { shm.try_send(p, &hdr.encode(), buf.ptr.add(r.done), n) } {
+                        let sent = match &layout {
+                            Some(l) => {
+                                let from = r.done;
+                                // SAFETY: the layout describes the pending user send buffer.
+                                shm.try_send_with(p, &hdr.encode(), n, &mut |dst| unsafe {
+                                    l.dt.pack_range(l.base, l.count, from, dst);
+                                })
+                            }
+                            // SAFETY: [done, done+n) lies within the pending user buffer.
+                            None => unsafe { shm.try_send(p, &hdr.encode(), buf.ptr.add(r.done), n) },
+                        };
+                        if !sent {
                             stalled = true;
                             break;
                         }
@@ -394,6 +421,7 @@ impl Engine {
         if pushed {
             self.shm.as_mut().unwrap().wake(p);
         }
+        pushed
     }
 
     // -------------------------------------------------------------- receiving
@@ -413,7 +441,7 @@ impl Engine {
         if let Some((_, Unexpected::Eager { .. })) = self.matcher.peek_unexpected(ctx, src, tag) {
             let (env, u) = self.matcher.take_unexpected(ctx, src, tag).unwrap();
             let Unexpected::Eager { data, sync } = u else { unreachable!() };
-            let status = copy_in(buf, env, &data);
+            let status = copy_in(buf, None, env, &data);
             if let Some((world, sreq)) = sync {
                 self.ack_sync(world, sreq);
             }
@@ -437,7 +465,7 @@ impl Engine {
         };
         match u {
             Unexpected::Eager { data, sync } => {
-                r.status = copy_in(buf, env, &data);
+                r.status = copy_in(buf, r.layout.as_ref(), env, &data);
                 if let Some((world, sreq)) = sync {
                     self.ack_sync(world, sreq);
                 }
@@ -472,7 +500,7 @@ impl Engine {
                         let r = self.reqs.get_mut(rid).unwrap();
                         let Op::Recv { buf, .. } = r.op else { fatal("send request posted as receive") };
                         // SAFETY: the transport holds `len` payload bytes until release.
-                        r.status = copy_in(buf, env, unsafe { std::slice::from_raw_parts(payload, len) });
+                        r.status = copy_in(buf, r.layout.as_ref(), env, unsafe { std::slice::from_raw_parts(payload, len) });
                         if let Some((w, s)) = sync {
                             self.ack_sync(w, s);
                         }
@@ -508,10 +536,9 @@ impl Engine {
                     fatal(&format!("data from rank {world} beyond the announced message length"));
                 }
                 let fit = buf.len.saturating_sub(off).min(len);
-                if fit > 0 {
-                    // SAFETY: [off, off+fit) lies within the user's receive buffer.
-                    unsafe { std::ptr::copy_nonoverlapping(payload, buf.ptr.add(off), fit) };
-                }
+                // SAFETY: [off, off+fit) lies within the receive buffer (or its layout); the
+                // transport holds `len` ≥ fit payload bytes until release.
+                unsafe { place(buf, r.layout.as_ref(), off, std::slice::from_raw_parts(payload, fit)) };
                 r.done += len;
                 if r.done >= r.total {
                     self.complete(hdr.rreq);
@@ -529,7 +556,7 @@ impl Engine {
     fn complete(&mut self, rid: ReqId) {
         let r = self.reqs.get_mut(rid).unwrap();
         r.state = State::Complete;
-        if let (Some(l), Op::Recv { .. }) = (&r.layout, r.op) {
+        if let (Some(l), Op::Recv { .. }, false) = (&r.layout, r.op, r.staging.is_empty()) {
             let n = r.status.bytes.min(r.staging.len());
             // SAFETY: the layout describes the caller's receive buffer, valid until the
             // request completes (now).
@@ -552,7 +579,9 @@ impl Engine {
         let mut i = 0;
         while i < self.busy.len() {
             let dest = self.busy[i];
-            self.flush(dest);
+            if self.flush(dest) {
+                events += 1;
+            }
             if self.outq[dest].is_empty() {
                 self.busy.swap_remove(i);
             } else {
@@ -700,7 +729,11 @@ impl Engine {
             *b = buf;
         }
         if let Some(l) = layout {
-            stage(r, &l);
+            if l.bytes() > self.eager_max {
+                stream_layout(r, &l);
+            } else {
+                stage(r, &l);
+            }
             r.layout = Some(l);
         }
         self.deliver(rid, env, u);
@@ -729,6 +762,36 @@ impl Engine {
     }
 }
 
+/// Streams a non-contiguous buffer: no staging; the buffer's null pointer with the packed
+/// length tells the copy paths to pack/unpack through the layout.
+fn stream_layout(r: &mut Request, l: &Layout) {
+    r.staging = Vec::new();
+    let len = l.bytes();
+    match &mut r.op {
+        Op::Send { buf, .. } | Op::Recv { buf, .. } => *buf = RawBuf { ptr: std::ptr::null_mut(), len },
+        Op::Coll => {}
+    }
+}
+
+/// Copies `data` to byte `off` of a receive buffer: straight for contiguous buffers (or
+/// staging), through the layout for a streamed non-contiguous one.
+///
+/// # Safety
+/// `buf` (or the layout's buffer) must be valid for the bytes written.
+unsafe fn place(buf: RawBuf, layout: Option<&Layout>, off: usize, data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    match layout {
+        // SAFETY: per the function contract.
+        Some(l) if buf.ptr.is_null() => unsafe {
+            l.dt.unpack_range(data, l.base, l.count, off);
+        },
+        // SAFETY: per the function contract; off + len ≤ buf.len (callers clamp).
+        _ => unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr.add(off), data.len()) },
+    }
+}
+
 /// Points a request with a non-contiguous buffer at its staging bytes (packing sends).
 fn stage(r: &mut Request, l: &Layout) {
     let bytes = l.bytes();
@@ -747,12 +810,10 @@ fn stage(r: &mut Request, l: &Layout) {
 }
 
 /// Copies an arrived payload into a receive buffer, truncating to fit.
-fn copy_in(buf: RawBuf, env: Envelope, data: &[u8]) -> Status {
+fn copy_in(buf: RawBuf, layout: Option<&Layout>, env: Envelope, data: &[u8]) -> Status {
     let n = data.len().min(buf.len);
-    if n > 0 {
-        // SAFETY: the receive buffer is valid for `buf.len` bytes and n ≤ buf.len.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr, n) };
-    }
+    // SAFETY: the receive buffer (or its layout) is valid for `buf.len` bytes and n ≤ buf.len.
+    unsafe { place(buf, layout, 0, &data[..n]) };
     Status {
         source: env.src,
         tag: env.tag,

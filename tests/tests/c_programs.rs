@@ -110,3 +110,9 @@ fn errors_fatal() {
         );
     }
 }
+
+/// Derived datatypes in point-to-point: staged (small) and streamed (large) paths.
+#[test]
+fn datatypes_p2p() {
+    run_program_all("datatypes_p2p", &[]);
+}

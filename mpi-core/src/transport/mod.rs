@@ -28,6 +28,8 @@ pub trait Transport {
     /// # Safety
     /// `payload` must be valid for reads of `len` bytes.
     unsafe fn try_send(&mut self, peer: usize, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool;
+    /// Like `try_send`, with the payload written by `fill` directly into transport memory.
+    fn try_send_with(&mut self, peer: usize, header: &[u8; HEADER_LEN], len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool;
     /// The next received message, if any; it must be `release`d before the next call.
     fn recv_next(&mut self) -> Option<Incoming>;
     /// Frees the message last returned by `recv_next` for `peer`.

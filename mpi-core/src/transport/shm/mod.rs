@@ -127,17 +127,22 @@ impl Transport for ShmTransport {
         unsafe { ring.try_push(header, payload, len) }
     }
 
+    fn try_send_with(&mut self, peer: usize, header: &[u8; HEADER_LEN], len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        self.tx[peer].as_mut().expect("shm send to self").try_push_with(header, len, fill)
+    }
+
     #[inline]
     fn recv_next(&mut self) -> Option<Incoming> {
         let n = self.shape.nlocal;
-        for i in 0..n {
-            let src = (self.cursor + i) % n;
+        let mut src = self.cursor;
+        for _ in 0..n {
             if let Some(ring) = &self.rx[src] {
                 if let Some((header, payload, len)) = ring.peek() {
-                    self.cursor = (src + 1) % n;
+                    self.cursor = if src + 1 == n { 0 } else { src + 1 };
                     return Some(Incoming { peer: src, header, payload, len });
                 }
             }
+            src = if src + 1 == n { 0 } else { src + 1 };
         }
         None
     }

@@ -86,6 +86,27 @@ impl Ring {
         true
     }
 
+    /// Producer: like `try_push`, but `fill` writes the `len` payload bytes straight into
+    /// the cell (used to pack non-contiguous data without an intermediate copy).
+    #[inline]
+    pub fn try_push_with(&mut self, header: &[u8; HEADER_LEN], len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        debug_assert!(len <= self.payload_cap);
+        let cell = self.cell();
+        if Self::flag(cell).load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        // SAFETY: the cell is empty (the consumer does not read it until the flag store) and
+        // the payload area holds payload_cap ≥ len bytes.
+        unsafe {
+            (cell.add(LEN_OFF) as *mut u32).write(len as u32);
+            std::ptr::copy_nonoverlapping(header.as_ptr(), cell.add(HDR_OFF), HEADER_LEN);
+            fill(std::slice::from_raw_parts_mut(cell.add(PAYLOAD_OFF), len));
+        }
+        Self::flag(cell).store(1, Ordering::Release);
+        self.pos = if self.pos + 1 == self.cells { 0 } else { self.pos + 1 };
+        true
+    }
+
     /// Consumer: the next full cell's header, payload pointer and length, without consuming.
     #[inline]
     pub fn peek(&self) -> Option<([u8; HEADER_LEN], *const u8, usize)> {
