@@ -5,7 +5,7 @@ use crate::abi::*;
 use crate::errors::{not_initialized, raise, raise_core};
 use crate::handles::{request_handle, request_id};
 use crate::p2p_args::*;
-use crate::requests::{complete_error, finish, wait_request};
+use crate::requests::{complete_error, finish, is_complete, wait_finish, wait_request};
 use mpi_core::request::{Layout, Op, RawBuf, ReqId, SendMode, Status};
 use mpi_core::runtime::{self, Runtime};
 use std::os::raw::{c_int, c_void};
@@ -64,10 +64,7 @@ fn finish_blocking(func: &str, comm: MPI_Comm, started: Result<Started, ArgError
     let st = match started {
         Err((class, msg)) => return raise(comm, func, class, msg),
         Ok(Started::Done(st)) => st,
-        Ok(Started::Pending(rid)) => {
-            wait_request(rid);
-            runtime::with(|rt| finish(rt, rid))
-        }
+        Ok(Started::Pending(rid)) => wait_finish(rid),
     };
     // SAFETY: `status` is the caller's MPI_Status pointer or MPI_STATUS_IGNORE.
     unsafe { write_status(status, &st, None) };
@@ -208,7 +205,14 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI
                 return Ok(Started::Done(st));
             }
         }
-        launch(rt, op, comm, false).map(Started::Pending)
+        let rid = launch(rt, op, comm, false)?;
+        // The message may already sit in the transport: one progress pass in this critical
+        // section often completes the receive without another lock round trip.
+        rt.engine.progress();
+        if is_complete(rt, rid) {
+            return Ok(Started::Done(finish(rt, rid)));
+        }
+        Ok(Started::Pending(rid))
     });
     finish_blocking("MPI_Recv", comm, started, status)
 }

@@ -22,6 +22,21 @@ pub fn wait_request(rid: ReqId) {
     runtime::wait_until(|rt| rt.engine.reqs.get(rid).is_none_or(|r| r.is_complete()));
 }
 
+/// Blocks until request `rid` is complete and finishes it in the same critical section
+/// (see `finish`), returning its status.
+pub fn wait_finish(rid: ReqId) -> Status {
+    let mut st = None;
+    runtime::wait_until(|rt| {
+        if is_complete(rt, rid) {
+            st = Some(finish(rt, rid));
+            true
+        } else {
+            false
+        }
+    });
+    st.expect("wait_until returns once done")
+}
+
 /// Takes the status of completed request `rid`; a non-persistent request is released, a
 /// persistent one becomes inactive.
 pub fn finish(rt: &mut Runtime, rid: ReqId) -> Status {
@@ -70,7 +85,7 @@ fn owner(rt: &Runtime, rid: ReqId) -> MPI_Comm {
     rt.engine.reqs.get(rid).map_or(MPI_COMM_WORLD, |r| r.owner as MPI_Comm)
 }
 
-fn is_complete(rt: &Runtime, rid: ReqId) -> bool {
+pub fn is_complete(rt: &Runtime, rid: ReqId) -> bool {
     rt.engine.reqs.get(rid).is_none_or(|r| r.is_complete())
 }
 
