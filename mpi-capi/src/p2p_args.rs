@@ -2,7 +2,6 @@
 //! point: one place decides what is an invalid rank, tag, count, datatype or communicator.
 
 use crate::abi::*;
-use crate::datatype::type_info;
 use crate::handles::comm_index;
 use mpi_core::comm::Comm;
 use mpi_core::protocol::PROC_NULL_WORLD;
@@ -29,9 +28,11 @@ pub fn buffer(buf: *const c_void, count: c_int, dt: MPI_Datatype) -> Result<(Raw
     if count < 0 {
         return Err((MPI_ERR_COUNT, format!("negative count {count}")));
     }
-    // Builtin scalar types: size from the handle, no lookup (the hot path).
-    if let Some(ti) = type_info(dt).filter(|ti| ti.elements == 1 && is_builtin(dt)) {
-        let len = count as usize * ti.extent;
+    // Builtin types carry their size in the handle and are contiguous (including the
+    // MPI_2INT-style pairs of equal halves; MPI_LB/MPI_UB have size 0): no lookup on the
+    // hot path.
+    if is_builtin(dt) {
+        let len = count as usize * (((dt as u32) >> 8) & 0xff) as usize;
         if buf.is_null() && len > 0 {
             return Err((MPI_ERR_BUFFER, format!("buffer is NULL but count is {count}")));
         }
