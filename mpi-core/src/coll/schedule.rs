@@ -77,8 +77,15 @@ pub struct UnpackTarget {
 pub struct Schedule {
     pub comm: CollComm,
     pub tag: i32,
-    rounds: Vec<Vec<Action>>,
-    temps: Vec<Vec<u8>>,
+    /// Every action, round after round; round r is `actions[starts[r]..starts[r+1]]`.
+    /// One flat vector keeps a small collective to a handful of allocations.
+    actions: Vec<Action>,
+    starts: Vec<usize>,
+    /// Byte offset of each temporary buffer in `arena` (16-byte aligned).
+    temp_offsets: Vec<usize>,
+    arena_len: usize,
+    /// All temporary buffers, allocated once when the schedule starts.
+    arena: Vec<u128>,
     reduce: Option<ReduceFn>,
     unpacks: Vec<UnpackTarget>,
     /// Buffers made outside the schedule that its slices point into (staged user data).
@@ -94,7 +101,21 @@ unsafe impl Send for Schedule {}
 
 impl Schedule {
     pub fn new(comm: CollComm, tag: i32) -> Schedule {
-        Schedule { comm, tag, rounds: Vec::new(), temps: Vec::new(), reduce: None, unpacks: Vec::new(), kept: Vec::new(), round: 0, pending: Vec::new(), started: false }
+        Schedule {
+            comm,
+            tag,
+            actions: Vec::new(),
+            starts: Vec::new(),
+            temp_offsets: Vec::new(),
+            arena_len: 0,
+            arena: Vec::new(),
+            reduce: None,
+            unpacks: Vec::new(),
+            kept: Vec::new(),
+            round: 0,
+            pending: Vec::new(),
+            started: false,
+        }
     }
 
     /// Sets the reduction kernel used by `Action::Reduce`.
@@ -102,23 +123,26 @@ impl Schedule {
         self.reduce = Some(f);
     }
 
-    /// A zeroed temporary buffer of `len` bytes owned by the schedule.
+    /// A zeroed temporary buffer of `len` bytes owned by the schedule (its memory is
+    /// allocated when the schedule starts; temporaries cannot be added after that).
     pub fn temp(&mut self, len: usize) -> Slice {
-        self.temps.push(vec![0u8; len]);
-        Slice { buf: Buf::Temp(self.temps.len() - 1), off: 0, len }
+        assert!(!self.started, "Schedule::temp after the schedule started");
+        self.temp_offsets.push(self.arena_len);
+        self.arena_len += len.div_ceil(16) * 16;
+        Slice { buf: Buf::Temp(self.temp_offsets.len() - 1), off: 0, len }
     }
 
     /// Starts a new round; following `push`es go into it.
     pub fn next_round(&mut self) {
-        self.rounds.push(Vec::new());
+        self.starts.push(self.actions.len());
     }
 
     /// Adds an action to the current round (starting the first round if needed).
     pub fn push(&mut self, a: Action) {
-        if self.rounds.is_empty() {
-            self.rounds.push(Vec::new());
+        if self.starts.is_empty() {
+            self.starts.push(0);
         }
-        self.rounds.last_mut().unwrap().push(a);
+        self.actions.push(a);
     }
 
     pub fn send(&mut self, to: usize, data: Slice) {
@@ -151,14 +175,26 @@ impl Schedule {
         self.push(Action::Unpack { from, target });
     }
 
-    pub fn rounds(&self) -> &[Vec<Action>] {
-        &self.rounds
+    /// Number of rounds.
+    pub fn round_count(&self) -> usize {
+        self.starts.len()
+    }
+
+    /// The actions of round `r`.
+    pub fn round_actions(&self, r: usize) -> &[Action] {
+        let end = self.starts.get(r + 1).copied().unwrap_or(self.actions.len());
+        &self.actions[self.starts[r]..end]
     }
 
     fn ptr(&mut self, s: Slice) -> *mut u8 {
         let base = match s.buf {
             Buf::User(p) => p,
-            Buf::Temp(i) => self.temps[i].as_mut_ptr(),
+            Buf::Temp(i) => {
+                if self.arena.is_empty() && self.arena_len > 0 {
+                    self.arena = vec![0u128; self.arena_len / 16];
+                }
+                (self.arena.as_mut_ptr() as *mut u8).wrapping_add(self.temp_offsets[i])
+            }
         };
         base.wrapping_add(s.off)
     }
@@ -166,10 +202,13 @@ impl Schedule {
     /// The point-to-point operations of the current round.
     pub(crate) fn round_ops(&mut self) -> Vec<Op> {
         self.started = true;
-        let Some(round) = self.rounds.get(self.round).cloned() else { return Vec::new() };
+        if self.round >= self.round_count() {
+            return Vec::new();
+        }
+        let end = self.starts.get(self.round + 1).copied().unwrap_or(self.actions.len());
         let mut ops = Vec::new();
-        for a in round {
-            match a {
+        for k in self.starts[self.round]..end {
+            match self.actions[k] {
                 Action::Send { to, data } => ops.push(Op::Send {
                     buf: RawBuf { ptr: self.ptr(data), len: data.len },
                     dest_world: self.comm.world_ranks[to],
@@ -192,9 +231,9 @@ impl Schedule {
 
     /// Runs the current round's local actions and moves to the next round.
     pub(crate) fn finish_round(&mut self) {
-        let round = std::mem::take(&mut self.rounds[self.round]);
-        for a in &round {
-            match *a {
+        let end = self.starts.get(self.round + 1).copied().unwrap_or(self.actions.len());
+        for k in self.starts[self.round]..end {
+            match self.actions[k] {
                 Action::Reduce { input, inout } => {
                     let (i, o) = (self.ptr(input), self.ptr(inout));
                     let f = self.reduce.as_ref().expect("Reduce action without a reduction kernel");
@@ -214,14 +253,14 @@ impl Schedule {
                     // is the caller's buffer for `count` items of `ty`, valid until completion.
                     unsafe { u.ty.unpack(std::slice::from_raw_parts(src, from.len), u.dst, u.count) };
                 }
-                _ => {}
+                Action::Send { .. } | Action::Recv { .. } => {}
             }
         }
         self.round += 1;
     }
 
     pub(crate) fn done(&self) -> bool {
-        self.round >= self.rounds.len()
+        self.round >= self.round_count()
     }
 
     pub(crate) fn pending_mut(&mut self) -> &mut Vec<ReqId> {
