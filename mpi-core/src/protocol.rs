@@ -652,10 +652,17 @@ impl Engine {
 
     fn advance_collectives(&mut self) -> usize {
         let mut finished = 0;
-        for (rid, mut s) in std::mem::take(&mut self.colls) {
+        let mut i = 0;
+        // No allocation per poll: schedules are taken out one at a time (advancing one may
+        // start requests, which needs `&mut self`) and put back unless finished.
+        while i < self.colls.len() {
+            let (rid, mut s) = self.colls.swap_remove(i);
             let outcome = self.advance(&mut s);
             if let Ok(false) = outcome {
                 self.colls.push((rid, s));
+                let last = self.colls.len() - 1;
+                self.colls.swap(i, last);
+                i += 1;
                 continue;
             }
             if let (Err(e), Some(r)) = (outcome, self.reqs.get_mut(rid)) {
