@@ -14,7 +14,7 @@ pub struct Tunable {
 pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "SHM_EAGER_MAX",
-        default: 16384,
+        default: 8192,
         doc: "largest message (bytes) sent eagerly over shared memory; larger ones use rendezvous",
     },
     Tunable {
@@ -26,6 +26,11 @@ pub const TUNABLES: &[Tunable] = &[
         name: "SHM_CELLS",
         default: 32,
         doc: "cells per directed shared-memory ring (one ring per pair of local ranks)",
+    },
+    Tunable {
+        name: "SHM_CMA_MIN",
+        default: 8192,
+        doc: "rendezvous messages from this many bytes are read in one copy with process_vm_readv (CMA) when the kernel allows it; 0 = never (always the two-copy ring)",
     },
     Tunable {
         name: "SPIN_COUNT",

@@ -24,8 +24,9 @@ pub enum Unexpected {
     /// Eager payload copied out of the transport; `sync` = (sender world rank, sender request)
     /// to acknowledge on match.
     Eager { data: Vec<u8>, sync: Option<(usize, ReqId)> },
-    /// A rendezvous offer: the data stays at the sender until we match it.
-    Rts { world: usize, sreq: ReqId, len: usize },
+    /// A rendezvous offer: the data stays at the sender until we match it. `addr`: the
+    /// sender's contiguous buffer, offered for a single-copy read (0 = not offered).
+    Rts { world: usize, sreq: ReqId, len: usize, addr: u64 },
 }
 
 impl Unexpected {
@@ -110,6 +111,9 @@ pub struct Engine {
     /// Messages to this process itself.
     self_q: VecDeque<(Header, Vec<u8>)>,
     eager_max: usize,
+    /// Rendezvous sends of at least this many contiguous bytes offer a single-copy read
+    /// (`OXMPI_SHM_CMA_MIN`; usize::MAX = never).
+    cma_min: usize,
     bsend: BsendBuffer,
     /// More local ranks than CPUs: blocked waits yield at once instead of spinning.
     pub oversubscribed: bool,
@@ -144,6 +148,10 @@ impl Engine {
             recv_seq: vec![0; size],
             self_q: VecDeque::new(),
             eager_max,
+            cma_min: match crate::config::config().get("SHM_CMA_MIN") {
+                0 => usize::MAX,
+                n => n,
+            },
             bsend: BsendBuffer::default(),
             oversubscribed,
             colls: Vec::new(),
@@ -286,6 +294,11 @@ impl Engine {
         } else {
             hdr.kind = Kind::Rts;
             hdr.flags = 0;
+            // A contiguous buffer (a streamed non-contiguous one has a null pointer) is
+            // offered for a single-copy read: `offset` carries its address.
+            if buf.len >= self.cma_min && !buf.ptr.is_null() {
+                hdr.offset = buf.ptr as u64;
+            }
             let r = self.reqs.get_mut(rid).unwrap();
             r.state = State::SendAwaitCts;
             r.total = buf.len;
@@ -471,7 +484,7 @@ impl Engine {
                 }
                 self.complete(rid);
             }
-            Unexpected::Rts { world, sreq, len } => {
+            Unexpected::Rts { world, sreq, len, addr } => {
                 r.state = State::RecvData;
                 r.total = len;
                 r.done = 0;
@@ -485,6 +498,23 @@ impl Engine {
                 let mut h = Header::new(Kind::Cts);
                 h.sreq = sreq;
                 h.rreq = rid;
+                // Single copy: read the sender's buffer straight into ours. The Cts then
+                // tells the sender how many bytes it need not stream (`len`); all of them
+                // (the truncated excess is dropped) completes both sides at once.
+                if let (true, None, Route::Shm(p)) = (addr != 0, &r.layout, self.routes[world]) {
+                    let fit = len.min(buf.len);
+                    // SAFETY: buf is the pending receive buffer, valid for buf.len ≥ fit bytes;
+                    // the sender keeps its buffer untouched until our Cts.
+                    let got = unsafe { self.shm.as_mut().unwrap().pull(p, buf.ptr, addr, fit) };
+                    let skip = if got == fit { len } else { got };
+                    r.done = skip;
+                    h.len = skip as u64;
+                    self.send_ctrl(world, h);
+                    if skip == len {
+                        self.complete(rid);
+                    }
+                    return;
+                }
                 self.send_ctrl(world, h);
             }
         }
@@ -506,14 +536,14 @@ impl Engine {
                         }
                         self.complete(rid);
                     } else {
-                        self.deliver(rid, env, Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize });
+                        self.deliver(rid, env, Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset });
                     }
                 } else {
                     let u = if hdr.kind == Kind::Eager {
                         // SAFETY: as above.
                         Unexpected::Eager { data: unsafe { std::slice::from_raw_parts(payload, len) }.to_vec(), sync }
                     } else {
-                        Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize }
+                        Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset }
                     };
                     self.matcher.push_unexpected(env, u);
                 }
@@ -523,8 +553,18 @@ impl Engine {
                     fatal(&format!("clear-to-send from rank {world} for unknown send request {}", hdr.sreq))
                 };
                 r.rreq = hdr.rreq;
+                // `len`: bytes the receiver already read itself (single copy).
+                let skip = hdr.len as usize;
+                if skip > r.total {
+                    fatal(&format!("clear-to-send from rank {world} skips beyond the message"));
+                }
+                r.done = skip;
                 r.state = State::SendStreaming;
-                self.push_or_queue(world, Outgoing::Stream { sreq: hdr.sreq });
+                if skip == r.total {
+                    self.complete(hdr.sreq);
+                } else {
+                    self.push_or_queue(world, Outgoing::Stream { sreq: hdr.sreq });
+                }
             }
             Kind::Data => {
                 let Some(r) = self.reqs.get_mut(hdr.rreq).filter(|r| r.state == State::RecvData) else {

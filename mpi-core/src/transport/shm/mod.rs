@@ -49,7 +49,18 @@ pub struct ShmTransport {
     rx: Vec<Option<Ring>>,
     /// Round-robin position for fairness between senders.
     cursor: usize,
+    /// Single-copy reads (`process_vm_readv`) still allowed: cleared after the first refusal
+    /// (e.g. `ptrace_scope`, seccomp), so later transfers fall back to the ring at once.
+    cma_ok: bool,
+    /// Per local rank: has its published pid been checked to name the process that owns
+    /// the segment slot (0 = not yet, 1 = yes, 2 = no: never pull from it)?
+    cma_checked: Vec<u8>,
 }
+
+/// A value only this process holds at a known address: a peer reads it through
+/// `process_vm_readv` once and compares it with the copy in our doorbell line, to be sure
+/// the pid it uses names us (pid namespaces could make it name someone else).
+static CMA_COOKIE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 // SAFETY: the transport is only used under the engine lock; the raw pointers refer to a
 // process-wide shared mapping owned by `seg`.
@@ -92,7 +103,82 @@ impl ShmTransport {
         };
         let tx = (0..shape.nlocal).map(|d| ring(me, d)).collect();
         let rx = (0..shape.nlocal).map(|s| ring(s, me)).collect();
-        ShmTransport { seg, shape, me, tx, rx, cursor: 0 }
+        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal] };
+        // Publish our pid, cookie address and cookie value for single-copy reads; peers
+        // read them only after the start-up fences that follow (long before any rendezvous).
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let cookie = (u64::from(std::process::id()) << 32) ^ nanos ^ 0x9e37_79b9_7f4a_7c15;
+        CMA_COOKIE.store(cookie, Ordering::Relaxed);
+        t.pid_word(me).store(std::process::id(), Ordering::Relaxed);
+        t.cookie_words(me).0.store(CMA_COOKIE.as_ptr() as u64, Ordering::Relaxed);
+        t.cookie_words(me).1.store(cookie, Ordering::Relaxed);
+        t
+    }
+
+    /// Address and value of local rank `local`'s cookie (in its doorbell line).
+    fn cookie_words(&self, local: usize) -> (&std::sync::atomic::AtomicU64, &std::sync::atomic::AtomicU64) {
+        let line = LINE * (1 + local);
+        // SAFETY: 8-byte aligned words inside the rank's doorbell line, accessed atomically.
+        unsafe {
+            (
+                std::sync::atomic::AtomicU64::from_ptr(self.seg.base().add(line + 16) as *mut u64),
+                std::sync::atomic::AtomicU64::from_ptr(self.seg.base().add(line + 24) as *mut u64),
+            )
+        }
+    }
+
+    /// Whether single-copy reads from `peer` reach the right process (checked once).
+    fn cma_peer_ok(&mut self, peer: usize, pid: libc::pid_t) -> bool {
+        if self.cma_checked[peer] == 0 {
+            let (addr, want) = self.cookie_words(peer);
+            let (addr, want) = (addr.load(Ordering::Relaxed), want.load(Ordering::Relaxed));
+            let mut got = 0u64;
+            let local = libc::iovec { iov_base: &mut got as *mut u64 as *mut libc::c_void, iov_len: 8 };
+            let remote = libc::iovec { iov_base: addr as usize as *mut libc::c_void, iov_len: 8 };
+            // SAFETY: reads 8 bytes into a local u64; the kernel validates the remote side.
+            let r = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+            self.cma_checked[peer] = if r == 8 && got == want && want != 0 { 1 } else { 2 };
+        }
+        self.cma_checked[peer] == 1
+    }
+
+    /// The word holding local rank `local`'s pid (in its doorbell line, after the bell).
+    fn pid_word(&self, local: usize) -> &AtomicU32 {
+        // SAFETY: inside the rank's doorbell line (see `doorbell`), accessed only atomically.
+        unsafe { AtomicU32::from_ptr(self.seg.base().add(LINE * (1 + local) + 8) as *mut u32) }
+    }
+
+    /// Single copy: reads `len` bytes at address `remote` of local rank `peer` into `dst`
+    /// with `process_vm_readv`. Returns how many bytes arrived (a prefix); fewer than `len`
+    /// means the rest must come another way (the kernel refused: CMA is then disabled).
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of `len` bytes; `remote` must be a buffer of `peer` that
+    /// stays unmodified until the caller tells the peer the read is over.
+    pub unsafe fn pull(&mut self, peer: usize, dst: *mut u8, remote: u64, len: usize) -> usize {
+        if !self.cma_ok || peer == self.me {
+            return 0;
+        }
+        let pid = self.pid_word(peer).load(Ordering::Relaxed) as libc::pid_t;
+        if !self.cma_peer_ok(peer, pid) {
+            return 0;
+        }
+        let mut got = 0;
+        while got < len {
+            // One call moves at most ~2 GiB (MAX_RW_COUNT); loop for partial reads.
+            let n = (len - got).min(1 << 30);
+            let local = libc::iovec { iov_base: unsafe { dst.add(got) } as *mut libc::c_void, iov_len: n };
+            let remote = libc::iovec { iov_base: (remote as usize + got) as *mut libc::c_void, iov_len: n };
+            // SAFETY: per the contract, `dst` is writable for len bytes; the kernel checks
+            // the remote range and fails cleanly if it is not mapped.
+            let r = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+            if r <= 0 {
+                self.cma_ok = false;
+                break;
+            }
+            got += r as usize;
+        }
+        got
     }
 
     /// Removes the segment's name once every local rank has attached.
