@@ -183,18 +183,25 @@ impl Engine {
             return false;
         }
         let Some(Route::Shm(p)) = self.routes.get(dest).copied() else { return false };
-        if !self.outq[dest].is_empty() {
-            return false;
-        }
         let mut hdr = Header::new(Kind::Eager);
         hdr.ctx = ctx;
         hdr.src = src_rank;
         hdr.tag = tag;
         hdr.len = buf.len as u64;
+        self.push_now(dest, p, &mut hdr, buf.ptr, buf.len)
+    }
+
+    /// Hands one message to the transport at once if nothing is queued for `dest`; true
+    /// when it went out (the caller queues it otherwise, preserving order).
+    #[inline]
+    fn push_now(&mut self, dest: usize, p: usize, hdr: &mut Header, payload: *const u8, len: usize) -> bool {
+        if !self.outq[dest].is_empty() {
+            return false;
+        }
         hdr.seq = self.send_seq[dest];
         let shm = self.shm.as_mut().expect("shm route without shm transport");
-        // SAFETY: the caller's buffer is valid for `len` bytes during this call.
-        if unsafe { shm.try_send(p, &hdr.encode(), buf.ptr, buf.len) } {
+        // SAFETY: the caller's buffer is valid for `len` bytes while the send is pending.
+        if unsafe { shm.try_send(p, &hdr.encode(), payload, len) } {
             self.send_seq[dest] = self.send_seq[dest].wrapping_add(1);
             shm.wake(p);
             true
@@ -289,6 +296,16 @@ impl Engine {
         }
         if buf.len <= self.eager_max {
             self.reqs.get_mut(rid).unwrap().state = State::SendPending;
+            // Nothing queued for this peer: hand the message over directly (the common case
+            // of MPI_Isend), skipping the queue bookkeeping.
+            if let Route::Shm(p) = route {
+                if self.push_now(dest, p, &mut hdr, buf.ptr, buf.len) {
+                    if !sync {
+                        self.complete(rid);
+                    }
+                    return Ok(());
+                }
+            }
             let done = if sync { None } else { Some(rid) };
             self.push_or_queue(dest, Outgoing::Msg { hdr, payload: buf.ptr, len: buf.len, done });
         } else {
