@@ -56,7 +56,7 @@ pub fn buffer(buf: *const c_void, count: c_int, dt: MPI_Datatype) -> Result<(Raw
 }
 
 fn is_builtin(dt: MPI_Datatype) -> bool {
-    (dt as u32) & 0xff00_0000 == 0x4c00_0000
+    crate::types::is_builtin_handle(dt)
 }
 
 /// World rank of destination `dest` (or `PROC_NULL_WORLD`).

@@ -96,6 +96,26 @@ const PREDEFINED: &[(MPI_Datatype, &str, Def)] = &[
 
 /// One engine type per predefined handle (distinct `Arc`s, so a child type found in
 /// `MPI_Type_get_contents` maps back to the handle it was made from).
+/// Is `dt` one of the builtin-encoded predefined handles (`0x4c......`)? A table indexed by
+/// the handle's low byte (unique among builtins) makes this a load and a compare, for the
+/// point-to-point hot path.
+#[inline]
+pub fn is_builtin_handle(dt: MPI_Datatype) -> bool {
+    static BY_INDEX: OnceLock<[u32; 256]> = OnceLock::new();
+    let table = BY_INDEX.get_or_init(|| {
+        let mut t = [0u32; 256];
+        for &(h, _, _) in PREDEFINED {
+            let u = h as u32;
+            if u & 0xff00_0000 == 0x4c00_0000 {
+                t[(u & 0xff) as usize] = u;
+            }
+        }
+        t
+    });
+    let u = dt as u32;
+    u & 0xff00_0000 == 0x4c00_0000 && table[(u & 0xff) as usize] == u
+}
+
 fn predefined() -> &'static HashMap<MPI_Datatype, (&'static str, Arc<Datatype>)> {
     static TABLE: OnceLock<HashMap<MPI_Datatype, (&'static str, Arc<Datatype>)>> = OnceLock::new();
     TABLE.get_or_init(|| {
@@ -1043,7 +1063,10 @@ mod tests {
 
     #[test]
     fn predefined_sizes_match_handle_encoding() {
+        assert!(!is_builtin_handle(0x4c00_ff77u32 as MPI_Datatype), "garbage builtin-looking handle");
+        assert!(!is_builtin_handle(MPI_DATATYPE_NULL));
         for &(h, name, _) in PREDEFINED {
+            assert_eq!(is_builtin_handle(h), (h as u32) & 0xff00_0000 == 0x4c00_0000, "{name}");
             let t = lookup(h).unwrap();
             let u = h as u32;
             if u & 0xff00_0000 == 0x4c00_0000 && h != MPI_LB && h != MPI_UB {
