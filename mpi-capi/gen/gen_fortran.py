@@ -316,38 +316,50 @@ use std::sync::OnceLock;
 
 // ---- Sentinels: COMMON blocks that mpif.h and the `mpi` module declare ------------------
 
-/// `COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE(MPI_STATUS_SIZE)`.
-#[repr(C)]
+// gfortran aligns every COMMON block to 16 bytes in the programs that declare it; the
+// blocks here are 16-byte aligned and padded (in mpif.h and the `mpi` module too, with
+// MPI_PRIV*_PAD members) to a multiple of 16 bytes, so sizes and alignments agree and the
+// linker has nothing to warn about.
+
+/// `COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE(MPI_STATUS_SIZE), pad`.
+#[repr(C, align(16))]
 pub struct FortranPriv1 {
     pub bottom: MPI_Fint,
     pub in_place: MPI_Fint,
     pub status_ignore: [MPI_Fint; 5],
+    pub pad: [MPI_Fint; 1],
 }
-/// `COMMON /MPIPRIV2/ MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1), MPI_ERRCODES_IGNORE(1)`.
-#[repr(C)]
+/// `COMMON /MPIPRIV2/ MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1), MPI_ERRCODES_IGNORE(1), pad`.
+#[repr(C, align(16))]
 pub struct FortranPriv2 {
     pub statuses_ignore: [MPI_Fint; 5],
     pub errcodes_ignore: [MPI_Fint; 1],
+    pub pad: [MPI_Fint; 2],
 }
-/// `COMMON /MPIPRIVC/ MPI_ARGVS_NULL(1,1), MPI_ARGV_NULL(1)` (CHARACTER*1 each).
-#[repr(C)]
+/// `COMMON /MPIPRIVC/ MPI_ARGVS_NULL(1,1), MPI_ARGV_NULL(1), pad` (CHARACTER*1 each).
+#[repr(C, align(16))]
 pub struct FortranPrivC {
     pub argvs_null: [u8; 1],
     pub argv_null: [u8; 1],
+    pub pad: [u8; 14],
+}
+/// `COMMON /MPIFCMB5/ MPI_UNWEIGHTED, pad` and `COMMON /MPIFCMB9/ MPI_WEIGHTS_EMPTY, pad`.
+#[repr(C, align(16))]
+pub struct FortranOneInt {
+    pub value: MPI_Fint,
+    pub pad: [MPI_Fint; 3],
 }
 
 #[no_mangle]
-pub static mut mpipriv1_: FortranPriv1 = FortranPriv1 { bottom: 0, in_place: 0, status_ignore: [0; 5] };
+pub static mut mpipriv1_: FortranPriv1 = FortranPriv1 { bottom: 0, in_place: 0, status_ignore: [0; 5], pad: [0; 1] };
 #[no_mangle]
-pub static mut mpipriv2_: FortranPriv2 = FortranPriv2 { statuses_ignore: [0; 5], errcodes_ignore: [0; 1] };
+pub static mut mpipriv2_: FortranPriv2 = FortranPriv2 { statuses_ignore: [0; 5], errcodes_ignore: [0; 1], pad: [0; 2] };
 #[no_mangle]
-pub static mut mpiprivc_: FortranPrivC = FortranPrivC { argvs_null: [b' '; 1], argv_null: [b' '; 1] };
-/// `COMMON /MPIFCMB5/ MPI_UNWEIGHTED`.
+pub static mut mpiprivc_: FortranPrivC = FortranPrivC { argvs_null: [b' '; 1], argv_null: [b' '; 1], pad: [b' '; 14] };
 #[no_mangle]
-pub static mut mpifcmb5_: MPI_Fint = 0;
-/// `COMMON /MPIFCMB9/ MPI_WEIGHTS_EMPTY`.
+pub static mut mpifcmb5_: FortranOneInt = FortranOneInt { value: 0, pad: [0; 3] };
 #[no_mangle]
-pub static mut mpifcmb9_: MPI_Fint = 0;
+pub static mut mpifcmb9_: FortranOneInt = FortranOneInt { value: 0, pad: [0; 3] };
 
 const PRIV1: usize = 0;
 const PRIV2: usize = 1;
@@ -889,11 +901,16 @@ COMMON_DECLS = [
     "INTEGER MPI_ERRCODES_IGNORE(1)",
     "CHARACTER*1 MPI_ARGVS_NULL(1,1), MPI_ARGV_NULL(1)",
     "INTEGER MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY",
+    "INTEGER MPI_PRIV1_PAD(1), MPI_PRIV2_PAD(2)",
+    "INTEGER MPI_FCMB5_PAD(3), MPI_FCMB9_PAD(3)",
+    "CHARACTER*1 MPI_PRIVC_PAD(14)",
     "COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE",
+    "COMMON /MPIPRIV1/ MPI_PRIV1_PAD",
     "COMMON /MPIPRIV2/ MPI_STATUSES_IGNORE, MPI_ERRCODES_IGNORE",
-    "COMMON /MPIPRIVC/ MPI_ARGVS_NULL, MPI_ARGV_NULL",
-    "COMMON /MPIFCMB5/ MPI_UNWEIGHTED",
-    "COMMON /MPIFCMB9/ MPI_WEIGHTS_EMPTY",
+    "COMMON /MPIPRIV2/ MPI_PRIV2_PAD",
+    "COMMON /MPIPRIVC/ MPI_ARGVS_NULL, MPI_ARGV_NULL, MPI_PRIVC_PAD",
+    "COMMON /MPIFCMB5/ MPI_UNWEIGHTED, MPI_FCMB5_PAD",
+    "COMMON /MPIFCMB9/ MPI_WEIGHTS_EMPTY, MPI_FCMB9_PAD",
     "SAVE /MPIPRIV1/, /MPIPRIV2/, /MPIPRIVC/, /MPIFCMB5/, /MPIFCMB9/",
 ]
 
