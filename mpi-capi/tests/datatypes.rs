@@ -19,7 +19,7 @@ fn c_program_uses_derived_datatypes() {
         .arg("-I")
         .arg(include_dir())
         .arg("-L")
-        .arg(profile_dir())
+        .arg(libmpi().parent().unwrap())
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .arg("-lmpi")
         .arg("-o")

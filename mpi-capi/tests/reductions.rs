@@ -18,7 +18,7 @@ fn c_program_reduces_locally() {
         .arg("-I")
         .arg(include_dir())
         .arg("-L")
-        .arg(profile_dir())
+        .arg(libmpi().parent().unwrap())
         .arg(format!("-Wl,-rpath,{}", dir.display()))
         .arg("-lmpi")
         .arg("-o")

@@ -10,10 +10,14 @@ pub fn profile_dir() -> PathBuf {
     exe.parent().and_then(Path::parent).expect("target/<profile>").to_path_buf()
 }
 
+/// The built library: cargo copies it to target/<profile> on `cargo build`; a plain
+/// `cargo test` leaves it in target/<profile>/deps only.
 pub fn libmpi() -> PathBuf {
-    let p = profile_dir().join("libmpi.so");
-    assert!(p.is_file(), "{} not built", p.display());
-    p
+    let dir = profile_dir();
+    [dir.join("libmpi.so"), dir.join("deps").join("libmpi.so")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("libmpi.so not built in {}", dir.display()))
 }
 
 pub fn include_dir() -> PathBuf {
