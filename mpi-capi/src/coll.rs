@@ -8,7 +8,7 @@
 //! schedule runs and unpacked after it completed (blocking calls only for now).
 
 use crate::abi::*;
-use crate::errors::{not_initialized, raise};
+use crate::errors::raise;
 use crate::handles::{comm_index, request_handle};
 use crate::p2p_args::ArgError;
 use crate::requests::{finish, wait_request};
@@ -23,9 +23,7 @@ use std::sync::Arc;
 /// Builds a schedule on communicator `comm` with `build` (under the runtime lock) and runs
 /// it: waits for it when `request` is None, else stores its request handle there.
 pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, build: impl FnOnce(&mut Runtime, &mut Schedule) -> Result<(), ArgError>) -> c_int {
-    if !runtime::is_initialized() || runtime::is_finalized() {
-        return not_initialized(func);
-    }
+    require_init!(func);
     if let Some(r) = request {
         if r.is_null() {
             return raise(comm, func, MPI_ERR_ARG, "request is NULL");

@@ -9,7 +9,7 @@
 
 use crate::abi::*;
 use crate::attributes::{self, Kind};
-use crate::errors::{not_initialized, raise, write_c_string};
+use crate::errors::{raise, write_c_string};
 use crate::handles::{comm_handle, comm_index};
 use crate::p2p_args::{comm_of, ArgError};
 use crate::requests::{finish, wait_request};
@@ -19,14 +19,6 @@ use mpi_core::runtime;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 use std::sync::Arc;
-
-macro_rules! require_init {
-    ($func:expr) => {
-        if !runtime::is_initialized() || runtime::is_finalized() {
-            return not_initialized($func);
-        }
-    };
-}
 
 /// Tag of leader-to-leader messages of an intercommunicator's agreements. They travel on
 /// the local-group context, whose schedule tags stay below 2^30, so they never match those.

@@ -10,7 +10,7 @@
 //! `errors::make_code` uses for its message ring, so the two never collide.
 
 use crate::abi::*;
-use crate::errors::{error_class, invoke_handler, not_initialized, raise};
+use crate::errors::{error_class, invoke_handler, raise};
 use crate::handles::{comm_index, errhandler_handle, errhandler_index};
 use std::collections::BTreeMap;
 use std::ffi::CStr;
@@ -98,9 +98,7 @@ pub unsafe extern "C" fn PMPI_Errhandler_get(comm: MPI_Comm, errhandler: *mut MP
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_call_errhandler(comm: MPI_Comm, errorcode: c_int) -> c_int {
     let func = "MPI_Comm_call_errhandler";
-    if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
-        return not_initialized(func);
-    }
+    require_init!(func);
     let exists = comm_index(comm).is_some_and(|i| mpi_core::runtime::with(|rt| rt.comms.get(i).is_some()));
     if !exists {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_COMM, format!("invalid communicator {comm:#x}"));

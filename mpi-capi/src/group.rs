@@ -2,7 +2,7 @@
 //! group entry points (the algebra itself is `mpi_core::group`).
 
 use crate::abi::*;
-use crate::errors::{not_initialized, raise, raise_core};
+use crate::errors::{raise, raise_core};
 use crate::handles::{group_handle, group_index};
 use crate::p2p_args::comm_of;
 use mpi_core::group as g;
@@ -11,14 +11,6 @@ use std::os::raw::c_int;
 use std::sync::{Arc, Mutex};
 
 static GROUPS: Mutex<Vec<Option<Arc<[usize]>>>> = Mutex::new(Vec::new());
-
-macro_rules! require_init {
-    ($func:expr) => {
-        if !runtime::is_initialized() || runtime::is_finalized() {
-            return not_initialized($func);
-        }
-    };
-}
 
 /// The members of group `h` (world ranks), or None for an invalid handle.
 pub fn lookup(h: MPI_Group) -> Option<Arc<[usize]>> {

@@ -47,9 +47,7 @@ pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *m
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
-    if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
-        return not_initialized("MPI_Finalize");
-    }
+    require_init!("MPI_Finalize");
     crate::attributes::finalize_hook();
     match mpi_core::runtime::finalize() {
         Ok(()) => MPI_SUCCESS,

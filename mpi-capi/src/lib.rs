@@ -5,6 +5,16 @@
 //! entry points of functions not implemented yet.
 #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, clippy::missing_safety_doc)]
 
+/// Returns the "called before MPI_Init / after MPI_Finalize" error from the calling entry
+/// point (one definition for every module).
+macro_rules! require_init {
+    ($func:expr) => {
+        if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
+            return $crate::errors::not_initialized($func);
+        }
+    };
+}
+
 pub mod abi;
 pub mod errors;
 pub mod conversions;
@@ -19,7 +29,6 @@ pub mod errhandlers;
 pub mod group;
 pub mod info;
 pub mod topology;
-pub mod datatype;
 pub mod handles;
 pub mod init;
 pub mod p2p_args;

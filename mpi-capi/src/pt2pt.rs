@@ -2,7 +2,7 @@
 //! probes, matched probes, sendrecv, and the buffered-send buffer.
 
 use crate::abi::*;
-use crate::errors::{not_initialized, raise, raise_core};
+use crate::errors::{raise, raise_core};
 use crate::handles::{request_handle, request_id};
 use crate::p2p_args::*;
 use crate::requests::{complete_error, finish, is_complete, wait_finish, wait_request};
@@ -16,14 +16,6 @@ enum Started {
     Done(Status),
     /// A request to wait for (blocking calls) or hand out (nonblocking calls).
     Pending(ReqId),
-}
-
-macro_rules! require_init {
-    ($func:expr) => {
-        if !runtime::is_initialized() || runtime::is_finalized() {
-            return not_initialized($func);
-        }
-    };
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -94,35 +86,22 @@ fn send_blocking(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype,
 
 #[allow(clippy::too_many_arguments)]
 fn send_request(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, persistent: bool, request: *mut MPI_Request) -> c_int {
-    require_init!(func);
-    if request.is_null() {
-        return raise(comm, func, MPI_ERR_ARG, "request is NULL");
-    }
-    let r = runtime::with(|rt| {
-        let op = send_op(rt, buf, count, dt, dest, tag, comm, mode)?;
-        launch(rt, op, comm, persistent)
-    });
-    match r {
-        Ok(rid) => {
-            // SAFETY: checked non-null.
-            unsafe { *request = request_handle(rid) };
-            MPI_SUCCESS
-        }
-        Err((class, msg)) => raise(comm, func, class, msg),
-    }
+    request_call(func, comm, persistent, request, |rt| send_op(rt, buf, count, dt, dest, tag, comm, mode))
 }
 
 #[allow(clippy::too_many_arguments)]
 fn recv_request(func: &str, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request) -> c_int {
+    request_call(func, comm, persistent, request, |rt| recv_op(rt, buf, count, dt, src, tag, comm))
+}
+
+/// The nonblocking and persistent entry points: validate into an operation, create (and
+/// unless persistent, start) its request, hand out the handle.
+fn request_call(func: &str, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request, op: impl FnOnce(&Runtime) -> Result<(Op, Option<Layout>), ArgError>) -> c_int {
     require_init!(func);
     if request.is_null() {
         return raise(comm, func, MPI_ERR_ARG, "request is NULL");
     }
-    let r = runtime::with(|rt| {
-        let op = recv_op(rt, buf, count, dt, src, tag, comm)?;
-        launch(rt, op, comm, persistent)
-    });
-    match r {
+    match runtime::with(|rt| op(rt).and_then(|op| launch(rt, op, comm, persistent))) {
         Ok(rid) => {
             // SAFETY: checked non-null.
             unsafe { *request = request_handle(rid) };

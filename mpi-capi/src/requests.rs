@@ -2,20 +2,12 @@
 //! Request_get_status, and the status queries (Get_count, Get_elements, Test_cancelled).
 
 use crate::abi::*;
-use crate::errors::{not_initialized, raise};
+use crate::errors::{raise};
 use crate::handles::request_id;
 use crate::p2p_args::{empty_status, status_bytes, write_status};
 use mpi_core::request::{ReqId, State, Status};
 use mpi_core::runtime::{self, Runtime};
 use std::os::raw::c_int;
-
-macro_rules! require_init {
-    ($func:expr) => {
-        if !runtime::is_initialized() || runtime::is_finalized() {
-            return not_initialized($func);
-        }
-    };
-}
 
 /// Blocks until request `rid` is complete.
 pub fn wait_request(rid: ReqId) {

@@ -7,7 +7,7 @@
 use crate::abi::*;
 use crate::coll::run_collective;
 use crate::comm::{dup, set_topology, split};
-use crate::errors::{not_initialized, raise};
+use crate::errors::{raise};
 use crate::group::ints;
 use crate::p2p_args::{buffer, comm_of, ArgError};
 use mpi_core::coll::Slice;
@@ -15,14 +15,6 @@ use mpi_core::runtime::{self, Runtime};
 use mpi_core::topology::{self as topo, Topology};
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
-
-macro_rules! require_init {
-    ($func:expr) => {
-        if !runtime::is_initialized() || runtime::is_finalized() {
-            return not_initialized($func);
-        }
-    };
-}
 
 /// (topology, rank, local size, is intercommunicator) of a communicator.
 type TopoInfo = (Option<Arc<Topology>>, usize, usize, bool);
