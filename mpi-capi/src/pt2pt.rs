@@ -38,6 +38,11 @@ fn recv_op(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: 
 /// Creates and (unless persistent) starts a request for `op` (with a non-contiguous
 /// buffer `layout`, if any).
 fn launch(rt: &mut Runtime, (op, layout): (Op, Option<Layout>), comm: MPI_Comm, persistent: bool) -> Result<ReqId, ArgError> {
+    if let (Op::Recv { buf, ctx, src, tag }, None, false) = (op, &layout, persistent) {
+        if src != MPI_PROC_NULL {
+            return Ok(rt.engine.post_recv(buf, ctx, src, tag, comm as i64));
+        }
+    }
     let rid = rt.engine.create(op, persistent);
     let r = rt.engine.reqs.get_mut(rid).unwrap();
     r.owner = comm as i64;
@@ -86,22 +91,45 @@ fn send_blocking(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype,
 
 #[allow(clippy::too_many_arguments)]
 fn send_request(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, persistent: bool, request: *mut MPI_Request) -> c_int {
-    request_call(func, comm, persistent, request, |rt| send_op(rt, buf, count, dt, dest, tag, comm, mode))
+    // An eager standard/ready send that the transport takes at once is complete when it
+    // starts: it needs no request of its own and gets the shared completed-send handle.
+    let eager_now = !persistent && matches!(mode, SendMode::Standard | SendMode::Ready);
+    request_call(func, comm, persistent, request, |rt| {
+        let op = send_op(rt, buf, count, dt, dest, tag, comm, mode)?;
+        if let (true, Op::Send { buf, dest_world, ctx, src_rank, .. }, None) = (eager_now, &op.0, &op.1) {
+            if rt.engine.try_send_now(*buf, *dest_world, *ctx, *src_rank, tag) {
+                return Ok(Launch::Done);
+            }
+        }
+        Ok(Launch::Op(op))
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
 fn recv_request(func: &str, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request) -> c_int {
-    request_call(func, comm, persistent, request, |rt| recv_op(rt, buf, count, dt, src, tag, comm))
+    request_call(func, comm, persistent, request, |rt| recv_op(rt, buf, count, dt, src, tag, comm).map(Launch::Op))
+}
+
+/// What a nonblocking call's validation produced.
+enum Launch {
+    /// An operation to create (and unless persistent, start) a request for.
+    Op((Op, Option<Layout>)),
+    /// A send that already completed: the shared completed-send request.
+    Done,
 }
 
 /// The nonblocking and persistent entry points: validate into an operation, create (and
 /// unless persistent, start) its request, hand out the handle.
-fn request_call(func: &str, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request, op: impl FnOnce(&Runtime) -> Result<(Op, Option<Layout>), ArgError>) -> c_int {
+fn request_call(func: &str, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request, op: impl FnOnce(&mut Runtime) -> Result<Launch, ArgError>) -> c_int {
     require_init!(func);
     if request.is_null() {
         return raise(comm, func, MPI_ERR_ARG, "request is NULL");
     }
-    match runtime::with(|rt| op(rt).and_then(|op| launch(rt, op, comm, persistent))) {
+    let launched = runtime::with(|rt| match op(rt)? {
+        Launch::Done => Ok(mpi_core::request::COMPLETED_SEND),
+        Launch::Op(op) => launch(rt, op, comm, persistent),
+    });
+    match launched {
         Ok(rid) => {
             // SAFETY: checked non-null.
             unsafe { *request = request_handle(rid) };

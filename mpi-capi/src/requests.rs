@@ -82,11 +82,14 @@ pub fn is_complete(rt: &Runtime, rid: ReqId) -> bool {
 }
 
 /// Finishes `reqs[i]`: status out, handle nulled unless persistent. Returns (status, comm).
+#[inline]
 fn finish_handle(rt: &mut Runtime, h: &mut MPI_Request, rid: ReqId) -> (Status, MPI_Comm) {
-    let comm = owner(rt, rid);
-    let persistent = rt.engine.reqs.get(rid).is_some_and(|r| r.persistent);
-    let st = finish(rt, rid);
-    if !persistent {
+    let r = rt.engine.reqs.get_mut(rid).expect("finished request exists");
+    let (st, comm) = (r.status, r.owner as MPI_Comm);
+    if r.persistent {
+        r.state = State::Inactive;
+    } else {
+        rt.engine.reqs.remove(rid);
         *h = MPI_REQUEST_NULL;
     }
     (st, comm)

@@ -17,7 +17,6 @@
 //! the one list its pattern selects. Empty lists are removed from their maps, so memory
 //! is bounded by the peak number of live entries, not by the number of distinct tags seen.
 
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
@@ -214,33 +213,68 @@ impl<T, const K: usize> Slab<T, K> {
     }
 
     /// Appends `i` to the list stored under `key`, creating the list if needed.
-    fn push_keyed<Q: Hash + Eq>(&mut self, k: usize, map: &mut FxMap<Q, Ends>, key: Q, i: u32) {
-        let ends = map.entry(key).or_insert(Ends::EMPTY);
+    #[inline]
+    fn push_keyed<Q: Hash + Eq>(&mut self, k: usize, lists: &mut Lists<Q>, key: Q, i: u32) {
+        let (ends, live) = lists.entry(key);
+        if ends.is_empty() {
+            *live += 1;
+        }
         self.push_back(k, ends, i);
     }
 
-    /// Unlinks `i` from the list under `key`, dropping the list when it empties so
-    /// transient keys (e.g. 10^6 distinct tags over time) do not accumulate.
-    fn unlink_keyed<Q: Hash + Eq>(&mut self, k: usize, map: &mut FxMap<Q, Ends>, key: Q, i: u32) {
-        match map.entry(key) {
-            Entry::Occupied(mut o) => {
-                self.unlink(k, o.get_mut(), i);
-                if o.get().is_empty() {
-                    o.remove();
-                }
-            }
-            Entry::Vacant(_) => unreachable!("node not on its keyed list"),
+    /// Unlinks `i` from the list under `key`. An emptied list stays in the map (the next
+    /// message with the same key reuses it without a hash insert); `Lists::entry` drops
+    /// empty lists in bulk once they outnumber live ones.
+    #[inline]
+    fn unlink_keyed<Q: Hash + Eq>(&mut self, k: usize, lists: &mut Lists<Q>, key: Q, i: u32) {
+        let ends = lists.map.get_mut(&key).expect("node not on its keyed list");
+        self.unlink(k, ends, i);
+        if ends.is_empty() {
+            lists.live -= 1;
         }
     }
 }
 
-#[inline]
-fn head_of<Q: Hash + Eq>(map: &FxMap<Q, Ends>, key: &Q) -> Option<u32> {
-    // Skipping empty maps keeps the no-wildcard common case at a single hash lookup.
-    if map.is_empty() {
-        return None;
+/// FIFO lists by key, with a count of non-empty ones so lookups in a map that holds only
+/// empty lists (e.g. no wildcard receive posted) cost nothing.
+struct Lists<Q> {
+    map: FxMap<Q, Ends>,
+    /// Non-empty lists.
+    live: usize,
+    /// Map size at which empty lists are dropped (bounds memory by the peak of live keys,
+    /// not by the number of distinct tags ever seen).
+    gc_at: usize,
+}
+
+impl<Q> Default for Lists<Q> {
+    fn default() -> Self {
+        Lists { map: FxMap::default(), live: 0, gc_at: 32 }
     }
-    map.get(key).map(|e| e.head)
+}
+
+impl<Q: Hash + Eq> Lists<Q> {
+    #[inline]
+    fn head(&self, key: &Q) -> Option<u32> {
+        if self.live == 0 {
+            return None;
+        }
+        self.map.get(key).and_then(head)
+    }
+
+    /// The list under `key` (created empty if needed) and the live-list counter.
+    #[inline]
+    fn entry(&mut self, key: Q) -> (&mut Ends, &mut usize) {
+        if self.map.len() >= self.gc_at && !self.map.contains_key(&key) {
+            self.map.retain(|_, e| !e.is_empty());
+            self.gc_at = (2 * self.map.len()).max(32);
+        }
+        (self.map.entry(key).or_insert(Ends::EMPTY), &mut self.live)
+    }
+
+    #[cfg(test)]
+    fn capacity(&self) -> usize {
+        self.map.capacity()
+    }
 }
 
 #[inline]
@@ -284,14 +318,14 @@ const U_ALL: usize = 3;
 #[derive(Default)]
 struct Ctx {
     /// Posted receives, one list per pattern (each node is on exactly one).
-    p_exact: FxMap<u64, Ends>,
-    p_any_src: FxMap<i32, Ends>, // keyed by tag
-    p_any_tag: FxMap<i32, Ends>, // keyed by src
+    p_exact: Lists<u64>,
+    p_any_src: Lists<i32>, // keyed by tag
+    p_any_tag: Lists<i32>, // keyed by src
     p_any_any: Ends,
     /// Unexpected messages, each on all four lists, all in arrival order.
-    u_exact: FxMap<u64, Ends>,
-    u_by_tag: FxMap<i32, Ends>,
-    u_by_src: FxMap<i32, Ends>,
+    u_exact: Lists<u64>,
+    u_by_tag: Lists<i32>,
+    u_by_src: Lists<i32>,
     u_all: Ends,
 }
 
@@ -341,11 +375,24 @@ impl<R: Copy + PartialEq, M> Matcher<R, M> {
         );
         let c = self.ctxs.get_mut(env.ctx as usize)?;
         let slab = &mut self.posted;
+        if c.p_any_src.live == 0 && c.p_any_tag.live == 0 && c.p_any_any.is_empty() {
+            // No wildcard receive posted (the common case): one lookup, pop the list head.
+            if c.p_exact.live == 0 {
+                return None;
+            }
+            let ends = c.p_exact.map.get_mut(&pair(env.src, env.tag))?;
+            let i = head(ends)?;
+            slab.unlink(0, ends, i);
+            if ends.is_empty() {
+                c.p_exact.live -= 1;
+            }
+            return Some(slab.release(i));
+        }
         // The four lists that can hold a receive matching this arrival; lowest seq wins.
         let cands = [
-            (Pattern::Exact, head_of(&c.p_exact, &pair(env.src, env.tag))),
-            (Pattern::AnySrc, head_of(&c.p_any_src, &env.tag)),
-            (Pattern::AnyTag, head_of(&c.p_any_tag, &env.src)),
+            (Pattern::Exact, c.p_exact.head(&pair(env.src, env.tag))),
+            (Pattern::AnySrc, c.p_any_src.head(&env.tag)),
+            (Pattern::AnyTag, c.p_any_tag.head(&env.src)),
             (Pattern::AnyAny, head(&c.p_any_any)),
         ];
         let (which, i) = cands
@@ -384,9 +431,9 @@ impl<R: Copy + PartialEq, M> Matcher<R, M> {
     fn unexp_head(&self, ctx: u32, src: i32, tag: i32) -> Option<u32> {
         let c = self.ctxs.get(ctx as usize)?;
         match pattern(src, tag) {
-            Pattern::Exact => head_of(&c.u_exact, &pair(src, tag)),
-            Pattern::AnySrc => head_of(&c.u_by_tag, &tag),
-            Pattern::AnyTag => head_of(&c.u_by_src, &src),
+            Pattern::Exact => c.u_exact.head(&pair(src, tag)),
+            Pattern::AnySrc => c.u_by_tag.head(&tag),
+            Pattern::AnyTag => c.u_by_src.head(&src),
             Pattern::AnyAny => head(&c.u_all),
         }
     }
@@ -394,7 +441,16 @@ impl<R: Copy + PartialEq, M> Matcher<R, M> {
     /// A receive (ctx, src, tag) is being posted: remove and return the earliest-arrived
     /// matching unexpected message, if any (also used by MPI_Mprobe/Improbe).
     pub fn take_unexpected(&mut self, ctx: u32, src: i32, tag: i32) -> Option<(Envelope, M)> {
+        self.take_unexpected_if(ctx, src, tag, |_| true)
+    }
+
+    /// Like `take_unexpected`, but only if the earliest match satisfies `want`.
+    #[inline]
+    pub fn take_unexpected_if(&mut self, ctx: u32, src: i32, tag: i32, want: impl FnOnce(&M) -> bool) -> Option<(Envelope, M)> {
         let i = self.unexp_head(ctx, src, tag)?;
+        if !want(self.unexp.node(i).val.as_ref().expect("live node")) {
+            return None;
+        }
         let c = &mut self.ctxs[ctx as usize];
         let s = &mut self.unexp;
         let (msrc, mtag) = (s.node(i).src, s.node(i).tag);
@@ -465,9 +521,9 @@ impl<R: Copy + PartialEq, M> Matcher<R, M> {
         };
         let s = &mut self.posted;
         let start = match p {
-            Pattern::Exact => head_of(&c.p_exact, &pair(src, tag)),
-            Pattern::AnySrc => head_of(&c.p_any_src, &tag),
-            Pattern::AnyTag => head_of(&c.p_any_tag, &src),
+            Pattern::Exact => c.p_exact.head(&pair(src, tag)),
+            Pattern::AnySrc => c.p_any_src.head(&tag),
+            Pattern::AnyTag => c.p_any_tag.head(&src),
             Pattern::AnyAny => head(&c.p_any_any),
         };
         let mut cur = start.unwrap_or(NIL);

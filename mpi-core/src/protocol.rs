@@ -119,7 +119,12 @@ pub struct Engine {
     pub oversubscribed: bool,
     /// Active collective schedules and the request each completes.
     colls: Vec<(ReqId, Box<Schedule>)>,
+    /// Buffers of consumed unexpected eager messages, reused for the next ones.
+    spare: Vec<Vec<u8>>,
 }
+
+/// Most buffers `Engine::spare` keeps (each at most an eager message long).
+const SPARE_BUFFERS: usize = 64;
 
 // SAFETY: raw pointers in queued work refer to user buffers or the shm mapping, which stay
 // valid while the operations are pending; the engine is only used under the runtime lock.
@@ -155,6 +160,7 @@ impl Engine {
             bsend: BsendBuffer::default(),
             oversubscribed,
             colls: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -345,7 +351,7 @@ impl Engine {
         let rid = self.create(op, false);
         let r = self.reqs.get_mut(rid).unwrap();
         r.freed = true;
-        r.bsend_region = Some((off, buf.len));
+        r.bsend_region = Some(off);
         self.start_send(rid, copy, dest, ctx, src_rank, tag, false)
     }
 
@@ -456,6 +462,19 @@ impl Engine {
 
     // -------------------------------------------------------------- receiving
 
+    /// `MPI_Irecv` into a contiguous buffer from a real source (not `MPI_PROC_NULL`): the
+    /// common case, without `start`'s generality. `owner` as in `Request::owner`.
+    #[inline]
+    pub fn post_recv(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32, owner: i64) -> ReqId {
+        let mut r = Request::new(Op::Recv { buf, ctx, src, tag });
+        r.owner = owner;
+        r.state = State::RecvPosted;
+        let rid = self.reqs.insert(r);
+        self.start_recv(rid, ctx, src, tag);
+        rid
+    }
+
+    #[inline]
     fn start_recv(&mut self, rid: ReqId, ctx: u32, src: i32, tag: i32) {
         if let Some((env, u)) = self.matcher.take_unexpected(ctx, src, tag) {
             self.deliver(rid, env, u);
@@ -468,16 +487,23 @@ impl Engine {
     /// Blocking-receive fast path: an eager message already waiting is copied out with no
     /// request. Returns its status, or None when the caller must post a request.
     pub fn try_recv_now(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32) -> Option<Status> {
-        if let Some((_, Unexpected::Eager { .. })) = self.matcher.peek_unexpected(ctx, src, tag) {
-            let (env, u) = self.matcher.take_unexpected(ctx, src, tag).unwrap();
-            let Unexpected::Eager { data, sync } = u else { unreachable!() };
-            let status = copy_in(buf, None, env, &data);
-            if let Some((world, sreq)) = sync {
-                self.ack_sync(world, sreq);
-            }
-            return Some(status);
+        let (env, u) = self.matcher.take_unexpected_if(ctx, src, tag, |u| matches!(u, Unexpected::Eager { .. }))?;
+        let Unexpected::Eager { data, sync } = u else { unreachable!() };
+        let status = copy_in(buf, None, env, &data);
+        self.recycle(data);
+        if let Some((world, sreq)) = sync {
+            self.ack_sync(world, sreq);
         }
-        None
+        Some(status)
+    }
+
+    /// Keeps the buffer of a consumed unexpected eager message for the next one, so the
+    /// steady state of early arrivals does not allocate.
+    #[inline]
+    fn recycle(&mut self, data: Vec<u8>) {
+        if self.spare.len() < SPARE_BUFFERS && data.capacity() != 0 {
+            self.spare.push(data);
+        }
     }
 
     fn ack_sync(&mut self, world: usize, sreq: ReqId) {
@@ -496,6 +522,7 @@ impl Engine {
         match u {
             Unexpected::Eager { data, sync } => {
                 r.status = copy_in(buf, r.layout.as_ref(), env, &data);
+                self.recycle(data);
                 if let Some((world, sreq)) = sync {
                     self.ack_sync(world, sreq);
                 }
@@ -557,8 +584,11 @@ impl Engine {
                     }
                 } else {
                     let u = if hdr.kind == Kind::Eager {
+                        let mut data = self.spare.pop().unwrap_or_default();
+                        data.clear();
                         // SAFETY: as above.
-                        Unexpected::Eager { data: unsafe { std::slice::from_raw_parts(payload, len) }.to_vec(), sync }
+                        data.extend_from_slice(unsafe { std::slice::from_raw_parts(payload, len) });
+                        Unexpected::Eager { data, sync }
                     } else {
                         Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset }
                     };
@@ -619,7 +649,7 @@ impl Engine {
             // request completes (now).
             unsafe { l.dt.unpack(&r.staging[..n], l.base, l.count) };
         }
-        if let Some((off, _)) = r.bsend_region.take() {
+        if let Some(off) = r.bsend_region.take() {
             self.bsend.release(off);
         }
         if r.freed {
@@ -777,7 +807,7 @@ impl Engine {
         let mut r = Request::new(Op::Recv { buf: RawBuf::EMPTY, ctx, src, tag });
         r.state = State::Message;
         r.status = Status { source: env.src, tag: env.tag, bytes: u.len(), cancelled: false, error: None };
-        r.message = Some((env, u));
+        r.message = Some(Box::new((env, u)));
         Some(self.reqs.insert(r))
     }
 
@@ -788,7 +818,7 @@ impl Engine {
             .get_mut(rid)
             .filter(|r| r.state == State::Message)
             .ok_or_else(|| MpiError::new(ErrorClass::Request, "not a message handle from MPI_Mprobe/MPI_Improbe"))?;
-        let (env, u) = r.message.take().unwrap();
+        let (env, u) = *r.message.take().unwrap();
         if let Op::Recv { buf: b, .. } = &mut r.op {
             *b = buf;
         }

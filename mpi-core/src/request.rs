@@ -100,14 +100,15 @@ pub struct Request {
     pub rreq: ReqId,
     /// Owner data of the C layer (e.g. the communicator handle for error reporting).
     pub owner: i64,
-    /// Buffered send: region of the attached buffer to release on completion.
-    pub bsend_region: Option<(usize, usize)>,
+    /// Buffered send: offset of its region in the attached buffer, released on completion.
+    pub bsend_region: Option<usize>,
     /// Non-contiguous user buffer of this operation, if any.
     pub layout: Option<Layout>,
     /// Packed bytes for `layout` (send: packed at start; receive: unpacked at completion).
     pub staging: Vec<u8>,
     /// A message taken by `MPI_Mprobe` (state `Message`).
-    pub message: Option<(crate::matching::Envelope, crate::protocol::Unexpected)>,
+    /// Boxed: rare, and it would double the size of every request.
+    pub message: Option<Box<(crate::matching::Envelope, crate::protocol::Unexpected)>>,
 }
 
 impl Request {
@@ -134,14 +135,28 @@ impl Request {
     }
 }
 
-/// Slab of requests with a free list.
-#[derive(Default)]
+/// Id of the one shared request that stands for "a send that completed when it started"
+/// (an eager `MPI_Isend` handed to the transport at once): such sends create no request at
+/// all; their handles all name this permanent, always-complete slot.
+pub const COMPLETED_SEND: ReqId = 0;
+
+/// Slab of requests with a free list. Slot `COMPLETED_SEND` is permanent: removing it is a
+/// no-op and it always reads as a complete send with an empty status.
 pub struct RequestTable {
     slots: Vec<Option<Request>>,
     free: Vec<ReqId>,
 }
 
+impl Default for RequestTable {
+    fn default() -> Self {
+        let mut done = Request::new(Op::Coll);
+        done.state = State::Complete;
+        RequestTable { slots: vec![Some(done)], free: Vec::new() }
+    }
+}
+
 impl RequestTable {
+    #[inline]
     pub fn insert(&mut self, r: Request) -> ReqId {
         match self.free.pop() {
             Some(id) => {
@@ -155,15 +170,23 @@ impl RequestTable {
         }
     }
 
+    #[inline]
     pub fn get(&self, id: ReqId) -> Option<&Request> {
         self.slots.get(id as usize).and_then(|s| s.as_ref())
     }
 
+    #[inline]
     pub fn get_mut(&mut self, id: ReqId) -> Option<&mut Request> {
         self.slots.get_mut(id as usize).and_then(|s| s.as_mut())
     }
 
+    /// Takes request `id` out of the table (None for a free slot and for `COMPLETED_SEND`,
+    /// which stays).
+    #[inline]
     pub fn remove(&mut self, id: ReqId) -> Option<Request> {
+        if id == COMPLETED_SEND {
+            return None;
+        }
         let r = self.slots.get_mut(id as usize)?.take();
         if r.is_some() {
             self.free.push(id);
@@ -173,7 +196,7 @@ impl RequestTable {
 
     /// Number of live requests.
     pub fn len(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.slots.len() - self.free.len() - 1
     }
 
     pub fn is_empty(&self) -> bool {
