@@ -15,6 +15,7 @@ pub const TAG_UB: c_int = i32::MAX;
 /// An argument error: class and specific message, raised after the runtime lock is released.
 pub type ArgError = (c_int, String);
 
+#[inline]
 pub fn comm_of<'a>(rt: &'a Runtime, comm: MPI_Comm) -> Result<&'a Comm, ArgError> {
     comm_index(comm)
         .and_then(|i| rt.comms.get(i))
@@ -55,11 +56,13 @@ pub fn buffer(buf: *const c_void, count: c_int, dt: MPI_Datatype) -> Result<(Raw
     Ok((RawBuf::EMPTY, Some(Layout { dt: t, base: buf as *mut u8, count: count as usize })))
 }
 
+#[inline]
 fn is_builtin(dt: MPI_Datatype) -> bool {
     crate::types::is_builtin_handle(dt)
 }
 
 /// World rank of destination `dest` (or `PROC_NULL_WORLD`).
+#[inline]
 pub fn dest_world(c: &Comm, dest: c_int) -> Result<usize, ArgError> {
     if dest == MPI_PROC_NULL {
         return Ok(PROC_NULL_WORLD);
@@ -70,6 +73,7 @@ pub fn dest_world(c: &Comm, dest: c_int) -> Result<usize, ArgError> {
     Ok(c.world_ranks[dest as usize])
 }
 
+#[inline]
 pub fn send_tag(tag: c_int) -> Result<(), ArgError> {
     if !(0..=TAG_UB).contains(&tag) {
         return Err((MPI_ERR_TAG, format!("invalid tag {tag} (send tags go from 0 to {TAG_UB})")));
@@ -77,6 +81,7 @@ pub fn send_tag(tag: c_int) -> Result<(), ArgError> {
     Ok(())
 }
 
+#[inline]
 pub fn recv_source(c: &Comm, src: c_int) -> Result<(), ArgError> {
     if src == MPI_ANY_SOURCE || src == MPI_PROC_NULL || (src >= 0 && (src as usize) < c.size()) {
         return Ok(());
@@ -84,6 +89,7 @@ pub fn recv_source(c: &Comm, src: c_int) -> Result<(), ArgError> {
     Err((MPI_ERR_RANK, format!("invalid source rank {src} (communicator {} has {} ranks)", c.name, c.size())))
 }
 
+#[inline]
 pub fn recv_tag(tag: c_int) -> Result<(), ArgError> {
     if tag == MPI_ANY_TAG || (0..=TAG_UB).contains(&tag) {
         return Ok(());

@@ -19,6 +19,7 @@ enum Started {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn send_op(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> Result<(Op, Option<Layout>), ArgError> {
     let c = comm_of(rt, comm)?;
     let (buf, layout) = buffer(buf, count, dt)?;
@@ -27,6 +28,7 @@ fn send_op(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, des
     Ok((Op::Send { buf, dest_world, ctx: c.ctx, src_rank: c.rank as i32, tag, mode }, layout))
 }
 
+#[inline]
 fn recv_op(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm) -> Result<(Op, Option<Layout>), ArgError> {
     let c = comm_of(rt, comm)?;
     let (buf, layout) = buffer(buf, count, dt)?;
@@ -37,6 +39,7 @@ fn recv_op(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: 
 
 /// Creates and (unless persistent) starts a request for `op` (with a non-contiguous
 /// buffer `layout`, if any).
+#[inline]
 fn launch(rt: &mut Runtime, (op, layout): (Op, Option<Layout>), comm: MPI_Comm, persistent: bool) -> Result<ReqId, ArgError> {
     if let (Op::Recv { buf, ctx, src, tag }, None, false) = (op, &layout, persistent) {
         if src != MPI_PROC_NULL {

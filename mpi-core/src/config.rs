@@ -33,6 +33,11 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "rendezvous messages from this many bytes are read in one copy with process_vm_readv (CMA) when the kernel allows it; 0 = never (always the two-copy ring)",
     },
     Tunable {
+        name: "SHM_COOP_MIN",
+        default: 131072,
+        doc: "single-copy messages from this many bytes are copied by both sides at once: the receiver reads the first half while the sender writes the second (process_vm_writev); 0 = never",
+    },
+    Tunable {
         name: "SPIN_COUNT",
         default: 2000,
         doc: "progress polls a blocked wait spins before it starts yielding the CPU",

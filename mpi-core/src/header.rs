@@ -6,7 +6,7 @@ use crate::error::{ErrorClass, MpiError};
 /// Encoded size of a header in bytes.
 pub const HEADER_LEN: usize = 48;
 /// Wire format version; bumped on any layout change.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 
 /// What a message is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +22,13 @@ pub enum Kind {
     Data = 4,
     /// Synchronous-send acknowledgement: the eager message for `sreq` was matched.
     SyncAck = 5,
+    /// Cooperative rendezvous: the sender wrote `len` bytes straight into receive request
+    /// `rreq`'s buffer (see `FLAG_COOP`); `offset` = the sender's buffer address, so the
+    /// receiver can read any part the sender could not write.
+    PutDone = 6,
+    /// Cooperative rendezvous: the receiver has all bytes of send request `sreq`, which may
+    /// complete (its buffer is no longer read).
+    ReadDone = 7,
 }
 
 impl Kind {
@@ -32,6 +39,8 @@ impl Kind {
             3 => Kind::Cts,
             4 => Kind::Data,
             5 => Kind::SyncAck,
+            6 => Kind::PutDone,
+            7 => Kind::ReadDone,
             _ => return None,
         })
     }
@@ -39,7 +48,11 @@ impl Kind {
 
 /// Flag: the sender waits for a `SyncAck` (MPI_Ssend family).
 pub const FLAG_SYNC: u8 = 1;
-const KNOWN_FLAGS: u8 = FLAG_SYNC;
+/// Flag on a `Cts`: the receiver reads bytes [0, len) itself and asks the sender to write
+/// the rest straight into its buffer at address `offset`, then send `PutDone`; the sender
+/// completes on the receiver's `ReadDone`.
+pub const FLAG_COOP: u8 = 2;
+const KNOWN_FLAGS: u8 = FLAG_SYNC | FLAG_COOP;
 
 /// A decoded header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,8 +96,59 @@ impl Header {
     }
 
     /// Decodes and validates; `payload_len` is what the transport delivered with it and
-    /// `max_len` bounds any length field.
+    /// `max_len` bounds any length field. Every message passes here, so the checks are a
+    /// few branch-free comparisons; only a bad header takes the slow path that names the fault.
+    #[inline]
     pub fn decode(b: &[u8; HEADER_LEN], payload_len: usize, max_len: u64) -> Result<Header, MpiError> {
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        let w0 = u32_at(0);
+        let (kind, flags) = (w0 as u8, (w0 >> 8) as u8);
+        let h = Header {
+            kind: Kind::Eager,
+            flags,
+            ctx: u32_at(4),
+            src: u32_at(8) as i32,
+            tag: u32_at(12) as i32,
+            seq: u32_at(16),
+            sreq: u32_at(20),
+            rreq: u32_at(24),
+            len: u64_at(32),
+            offset: u64_at(40),
+        };
+        let common = w0 & 0xffff_0000 == u32::from(VERSION) << 16
+            && flags & !KNOWN_FLAGS == 0
+            && u32_at(28) == 0
+            && h.src >= 0
+            && h.len <= max_len
+            && h.offset <= max_len;
+        let kind = match kind {
+            1 if h.tag >= 0 && h.len == payload_len as u64 => Kind::Eager,
+            2 if h.tag >= 0 && payload_len == 0 => Kind::Rts,
+            3 if payload_len == 0 => Kind::Cts,
+            4 if payload_len != 0 => Kind::Data,
+            5 if payload_len == 0 => Kind::SyncAck,
+            6 if payload_len == 0 => Kind::PutDone,
+            7 if payload_len == 0 => Kind::ReadDone,
+            _ => return Err(Self::diagnose(b, payload_len, max_len)),
+        };
+        if !common {
+            return Err(Self::diagnose(b, payload_len, max_len));
+        }
+        Ok(Header { kind, ..h })
+    }
+
+    /// The named fault of a header `decode` rejected.
+    #[cold]
+    fn diagnose(b: &[u8; HEADER_LEN], payload_len: usize, max_len: u64) -> MpiError {
+        match Self::decode_checked(b, payload_len, max_len) {
+            Err(e) => e,
+            Ok(_) => MpiError::new(ErrorClass::Intern, "malformed message header from peer"),
+        }
+    }
+
+    /// Field-by-field validation with a message per fault.
+    fn decode_checked(b: &[u8; HEADER_LEN], payload_len: usize, max_len: u64) -> Result<Header, MpiError> {
         let bad = |what: &str| {
             MpiError::new(ErrorClass::Intern, format!("malformed message header from peer: {what}"))
         };
@@ -119,7 +183,7 @@ impl Header {
         match kind {
             Kind::Eager if h.tag < 0 || h.len != payload_len as u64 => Err(bad("eager length/tag")),
             Kind::Rts if h.tag < 0 || payload_len != 0 => Err(bad("rts with payload or bad tag")),
-            Kind::Cts | Kind::SyncAck if payload_len != 0 => Err(bad("control message with payload")),
+            Kind::Cts | Kind::SyncAck | Kind::PutDone | Kind::ReadDone if payload_len != 0 => Err(bad("control message with payload")),
             Kind::Data if payload_len == 0 => Err(bad("empty data chunk")),
             _ => Ok(h),
         }
@@ -162,13 +226,23 @@ mod tests {
 
     proptest! {
         #[test]
+        fn fast_and_checked_decode_agree(bytes in proptest::collection::vec(any::<u8>(), HEADER_LEN), plen in 0usize..100, kind in 0u8..9, ver in 0u8..4) {
+            let mut b: [u8; HEADER_LEN] = bytes.try_into().unwrap();
+            // Mostly plausible headers, so both acceptance and each rejection get exercised.
+            b[0] = kind;
+            b[2] = ver;
+            if plen % 2 == 0 { b[1] &= KNOWN_FLAGS; b[3] = 0; b[28..32].fill(0); b[11] &= 0x7f; b[39] = 0; b[47] = 0; }
+            prop_assert_eq!(Header::decode(&b, plen, 1 << 60).ok(), Header::decode_checked(&b, plen, 1 << 60).ok());
+        }
+
+        #[test]
         fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), HEADER_LEN), plen in 0usize..100) {
             let b: [u8; HEADER_LEN] = bytes.try_into().unwrap();
             let _ = Header::decode(&b, plen, 1 << 40);
         }
 
         #[test]
-        fn round_trips(kind in 1u8..=5, ctx: u32, src in 0i32..i32::MAX, tag in 0i32..i32::MAX, seq: u32, sreq: u32, rreq: u32, len in 0u64..1<<40, off in 0u64..1<<40) {
+        fn round_trips(kind in 1u8..=7, ctx: u32, src in 0i32..i32::MAX, tag in 0i32..i32::MAX, seq: u32, sreq: u32, rreq: u32, len in 0u64..1<<40, off in 0u64..1<<40) {
             let kind = Kind::from_u8(kind).unwrap();
             let plen = match kind { Kind::Eager => len as usize % 4096, Kind::Data => 1 + len as usize % 4096, _ => 0 };
             let len = if kind == Kind::Eager { plen as u64 } else { len };

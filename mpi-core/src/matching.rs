@@ -214,61 +214,92 @@ impl<T, const K: usize> Slab<T, K> {
 
     /// Appends `i` to the list stored under `key`, creating the list if needed.
     #[inline]
-    fn push_keyed<Q: Hash + Eq>(&mut self, k: usize, lists: &mut Lists<Q>, key: Q, i: u32) {
-        let (ends, live) = lists.entry(key);
-        if ends.is_empty() {
-            *live += 1;
-        }
+    fn push_keyed<Q: Hash + Eq + Copy>(&mut self, k: usize, lists: &mut Lists<Q>, key: Q, i: u32) {
+        let ends = lists.entry(key);
         self.push_back(k, ends, i);
     }
 
-    /// Unlinks `i` from the list under `key`. An emptied list stays in the map (the next
-    /// message with the same key reuses it without a hash insert); `Lists::entry` drops
-    /// empty lists in bulk once they outnumber live ones.
+    /// Unlinks `i` from the (non-empty) list under `key`.
     #[inline]
-    fn unlink_keyed<Q: Hash + Eq>(&mut self, k: usize, lists: &mut Lists<Q>, key: Q, i: u32) {
-        let ends = lists.map.get_mut(&key).expect("node not on its keyed list");
+    fn unlink_keyed<Q: Hash + Eq + Copy>(&mut self, k: usize, lists: &mut Lists<Q>, key: Q, i: u32) {
+        let (ends, in_map) = lists.find(&key).expect("node not on its keyed list");
         self.unlink(k, ends, i);
-        if ends.is_empty() {
-            lists.live -= 1;
+        if in_map && ends.is_empty() {
+            lists.map_live -= 1;
         }
     }
 }
 
-/// FIFO lists by key, with a count of non-empty ones so lookups in a map that holds only
-/// empty lists (e.g. no wildcard receive posted) cost nothing.
+/// FIFO lists by key. One list lives outside the map ("hot"): a context usually has one
+/// active key at a time (a ping-pong, a window of same-tag messages, a collective), which
+/// then costs no hashing at all. At most one non-empty list exists per key, hot or mapped.
 struct Lists<Q> {
+    hot_key: Option<Q>,
+    hot: Ends,
     map: FxMap<Q, Ends>,
-    /// Non-empty lists.
-    live: usize,
+    /// Non-empty lists in `map` (lookups skip the map when it holds none).
+    map_live: usize,
     /// Map size at which empty lists are dropped (bounds memory by the peak of live keys,
-    /// not by the number of distinct tags ever seen).
+    /// not by the number of distinct tags ever seen). Emptied lists otherwise stay, so the
+    /// next message with the same key reuses its entry without a hash insert.
     gc_at: usize,
 }
 
 impl<Q> Default for Lists<Q> {
     fn default() -> Self {
-        Lists { map: FxMap::default(), live: 0, gc_at: 32 }
+        Lists { hot_key: None, hot: Ends::EMPTY, map: FxMap::default(), map_live: 0, gc_at: 32 }
     }
 }
 
-impl<Q: Hash + Eq> Lists<Q> {
+impl<Q: Hash + Eq + Copy> Lists<Q> {
+    /// No list holds anything.
+    #[inline]
+    fn is_idle(&self) -> bool {
+        self.hot.is_empty() && self.map_live == 0
+    }
+
+    /// The non-empty list under `key`, and whether it is in the map.
+    #[inline]
+    fn find(&mut self, key: &Q) -> Option<(&mut Ends, bool)> {
+        if self.hot_key.as_ref() == Some(key) && !self.hot.is_empty() {
+            return Some((&mut self.hot, false));
+        }
+        if self.map_live == 0 {
+            return None;
+        }
+        self.map.get_mut(key).filter(|e| !e.is_empty()).map(|e| (e, true))
+    }
+
     #[inline]
     fn head(&self, key: &Q) -> Option<u32> {
-        if self.live == 0 {
+        if self.hot_key.as_ref() == Some(key) && !self.hot.is_empty() {
+            return Some(self.hot.head);
+        }
+        if self.map_live == 0 {
             return None;
         }
         self.map.get(key).and_then(head)
     }
 
-    /// The list under `key` (created empty if needed) and the live-list counter.
+    /// The list to append to for `key` (created empty if needed).
     #[inline]
-    fn entry(&mut self, key: Q) -> (&mut Ends, &mut usize) {
+    fn entry(&mut self, key: Q) -> &mut Ends {
+        if self.hot_key == Some(key) {
+            return &mut self.hot;
+        }
+        if self.hot.is_empty() && (self.map_live == 0 || self.map.get(&key).is_none_or(|e| e.is_empty())) {
+            self.hot_key = Some(key);
+            return &mut self.hot;
+        }
         if self.map.len() >= self.gc_at && !self.map.contains_key(&key) {
             self.map.retain(|_, e| !e.is_empty());
             self.gc_at = (2 * self.map.len()).max(32);
         }
-        (self.map.entry(key).or_insert(Ends::EMPTY), &mut self.live)
+        let e = self.map.entry(key).or_insert(Ends::EMPTY);
+        if e.is_empty() {
+            self.map_live += 1;
+        }
+        e
     }
 
     #[cfg(test)]
@@ -375,16 +406,13 @@ impl<R: Copy + PartialEq, M> Matcher<R, M> {
         );
         let c = self.ctxs.get_mut(env.ctx as usize)?;
         let slab = &mut self.posted;
-        if c.p_any_src.live == 0 && c.p_any_tag.live == 0 && c.p_any_any.is_empty() {
-            // No wildcard receive posted (the common case): one lookup, pop the list head.
-            if c.p_exact.live == 0 {
-                return None;
-            }
-            let ends = c.p_exact.map.get_mut(&pair(env.src, env.tag))?;
-            let i = head(ends)?;
+        if c.p_any_src.is_idle() && c.p_any_tag.is_idle() && c.p_any_any.is_empty() {
+            // No wildcard receive posted (the common case): pop the head of one list.
+            let (ends, in_map) = c.p_exact.find(&pair(env.src, env.tag))?;
+            let i = ends.head;
             slab.unlink(0, ends, i);
-            if ends.is_empty() {
-                c.p_exact.live -= 1;
+            if in_map && ends.is_empty() {
+                c.p_exact.map_live -= 1;
             }
             return Some(slab.release(i));
         }

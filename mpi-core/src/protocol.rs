@@ -8,7 +8,7 @@
 
 use crate::coll::Schedule;
 use crate::error::{ErrorClass, MpiError, MpiResult};
-use crate::header::{Header, Kind, FLAG_SYNC, HEADER_LEN};
+use crate::header::{Header, Kind, FLAG_COOP, FLAG_SYNC, HEADER_LEN};
 use crate::matching::{Envelope, Matcher};
 use crate::request::{Layout, Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
 use crate::transport::shm::ShmTransport;
@@ -114,6 +114,9 @@ pub struct Engine {
     /// Rendezvous sends of at least this many contiguous bytes offer a single-copy read
     /// (`OXMPI_SHM_CMA_MIN`; usize::MAX = never).
     cma_min: usize,
+    /// Single-copy messages of at least this many bytes are copied cooperatively
+    /// (`OXMPI_SHM_COOP_MIN`; usize::MAX = never).
+    coop_min: usize,
     bsend: BsendBuffer,
     /// More local ranks than CPUs: blocked waits yield at once instead of spinning.
     pub oversubscribed: bool,
@@ -154,6 +157,10 @@ impl Engine {
             self_q: VecDeque::new(),
             eager_max,
             cma_min: match crate::config::config().get("SHM_CMA_MIN") {
+                0 => usize::MAX,
+                n => n,
+            },
+            coop_min: match crate::config::config().get("SHM_COOP_MIN") {
                 0 => usize::MAX,
                 n => n,
             },
@@ -546,6 +553,22 @@ impl Engine {
                 // tells the sender how many bytes it need not stream (`len`); all of them
                 // (the truncated excess is dropped) completes both sides at once.
                 if let (true, None, Route::Shm(p)) = (addr != 0, &r.layout, self.routes[world]) {
+                    // Large and not truncated: the sender writes the second half into our
+                    // buffer while we read the first, so two cores copy at once.
+                    let split = (len / 2) & !4095;
+                    if len >= self.coop_min && buf.len >= len && split > 0 && self.shm.as_mut().unwrap().cma_ready(p) {
+                        h.flags = FLAG_COOP;
+                        h.len = split as u64;
+                        h.offset = buf.ptr as u64;
+                        self.send_ctrl(world, h);
+                        // SAFETY: as below; the sender writes only bytes [split, len).
+                        let got = unsafe { self.shm.as_mut().unwrap().pull(p, buf.ptr, addr, split) };
+                        if got != split {
+                            fatal(&format!("single-copy read of a message from rank {world} failed mid-transfer (process_vm_readv)"));
+                        }
+                        self.reqs.get_mut(rid).unwrap().done = split;
+                        return;
+                    }
                     let fit = len.min(buf.len);
                     // SAFETY: buf is the pending receive buffer, valid for buf.len ≥ fit bytes;
                     // the sender keeps its buffer untouched until our Cts.
@@ -607,12 +630,56 @@ impl Engine {
                 }
                 r.done = skip;
                 r.state = State::SendStreaming;
-                if skip == r.total {
+                if hdr.flags & FLAG_COOP != 0 {
+                    // The receiver reads [0, skip) itself: write the rest into its buffer (as
+                    // much as the kernel lets us; it reads whatever we could not), then wait
+                    // for its ReadDone, as it may still be reading our buffer.
+                    let (Op::Send { buf, .. }, Route::Shm(p)) = (r.op, self.routes[world]) else {
+                        fatal(&format!("cooperative clear-to-send from rank {world} for a send it cannot write"))
+                    };
+                    let rest = r.total - skip;
+                    // SAFETY: our send buffer is valid for `total` bytes; the receiver handed
+                    // us [offset, offset + total) of its buffer and reads it only after PutDone.
+                    let wrote = unsafe { self.shm.as_mut().unwrap().put(p, hdr.offset + skip as u64, buf.ptr.add(skip), rest) };
+                    let mut h = Header::new(Kind::PutDone);
+                    h.sreq = hdr.sreq;
+                    h.rreq = hdr.rreq;
+                    h.len = wrote as u64;
+                    h.offset = buf.ptr as u64;
+                    self.send_ctrl(world, h);
+                } else if skip == r.total {
                     self.complete(hdr.sreq);
                 } else {
                     self.push_or_queue(world, Outgoing::Stream { sreq: hdr.sreq });
                 }
             }
+            Kind::PutDone => {
+                let Some(r) = self.reqs.get_mut(hdr.rreq).filter(|r| r.state == State::RecvData && r.done + hdr.len as usize <= r.total) else {
+                    fatal(&format!("write notice from rank {world} for unknown receive request {} or beyond its message", hdr.rreq))
+                };
+                let Op::Recv { buf, .. } = r.op else { unreachable!() };
+                // Our own part [0, done) is in; the sender wrote `len` bytes after it. Read
+                // whatever it could not write ourselves.
+                let at = r.done + hdr.len as usize;
+                let missing = r.total - at;
+                if missing > 0 {
+                    let Route::Shm(p) = self.routes[world] else { unreachable!("cooperative transfers are shm only") };
+                    // SAFETY: [at, total) lies in our receive buffer (total ≤ buf.len); the
+                    // sender keeps its buffer untouched until our ReadDone.
+                    let got = unsafe { self.shm.as_mut().unwrap().pull(p, buf.ptr.add(at), hdr.offset + at as u64, missing) };
+                    if got != missing {
+                        fatal(&format!("single-copy read of a message from rank {world} failed mid-transfer (process_vm_readv)"));
+                    }
+                }
+                self.complete(hdr.rreq);
+                let mut h = Header::new(Kind::ReadDone);
+                h.sreq = hdr.sreq;
+                self.send_ctrl(world, h);
+            }
+            Kind::ReadDone => match self.reqs.get(hdr.sreq).map(|r| r.state) {
+                Some(State::SendStreaming) => self.complete(hdr.sreq),
+                _ => fatal(&format!("read notice from rank {world} for unknown send request {}", hdr.sreq)),
+            },
             Kind::Data => {
                 let Some(r) = self.reqs.get_mut(hdr.rreq).filter(|r| r.state == State::RecvData) else {
                     fatal(&format!("data from rank {world} for unknown receive request {}", hdr.rreq))

@@ -1,6 +1,7 @@
 //! Shared-memory transport between ranks of one node: one SPSC ring per ordered pair of
 //! local ranks in a single segment, plus one doorbell word per rank for sleeping waits.
 
+mod cma_put;
 pub mod ring;
 pub mod segment;
 
