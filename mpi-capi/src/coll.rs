@@ -11,17 +11,30 @@ use crate::abi::*;
 use crate::errors::raise;
 use crate::handles::{comm_index, request_handle};
 use crate::p2p_args::ArgError;
-use crate::requests::{finish, wait_request};
 use crate::ops::{self, OpKind};
 use crate::types::lookup;
-use mpi_core::coll::{algorithms, ReduceFn, Schedule, Slice, UnpackTarget};
+use mpi_core::coll::direct::{self, Direct, DirectOp, DIRECT_TMP};
+use mpi_core::comm::Comm;
+use mpi_core::coll::{algorithms, ReduceFn, Reducer, Schedule, Slice, UnpackTarget};
 use mpi_core::datatype::Datatype;
 use mpi_core::runtime::{self, Runtime};
 use std::os::raw::{c_int, c_void};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+/// How `run_collective` left a collective it started.
+enum Started {
+    /// Nonblocking: the request to hand out.
+    Request(u32),
+    /// Blocking and already complete.
+    Done,
+    /// Blocking and still running: the caller advances it until it completes.
+    Running(Box<Schedule>),
+}
 
 /// Builds a schedule on communicator `comm` with `build` (under the runtime lock) and runs
-/// it: waits for it when `request` is None, else stores its request handle there.
+/// it: waits for it when `request` is None, else stores its request handle there. A
+/// blocking collective needs no request: the caller's wait advances the schedule directly,
+/// and the schedule goes back to the engine's pool for the next call.
 pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, build: impl FnOnce(&mut Runtime, &mut Schedule) -> Result<(), ArgError>) -> c_int {
     require_init!(func);
     if let Some(r) = request {
@@ -29,39 +42,139 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
             return raise(comm, func, MPI_ERR_ARG, "request is NULL");
         }
     }
-    let started = runtime::with(|rt| -> Result<u32, ArgError> {
-        let idx = comm_index(comm).filter(|&i| rt.comms.get(i).is_some()).ok_or_else(|| {
+    let started = runtime::with(|rt| -> Result<Started, ArgError> {
+        let c = comm_index(comm).and_then(|i| rt.comms.get_mut(i)).ok_or_else(|| {
             (MPI_ERR_COMM, if comm == MPI_COMM_NULL { "communicator is MPI_COMM_NULL".to_string() } else { format!("invalid communicator handle {comm:#x}") })
         })?;
-        if rt.comms.get(idx).unwrap().is_inter() {
+        if c.is_inter() {
             return Err((MPI_ERR_COMM, format!("{func} on an intercommunicator is not supported by OxMPI yet")));
         }
-        let (cc, tag) = rt.comms.get_mut(idx).unwrap().next_collective();
-        let mut s = Schedule::new(cc, tag);
-        build(rt, &mut s)?;
-        let rid = rt.engine.start_schedule(s).map_err(|e| (e.class as c_int, e.msg))?;
-        rt.engine.reqs.get_mut(rid).unwrap().owner = comm as i64;
-        Ok(rid)
+        let (cc, tag) = c.next_collective();
+        let mut s = rt.engine.new_schedule(cc, tag);
+        if let Err(e) = build(rt, &mut s) {
+            rt.engine.recycle_schedule(s);
+            return Err(e);
+        }
+        if request.is_some() {
+            let rid = rt.engine.start_boxed(s).map_err(|e| (e.class as c_int, e.msg))?;
+            rt.engine.reqs.get_mut(rid).unwrap().owner = comm as i64;
+            return Ok(Started::Request(rid));
+        }
+        match rt.engine.advance_schedule(&mut s) {
+            Ok(true) => {
+                rt.engine.recycle_schedule(s);
+                Ok(Started::Done)
+            }
+            Ok(false) => Ok(Started::Running(s)),
+            Err(e) => Err((e.class as c_int, e.msg)),
+        }
     });
-    let rid = match started {
-        Ok(rid) => rid,
-        Err((class, msg)) => return raise(comm, func, class, msg),
-    };
-    match request {
-        Some(r) => {
+    match started {
+        Err((class, msg)) => raise(comm, func, class, msg),
+        Ok(Started::Request(rid)) => {
             // SAFETY: checked non-null above.
-            unsafe { *r = request_handle(rid) };
+            unsafe { *request.unwrap() = request_handle(rid) };
             MPI_SUCCESS
         }
-        None => {
-            wait_request(rid);
-            let st = runtime::with(|rt| finish(rt, rid));
-            match st.error {
-                Some(class) => raise(comm, func, class as c_int, "a transfer inside the collective failed"),
+        Ok(Started::Done) => MPI_SUCCESS,
+        Ok(Started::Running(s)) => {
+            let mut slot = Some(s);
+            let mut failed = None;
+            runtime::wait_until(|rt| {
+                let s = slot.as_mut().expect("advanced after completion");
+                match rt.engine.advance_schedule(s) {
+                    Ok(false) => false,
+                    Ok(true) => {
+                        rt.engine.recycle_schedule(slot.take().unwrap());
+                        true
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        true
+                    }
+                }
+            });
+            match failed {
+                Some(e) => raise(comm, func, e.class as c_int, e.msg),
                 None => MPI_SUCCESS,
             }
         }
     }
+}
+
+/// Runs a small blocking collective without a schedule (`mpi_core::coll::direct`). `make`
+/// sees the communicator and the temporary (`DIRECT_TMP` bytes, valid for the whole call)
+/// and returns the operation, its buffer and length, or None when
+/// the call does not qualify (or has an argument error, which the schedule path then
+/// reports); run_direct then returns None and the caller takes the schedule path.
+fn run_direct(func: &str, comm: MPI_Comm, make: impl FnOnce(&Comm, *mut u8) -> Option<(DirectOp, *mut u8, usize)>) -> Option<c_int> {
+    if !runtime::is_initialized() || runtime::is_finalized() {
+        return None;
+    }
+    let max = direct_max();
+    if max == 0 {
+        return None;
+    }
+    // The temporary lives here for the whole call: a posted receive may point into it.
+    let mut tmp = std::mem::MaybeUninit::<[u128; DIRECT_TMP / 16]>::uninit();
+    let tmp = tmp.as_mut_ptr() as *mut u8;
+    let mut slot: Option<Direct> = None;
+    let first = runtime::with(|rt| {
+        let c = comm_index(comm).and_then(|i| rt.comms.get_mut(i)).filter(|c| !c.is_inter())?;
+        let (op, buf, len) = make(c, tmp).filter(|x| x.2 <= max)?;
+        let (cc, tag) = c.next_collective();
+        let d = slot.insert(Direct::new(cc, tag, op, buf, len, tmp));
+        Some(rt.engine.advance_direct(d))
+    })?;
+    let outcome = match first {
+        Ok(false) => {
+            let d = slot.as_mut().expect("set when started");
+            let mut outcome = Ok(());
+            runtime::wait_until(|rt| match rt.engine.advance_direct(d) {
+                Ok(done) => done,
+                Err(e) => {
+                    outcome = Err(e);
+                    true
+                }
+            });
+            outcome
+        }
+        Ok(true) => Ok(()),
+        Err(e) => Err(e),
+    };
+    Some(match outcome {
+        Ok(()) => MPI_SUCCESS,
+        Err(e) => raise(comm, func, e.class as c_int, e.msg),
+    })
+}
+
+/// `COLL_DIRECT_MAX`, read once.
+fn direct_max() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| mpi_core::config::config().get("COLL_DIRECT_MAX").min(DIRECT_TMP))
+}
+
+/// Byte length of `cnt` items of a contiguous datatype, or None (negative count, invalid
+/// or non-contiguous type: the schedule path handles or reports those).
+fn contiguous_len(cnt: c_int, dt: MPI_Datatype) -> Option<usize> {
+    let n = usize::try_from(cnt).ok()?;
+    let len = |ty: &Datatype| (ty.is_contiguous() && ty.true_lb() == 0).then(|| n * ty.size());
+    match builtin_type(dt) {
+        Some(ty) => len(ty),
+        None => len(&*datatype(dt).ok()?),
+    }
+}
+
+/// The engine type of a builtin-encoded predefined handle, from a table indexed by the
+/// handle's low byte (the general lookup hashes the handle, a visible cost in a small
+/// collective); None for other handles.
+fn builtin_type(dt: MPI_Datatype) -> Option<&'static Arc<Datatype>> {
+    if !crate::types::is_builtin_handle(dt) {
+        return None;
+    }
+    // A builtin handle is determined by its low byte, so each entry caches one type.
+    static BUILTIN: [OnceLock<Option<Arc<Datatype>>>; 256] = [const { OnceLock::new() }; 256];
+    BUILTIN[(dt as u32 & 0xff) as usize].get_or_init(|| lookup(dt)).as_ref()
 }
 
 // ------------------------------------------------------------------ argument helpers
@@ -137,6 +250,9 @@ impl Staging {
 
 /// The engine type of `dt`, which must be valid and committed.
 fn datatype(dt: MPI_Datatype) -> Result<Arc<Datatype>, ArgError> {
+    if let Some(t) = builtin_type(dt) {
+        return Ok(t.clone());
+    }
     if dt == MPI_DATATYPE_NULL {
         return Err((MPI_ERR_TYPE, "datatype is MPI_DATATYPE_NULL".into()));
     }
@@ -185,7 +301,8 @@ fn displaced(ptr: *const c_void, displ: c_int, ty: &Datatype) -> *const c_void {
 
 /// The reduction kernel for (op, datatype) and whether the op is commutative. The op is
 /// looked up once here, so a user may free it while a nonblocking collective still runs.
-fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(ReduceFn, bool), ArgError> {
+/// Predefined ops on predefined types need no allocation (`Reducer::Predef`).
+fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(Reducer, bool), ArgError> {
     if !ty.is_contiguous() && ty.size() > 0 {
         // Staged (packed) data is a run of basic elements: reduce it as such.
         let kind = ops::lookup_op(op).ok_or_else(|| (MPI_ERR_OP, format!("invalid operation handle {op:#x}")))?;
@@ -195,31 +312,25 @@ fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(Reduce
         if !p.applies_to(elem.group()) {
             return Err((MPI_ERR_OP, format!("{} is not defined for {}", p.name(), elem.name())));
         }
-        let esize = elem.size();
-        let f: ReduceFn = Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
-            // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers; (op,
-            // element) was validated above.
-            let _ = unsafe { mpi_core::op::reduce(p, elem, input, inout, bytes / esize) };
-        });
-        return Ok((f, true));
+        return Ok((Reducer::Predef { op: p, elem }, true));
+    }
+    let kind = ops::lookup_op(op);
+    if let (Some(OpKind::Predef(p)), Some(elem)) = (kind, ops::elem_of(dt)) {
+        if p.applies_to(elem.group()) && elem.size() == ty.size() {
+            return Ok((Reducer::Predef { op: p, elem }, true));
+        }
     }
     // SAFETY: a count of 0 touches no memory; this only validates (op, datatype).
     unsafe { ops::apply(op, dt, std::ptr::null(), std::ptr::null_mut(), 0) }?;
-    let kind = ops::lookup_op(op).ok_or_else(|| (MPI_ERR_OP, format!("invalid operation handle {op:#x}")))?;
+    let kind = kind.ok_or_else(|| (MPI_ERR_OP, format!("invalid operation handle {op:#x}")))?;
     let size = ty.size().max(1);
     let f: ReduceFn = match kind {
-        OpKind::Predef(p) => match ops::elem_of(dt) {
-            Some(elem) => Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
-                // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers;
-                // (op, type) was validated above, so the kernel cannot fail.
-                let _ = unsafe { mpi_core::op::reduce(p, elem, input, inout, bytes / size) };
-            }),
-            // Derived (contiguous) types: the C layer's dispatch handles them.
-            None => Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
-                // SAFETY: as above; validated by the zero-count call.
-                let _ = unsafe { ops::apply(op, dt, input as *const c_void, inout as *mut c_void, (bytes / size) as c_int) };
-            }),
-        },
+        // Derived (contiguous) types: the C layer's dispatch handles them.
+        OpKind::Predef(_) => Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
+            // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers;
+            // validated by the zero-count call.
+            let _ = unsafe { ops::apply(op, dt, input as *const c_void, inout as *mut c_void, (bytes / size) as c_int) };
+        }),
         OpKind::User { f, .. } => Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
             let (mut len, mut t) = ((bytes / size) as c_int, dt);
             if len > 0 {
@@ -229,7 +340,7 @@ fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(Reduce
             }
         }),
     };
-    Ok((f, kind.is_commutative()))
+    Ok((Reducer::Custom(f), kind.is_commutative()))
 }
 
 /// Runs a collective whose buffers go through a `Staging`; unpacks staged output after a
@@ -247,6 +358,9 @@ fn run_staged(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, bui
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
+    if let Some(rc) = run_direct("MPI_Barrier", comm, |_, _| Some((DirectOp::Barrier, std::ptr::null_mut(), 0))) {
+        return rc;
+    }
     run_collective("MPI_Barrier", comm, None, |_, s| {
         algorithms::barrier(s);
         Ok(())
@@ -264,6 +378,16 @@ pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request
 // ------------------------------------------------------------------ bcast
 
 fn bcast(func: &str, buffer: *mut c_void, cnt: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    if req.is_none() {
+        let direct = run_direct(func, comm, |c, _| {
+            let len = contiguous_len(cnt, dt)?;
+            let root = usize::try_from(root).ok().filter(|&r| r < c.size())?;
+            (len == 0 || !buffer.is_null()).then_some((DirectOp::Bcast { root }, buffer as *mut u8, len))
+        });
+        if let Some(rc) = direct {
+            return rc;
+        }
+    }
     run_staged(func, comm, req, |s, st| {
         let root = root_rank(root, s.comm.size())?;
         let ty = datatype(dt)?;
@@ -303,12 +427,37 @@ fn reduction_bufs(st: &mut Staging, sendbuf: *const c_void, recvbuf: *mut c_void
 
 #[allow(clippy::too_many_arguments)]
 fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    if req.is_none() {
+        let direct = run_direct(func, comm, |c, tmp| {
+            let len = contiguous_len(cnt, dt)?;
+            let elem = ops::elem_of(dt).filter(|e| len == 0 || e.size() * cnt as usize == len)?;
+            // Predefined ops are commutative, as the binomial tree needs.
+            let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()))?;
+            let root = usize::try_from(root).ok().filter(|&r| r < c.size())?;
+            let at_root = c.rank == root;
+            if !direct::reduce_fits(len, direct_max()) || (len > 0 && (sendbuf.is_null() || (at_root && recvbuf.is_null()))) || (in_place(sendbuf) && !at_root) {
+                return None;
+            }
+            // The accumulator: the result buffer at the root, the temporary's upper half
+            // elsewhere (the lower half takes the children's data).
+            let acc = if at_root { recvbuf as *mut u8 } else { tmp.wrapping_add(DIRECT_TMP / 2) };
+            if !in_place(sendbuf) && len > 0 {
+                // SAFETY: sendbuf holds `cnt` items of the contiguous `dt` (MPI rule); `acc`
+                // has room for them; `copy` tolerates the (erroneous) overlap.
+                unsafe { std::ptr::copy(sendbuf as *const u8, acc, len) };
+            }
+            Some((DirectOp::Reduce { op: p, elem, root }, acc, len))
+        });
+        if let Some(rc) = direct {
+            return rc;
+        }
+    }
     run_staged(func, comm, req, |s, st| {
         let root = root_rank(root, s.comm.size())?;
         let n = count(cnt, "count")?;
         let ty = datatype(dt)?;
         let (f, commutative) = reduction(op, dt, &ty)?;
-        s.set_reduce(f);
+        s.set_reducer(f);
         let at_root = s.comm.rank == root;
         let (input, output) = reduction_bufs(st, sendbuf, recvbuf, n, &ty, at_root, at_root)?;
         algorithms::reduce(s, input, output, root, commutative);
@@ -340,7 +489,7 @@ fn allreduce_like(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *m
         let n = count(cnt, "count")?;
         let ty = datatype(dt)?;
         let (f, commutative) = reduction(op, dt, &ty)?;
-        s.set_reduce(f);
+        s.set_reducer(f);
         let (input, output) = reduction_bufs(st, sendbuf, recvbuf, n, &ty, true, true)?;
         match kind {
             AllKind::Allreduce => algorithms::allreduce(s, input, output, ty.size(), commutative),
@@ -353,6 +502,23 @@ fn allreduce_like(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *m
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    let direct = run_direct("MPI_Allreduce", comm, |c, _| {
+        let len = contiguous_len(count, datatype)?;
+        let elem = ops::elem_of(datatype).filter(|e| len == 0 || e.size() * count as usize == len)?;
+        let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()))?;
+        if !direct::allreduce_fits(c.size(), len, direct_max()) || (len > 0 && (recvbuf.is_null() || sendbuf.is_null())) {
+            return None;
+        }
+        if !in_place(sendbuf) && len > 0 {
+            // SAFETY: both buffers hold `count` items of the contiguous `datatype` (MPI rule);
+            // `copy` tolerates the (erroneous) overlap.
+            unsafe { std::ptr::copy(sendbuf as *const u8, recvbuf as *mut u8, len) };
+        }
+        Some((DirectOp::Allreduce { op: p, elem }, recvbuf as *mut u8, len))
+    });
+    if let Some(rc) = direct {
+        return rc;
+    }
     allreduce_like(AllKind::Allreduce, "MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, None)
 }
 
@@ -389,7 +555,7 @@ fn reduce_scatter_counts(st: &mut Staging, s: &mut Schedule, sendbuf: *const c_v
     let me = s.comm.rank;
     let ty = datatype(dt)?;
     let (f, commutative) = reduction(op, dt, &ty)?;
-    s.set_reduce(f);
+    s.set_reducer(f);
     let total: usize = lens.iter().sum();
     let (input, output) = if in_place(sendbuf) {
         let all = st.view(recvbuf, total, &ty, Dir::InOut)?;
@@ -603,6 +769,26 @@ pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *con
 
 #[allow(clippy::too_many_arguments)]
 fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    if req.is_none() {
+        let direct = run_direct(func, comm, |c, _| {
+            let (n, me) = (c.size(), c.rank);
+            let blk = contiguous_len(recvcount, recvtype)?;
+            if !n.is_power_of_two() || n * blk > direct_max() || (blk > 0 && recvbuf.is_null()) {
+                return None;
+            }
+            if !in_place(sendbuf) {
+                if contiguous_len(sendcount, sendtype)? != blk || (blk > 0 && sendbuf.is_null()) {
+                    return None;
+                }
+                // SAFETY: sendbuf holds `blk` bytes and recvbuf n blocks of `blk` (MPI rule).
+                unsafe { std::ptr::copy(sendbuf as *const u8, (recvbuf as *mut u8).add(me * blk), blk) };
+            }
+            Some((DirectOp::Allgather { blk }, recvbuf as *mut u8, n * blk))
+        });
+        if let Some(rc) = direct {
+            return rc;
+        }
+    }
     run_staged(func, comm, req, |s, st| {
         let n = s.comm.size();
         let rty = datatype(recvtype)?;

@@ -43,6 +43,11 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "progress polls a blocked wait spins before it starts yielding the CPU",
     },
     Tunable {
+        name: "SPIN_YIELD_EVERY",
+        default: 32,
+        doc: "while spinning, a blocked wait yields the CPU once every this many polls, so a peer sharing our CPU runs soon (0 = never)",
+    },
+    Tunable {
         name: "YIELD_COUNT",
         default: 2000,
         doc: "yields a blocked wait makes before it sleeps (bounded sleeps of 1 ms)",
@@ -59,8 +64,8 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "ALLREDUCE_SHORT_MSG",
-        default: 2048,
-        doc: "allreduce: vectors up to this many bytes use recursive doubling; larger ones a ring reduce-scatter + allgather",
+        default: 8192,
+        doc: "allreduce: vectors up to this many bytes use recursive doubling (one eager exchange per round beats the ring's 2(p-1) half-size steps up to the eager limit, measured on 2 ranks); larger ones a ring reduce-scatter + allgather",
     },
     Tunable {
         name: "ALLGATHER_SHORT_MSG",
@@ -96,6 +101,21 @@ pub const TUNABLES: &[Tunable] = &[
         name: "REDUCE_SCATTER_SHORT_MSG",
         default: 65536,
         doc: "reduce_scatter: vectors below this many bytes reduce to rank 0 and scatter; larger ones (commutative ops) use a ring",
+    },
+    Tunable {
+        name: "COLL_DIRECT_MAX",
+        default: 1024,
+        doc: "blocking barrier, bcast, reduce (up to 1024 bytes) and allreduce/allgather (power-of-two rank counts) up to this many bytes run without a schedule: one eager exchange per round (at most 2048; 0 = always build a schedule)",
+    },
+    Tunable {
+        name: "COLL_SPARE_SCHEDULES",
+        default: 4,
+        doc: "finished collective schedules kept for reuse (a repeated collective then allocates nothing); 0 = build each from scratch",
+    },
+    Tunable {
+        name: "COLL_KEEP_TEMP",
+        default: 4194304,
+        doc: "largest temporary buffer (bytes) a reused collective schedule keeps; larger ones are freed when the collective ends",
     },
 ];
 

@@ -100,25 +100,12 @@ impl Header {
     /// few branch-free comparisons; only a bad header takes the slow path that names the fault.
     #[inline]
     pub fn decode(b: &[u8; HEADER_LEN], payload_len: usize, max_len: u64) -> Result<Header, MpiError> {
-        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
-        let w0 = u32_at(0);
+        let w0 = u32::from_le_bytes(b[0..4].try_into().unwrap());
         let (kind, flags) = (w0 as u8, (w0 >> 8) as u8);
-        let h = Header {
-            kind: Kind::Eager,
-            flags,
-            ctx: u32_at(4),
-            src: u32_at(8) as i32,
-            tag: u32_at(12) as i32,
-            seq: u32_at(16),
-            sreq: u32_at(20),
-            rreq: u32_at(24),
-            len: u64_at(32),
-            offset: u64_at(40),
-        };
+        let h = Self::fields(b, Kind::Eager);
         let common = w0 & 0xffff_0000 == u32::from(VERSION) << 16
             && flags & !KNOWN_FLAGS == 0
-            && u32_at(28) == 0
+            && b[28..32] == [0; 4]
             && h.src >= 0
             && h.len <= max_len
             && h.offset <= max_len;
@@ -136,6 +123,25 @@ impl Header {
             return Err(Self::diagnose(b, payload_len, max_len));
         }
         Ok(Header { kind, ..h })
+    }
+
+    /// The fields of an encoded header, unchecked, with `kind` given.
+    #[inline]
+    fn fields(b: &[u8; HEADER_LEN], kind: Kind) -> Header {
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+        Header {
+            kind,
+            flags: b[1],
+            ctx: u32_at(4),
+            src: u32_at(8) as i32,
+            tag: u32_at(12) as i32,
+            seq: u32_at(16),
+            sreq: u32_at(20),
+            rreq: u32_at(24),
+            len: u64_at(32),
+            offset: u64_at(40),
+        }
     }
 
     /// The named fault of a header `decode` rejected.
@@ -160,20 +166,7 @@ impl Header {
         if flags & !KNOWN_FLAGS != 0 || b[3] != 0 || b[28..32] != [0; 4] {
             return Err(bad("reserved bits set"));
         }
-        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap());
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
-        let h = Header {
-            kind,
-            flags,
-            ctx: u32_at(4),
-            src: u32_at(8) as i32,
-            tag: u32_at(12) as i32,
-            seq: u32_at(16),
-            sreq: u32_at(20),
-            rreq: u32_at(24),
-            len: u64_at(32),
-            offset: u64_at(40),
-        };
+        let h = Self::fields(b, kind);
         if h.src < 0 {
             return Err(bad("negative source rank"));
         }

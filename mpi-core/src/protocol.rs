@@ -6,7 +6,11 @@
 //! Rendezvous: `Rts` → receiver matches → `Cts` → sender streams `Data` chunks in a
 //! pipeline through the transport. An unmatched large message is never buffered whole.
 
-use crate::coll::Schedule;
+use crate::coll::algorithms::tuning as coll_tuning;
+use crate::coll::direct::{Direct, DirectOp};
+use crate::coll::mailbox::{is_coll_ctx, Early, EarlyMsg, Posted, RecvState};
+use crate::coll::schedule::Pending;
+use crate::coll::{Action, CollComm, Colls, Schedule};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::{Header, Kind, FLAG_COOP, FLAG_SYNC, HEADER_LEN};
 use crate::matching::{Envelope, Matcher};
@@ -120,8 +124,8 @@ pub struct Engine {
     bsend: BsendBuffer,
     /// More local ranks than CPUs: blocked waits yield at once instead of spinning.
     pub oversubscribed: bool,
-    /// Active collective schedules and the request each completes.
-    colls: Vec<(ReqId, Box<Schedule>)>,
+    /// Active collective schedules and recycled ones (see the collectives section).
+    colls: Colls,
     /// Buffers of consumed unexpected eager messages, reused for the next ones.
     spare: Vec<Vec<u8>>,
 }
@@ -166,7 +170,7 @@ impl Engine {
             },
             bsend: BsendBuffer::default(),
             oversubscribed,
-            colls: Vec::new(),
+            colls: Colls::default(),
             spare: Vec::new(),
         }
     }
@@ -589,6 +593,7 @@ impl Engine {
 
     fn handle(&mut self, world: usize, hdr: Header, payload: *const u8, len: usize) {
         match hdr.kind {
+            Kind::Eager | Kind::Rts if is_coll_ctx(hdr.ctx) => self.coll_arrival(world, &hdr, payload, len),
             Kind::Eager | Kind::Rts => {
                 let env = Envelope { ctx: hdr.ctx, src: hdr.src, tag: hdr.tag };
                 let sync = (hdr.flags & FLAG_SYNC != 0).then_some((world, hdr.sreq));
@@ -759,49 +764,336 @@ impl Engine {
 
     // ----------------------------------------------------------- collectives
 
+    /// An empty schedule for a collective on `comm` with `tag`, recycled when possible (its
+    /// vectors and temporary arena keep their capacity, so a repeated collective allocates
+    /// nothing).
+    pub fn new_schedule(&mut self, comm: CollComm, tag: i32) -> Box<Schedule> {
+        match self.colls.spare.pop() {
+            Some(mut s) => {
+                s.comm = comm;
+                s.tag = tag;
+                s
+            }
+            None => Box::new(Schedule::new(comm, tag)),
+        }
+    }
+
+    /// Returns a schedule that ran to completion (or never started) to the spare pool.
+    pub fn recycle_schedule(&mut self, mut s: Box<Schedule>) {
+        let t = coll_tuning();
+        if self.colls.spare.len() < t.spare_schedules {
+            s.recycle(t.keep_temp);
+            self.colls.spare.push(s);
+        }
+    }
+
     /// Starts collective schedule `s`; returns the request that completes with it.
     pub fn start_schedule(&mut self, s: Schedule) -> MpiResult<ReqId> {
+        self.start_boxed(Box::new(s))
+    }
+
+    /// Starts schedule `s` (from `new_schedule`) as a nonblocking collective; returns the
+    /// request that completes with it.
+    pub fn start_boxed(&mut self, mut s: Box<Schedule>) -> MpiResult<ReqId> {
         let rid = self.create(Op::Coll, false);
         self.reqs.get_mut(rid).unwrap().state = State::CollActive;
-        let mut s = Box::new(s);
         if self.advance(&mut s)? {
             self.complete(rid);
+            self.recycle_schedule(s);
         } else {
-            self.colls.push((rid, s));
+            self.colls.active.push((rid, s));
         }
         Ok(rid)
     }
 
+    /// Blocking collectives: advances schedule `s`, held by the caller (no request), as far
+    /// as it goes without waiting; true when finished. Call it again after progress.
+    pub fn advance_schedule(&mut self, s: &mut Schedule) -> MpiResult<bool> {
+        self.advance(s)
+    }
+
     /// Advances one schedule as far as it goes without waiting; true when finished.
+    ///
+    /// A round posts its receives first (an arrival then lands in the receive buffer
+    /// instead of being copied aside as unexpected), then its sends: eager sends go out at
+    /// once with no request; only transfers that cannot complete now get a request.
     fn advance(&mut self, s: &mut Schedule) -> MpiResult<bool> {
         loop {
-            if !s.pending_mut().is_empty() {
-                if !s.pending_mut().iter().all(|&q| self.reqs.get(q).is_none_or(|r| r.is_complete())) {
+            if s.in_flight {
+                if !s.pending_mut().iter().all(|&p| self.coll_done(p)) {
                     return Ok(false);
                 }
-                for q in std::mem::take(s.pending_mut()) {
-                    if let Some(r) = self.reqs.remove(q) {
-                        if let Some(e) = r.status.error {
-                            return Err(MpiError::new(e, "a transfer inside a collective failed (message larger than expected: do all ranks pass matching counts and datatypes?)"));
-                        }
-                    }
+                let mut failed = None;
+                for p in s.pending_mut().drain(..) {
+                    failed = failed.or(self.coll_finish(p));
                 }
+                if let Some(e) = failed {
+                    return Err(MpiError::new(e, "a transfer inside a collective failed (message larger than expected: do all ranks pass matching counts and datatypes?)"));
+                }
+                s.in_flight = false;
                 s.finish_round();
             }
             if s.done() {
                 return Ok(true);
             }
-            let ops = s.round_ops();
-            if ops.is_empty() {
-                s.finish_round();
-                continue;
+            let round = s.round_range();
+            let (ctx, me, tag) = (s.comm.ctx, s.comm.rank as i32, s.tag);
+            for k in round.clone() {
+                if let Action::Recv { from, data } = s.action(k) {
+                    let buf = RawBuf { ptr: s.ptr(data), len: data.len };
+                    if let Some(slot) = self.coll_post_recv(buf, ctx, from as i32, tag) {
+                        s.pending_mut().push(Pending::Recv(slot));
+                    }
+                }
             }
-            for op in ops {
-                let q = self.create(op, false);
-                s.pending_mut().push(q);
-                self.start(q)?;
+            for k in round {
+                if let Action::Send { to, data } = s.action(k) {
+                    let buf = RawBuf { ptr: s.ptr(data), len: data.len };
+                    let dest_world = s.comm.world_ranks[to];
+                    if !self.try_send_now(buf, dest_world, ctx, me, tag) {
+                        let q = self.create(Op::Send { buf, dest_world, ctx, src_rank: me, tag, mode: SendMode::Standard }, false);
+                        s.pending_mut().push(Pending::Req(q));
+                        if let Err(e) = self.start(q) {
+                            // The schedule is dropped on error: nothing may point into it.
+                            for p in s.pending_mut().drain(..) {
+                                if let Pending::Recv(slot) = p {
+                                    self.colls.mail.cancel(slot);
+                                }
+                            }
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+            s.in_flight = true;
+        }
+    }
+
+    /// Whether a pending transfer of a schedule has completed.
+    #[inline]
+    fn coll_done(&self, p: Pending) -> bool {
+        let rid = match p {
+            Pending::Req(q) => q,
+            Pending::Recv(i) => match self.colls.mail.slot(i) {
+                RecvState::Waiting => return false,
+                RecvState::Req(q) => q,
+                _ => return true,
+            },
+        };
+        self.reqs.get(rid).is_none_or(|r| r.is_complete())
+    }
+
+    /// Releases a completed pending transfer; its error, if it failed.
+    fn coll_finish(&mut self, p: Pending) -> Option<ErrorClass> {
+        let rid = match p {
+            Pending::Req(q) => q,
+            Pending::Recv(i) => {
+                let st = self.colls.mail.slot(i);
+                self.colls.mail.free_slot(i);
+                match st {
+                    RecvState::Req(q) => q,
+                    RecvState::Failed(e) => return Some(e),
+                    _ => return None,
+                }
+            }
+        };
+        self.reqs.remove(rid).and_then(|r| r.status.error)
+    }
+
+    /// Posts a collective receive into `buf`: matched at once against early messages (then
+    /// None, unless it failed or needs a rendezvous), else queued in the mailbox. Returns
+    /// the mailbox slot to watch.
+    fn coll_post_recv(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32) -> Option<u32> {
+        let state = match self.colls.mail.take_early(ctx, src, tag) {
+            Some(Early { msg: EarlyMsg::Eager { data, sync }, .. }) => {
+                let state = coll_copy(buf, &data);
+                self.colls.mail.recycle(data);
+                if let Some((w, s)) = sync {
+                    self.ack_sync(w, s);
+                }
+                if state == RecvState::Done {
+                    return None;
+                }
+                state
+            }
+            Some(Early { msg: EarlyMsg::Rts { world, sreq, len, addr }, .. }) => {
+                RecvState::Req(self.coll_rendezvous(buf, ctx, src, tag, Unexpected::Rts { world, sreq, len, addr }))
+            }
+            None => {
+                let slot = self.colls.mail.new_slot(RecvState::Waiting);
+                self.colls.mail.post(Posted { ctx, src, tag, buf, slot });
+                return Some(slot);
+            }
+        };
+        Some(self.colls.mail.new_slot(state))
+    }
+
+    /// A message on a collective context arrived (eager or rendezvous offer): delivered to
+    /// the earliest matching posted receive, else kept as early.
+    fn coll_arrival(&mut self, world: usize, hdr: &Header, payload: *const u8, len: usize) {
+        let (ctx, src, tag) = (hdr.ctx, hdr.src, hdr.tag);
+        let sync = (hdr.flags & FLAG_SYNC != 0).then_some((world, hdr.sreq));
+        let rts = (hdr.kind == Kind::Rts).then_some(Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset });
+        // SAFETY: the transport holds `len` payload bytes until release.
+        let data = unsafe { std::slice::from_raw_parts(payload, len) };
+        match (self.colls.mail.take_posted(ctx, src, tag), rts) {
+            (Some(p), None) => {
+                let state = coll_copy(p.buf, data);
+                self.colls.mail.set_slot(p.slot, state);
+                if let Some((w, s)) = sync {
+                    self.ack_sync(w, s);
+                }
+            }
+            (Some(p), Some(offer)) => {
+                let rid = self.coll_rendezvous(p.buf, ctx, src, tag, offer);
+                self.colls.mail.set_slot(p.slot, RecvState::Req(rid));
+            }
+            (None, None) => {
+                let data = self.colls.mail.copy_of(data);
+                self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Eager { data, sync } });
+            }
+            (None, Some(Unexpected::Rts { world, sreq, len, addr })) => {
+                self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Rts { world, sreq, len, addr } });
+            }
+            (None, Some(Unexpected::Eager { .. })) => unreachable!("offers are rendezvous"),
+        }
+    }
+
+    /// A receive request for a matched rendezvous offer, started on it.
+    fn coll_rendezvous(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32, offer: Unexpected) -> ReqId {
+        let rid = self.create(Op::Recv { buf, ctx, src, tag }, false);
+        self.deliver(rid, Envelope { ctx, src, tag }, offer);
+        rid
+    }
+
+    /// Advances a small blocking collective run without a schedule (`coll::direct`) as far
+    /// as it goes without waiting; true when finished. On an error its receive is withdrawn
+    /// (nothing points into it any more).
+    pub fn advance_direct(&mut self, d: &mut Direct) -> MpiResult<bool> {
+        let r = self.step_direct(d);
+        if r.is_err() {
+            if let Some(slot) = d.recv.take() {
+                self.colls.mail.cancel(slot);
             }
         }
+        r
+    }
+
+    fn step_direct(&mut self, d: &mut Direct) -> MpiResult<bool> {
+        loop {
+            if d.in_flight {
+                if d.recv.is_some_and(|slot| !self.coll_done(Pending::Recv(slot))) {
+                    return Ok(false);
+                }
+                if !d.sends[..d.nsends].iter().all(|&q| self.coll_done(Pending::Req(q))) {
+                    return Ok(false);
+                }
+                let mut failed = d.recv.take().and_then(|slot| self.coll_finish(Pending::Recv(slot)));
+                for k in 0..d.nsends {
+                    failed = failed.or(self.coll_finish(Pending::Req(d.sends[k])));
+                }
+                d.nsends = 0;
+                if let Some(e) = failed {
+                    return Err(MpiError::new(e, "a transfer inside a collective failed (message larger than expected: do all ranks pass matching counts and datatypes?)"));
+                }
+                d.in_flight = false;
+                if let (DirectOp::Reduce { op, elem, .. }, true) = (d.op, d.received) {
+                    // SAFETY: `tmp` holds a child's `len` bytes, `buf` this rank's
+                    // accumulator of `len` bytes; the C layer validated (op, elem).
+                    let _ = unsafe { crate::op::reduce(op, elem, d.tmp, d.buf, d.len / elem.size()) };
+                }
+                if let DirectOp::Allreduce { op, elem } = d.op {
+                    let partner = d.rank ^ (1 << d.round);
+                    let (tmp, buf, count) = (d.tmp_ptr(), d.buf, d.len / elem.size());
+                    // SAFETY: `buf` is the caller's vector of `len` bytes, `tmp` holds the
+                    // partner's (len ≤ DIRECT_TMP); the C layer validated (op, elem).
+                    unsafe {
+                        if partner < d.rank {
+                            let _ = crate::op::reduce(op, elem, tmp, buf, count); // lower ∘ mine
+                        } else {
+                            let _ = crate::op::reduce(op, elem, buf, tmp, count);
+                            std::ptr::copy_nonoverlapping(tmp, buf, d.len);
+                        }
+                    }
+                }
+                d.round += 1;
+            }
+            if d.round >= d.rounds() {
+                return Ok(true);
+            }
+            let (n, me, r) = (d.size(), d.rank, d.round);
+            d.received = false;
+            match d.op {
+                DirectOp::Reduce { root, .. } => {
+                    let vr = (me + n - root) % n;
+                    let mask = 1 << r;
+                    let real = |v: usize| (v + root) % n;
+                    if vr & mask != 0 {
+                        self.direct_send(d, real(vr - mask), RawBuf { ptr: d.buf, len: d.len })?;
+                    } else if vr + mask < n {
+                        let tmp = RawBuf { ptr: d.tmp, len: d.len };
+                        d.recv = self.coll_post_recv(tmp, d.ctx, real(vr + mask) as i32, d.tag);
+                        d.received = true;
+                    }
+                }
+                DirectOp::Allgather { blk } => {
+                    let mask = 1 << r;
+                    let partner = me ^ mask;
+                    let (mine, theirs) = (me & !(mask - 1), partner & !(mask - 1));
+                    // SAFETY (pointer arithmetic): both ranges lie in the caller's buffer of n
+                    // blocks.
+                    let at = |b: usize| RawBuf { ptr: d.buf.wrapping_add(b * blk), len: mask * blk };
+                    let (out, inn) = (at(mine), at(theirs));
+                    d.recv = self.coll_post_recv(inn, d.ctx, partner as i32, d.tag);
+                    self.direct_send(d, partner, out)?;
+                }
+                DirectOp::Barrier => {
+                    let k = 1 << r;
+                    d.recv = self.coll_post_recv(RawBuf::EMPTY, d.ctx, ((me + n - k) % n) as i32, d.tag);
+                    self.direct_send(d, (me + k) % n, RawBuf::EMPTY)?;
+                }
+                DirectOp::Allreduce { .. } => {
+                    let partner = me ^ (1 << r);
+                    let tmp = RawBuf { ptr: d.tmp_ptr(), len: d.len };
+                    d.recv = self.coll_post_recv(tmp, d.ctx, partner as i32, d.tag);
+                    self.direct_send(d, partner, RawBuf { ptr: d.buf, len: d.len })?;
+                }
+                DirectOp::Bcast { root } => {
+                    let vr = (me + n - root) % n;
+                    let buf = RawBuf { ptr: d.buf, len: d.len };
+                    // Binomial tree: receive from the parent (vr minus its lowest set bit),
+                    // then send to the children vr + m for m below that bit.
+                    let low = if vr == 0 { n.next_power_of_two() } else { vr & vr.wrapping_neg() };
+                    if r == 0 && vr != 0 {
+                        d.recv = self.coll_post_recv(buf, d.ctx, ((vr - low + root) % n) as i32, d.tag);
+                    } else {
+                        let mut m = low >> 1;
+                        while m > 0 {
+                            if vr + m < n {
+                                self.direct_send(d, (vr + m + root) % n, buf)?;
+                            }
+                            m >>= 1;
+                        }
+                    }
+                }
+            }
+            d.in_flight = true;
+        }
+    }
+
+    /// A send of a direct collective: eager at once with no request when possible.
+    fn direct_send(&mut self, d: &mut Direct, to: usize, buf: RawBuf) -> MpiResult<()> {
+        let dest_world = d.world[to];
+        if self.try_send_now(buf, dest_world, d.ctx, d.rank as i32, d.tag) {
+            return Ok(());
+        }
+        if d.nsends == d.sends.len() {
+            return Err(MpiError::new(ErrorClass::Intern, "too many queued sends in one round of a direct collective"));
+        }
+        let q = self.create(Op::Send { buf, dest_world, ctx: d.ctx, src_rank: d.rank as i32, tag: d.tag, mode: SendMode::Standard }, false);
+        d.sends[d.nsends] = q;
+        d.nsends += 1;
+        self.start(q)
     }
 
     fn advance_collectives(&mut self) -> usize {
@@ -809,18 +1101,23 @@ impl Engine {
         let mut i = 0;
         // No allocation per poll: schedules are taken out one at a time (advancing one may
         // start requests, which needs `&mut self`) and put back unless finished.
-        while i < self.colls.len() {
-            let (rid, mut s) = self.colls.swap_remove(i);
+        while i < self.colls.active.len() {
+            let (rid, mut s) = self.colls.active.swap_remove(i);
             let outcome = self.advance(&mut s);
-            if let Ok(false) = outcome {
-                self.colls.push((rid, s));
-                let last = self.colls.len() - 1;
-                self.colls.swap(i, last);
-                i += 1;
-                continue;
-            }
-            if let (Err(e), Some(r)) = (outcome, self.reqs.get_mut(rid)) {
-                r.status.error = Some(e.class);
+            match outcome {
+                Ok(false) => {
+                    self.colls.active.push((rid, s));
+                    let last = self.colls.active.len() - 1;
+                    self.colls.active.swap(i, last);
+                    i += 1;
+                    continue;
+                }
+                Ok(true) => self.recycle_schedule(s),
+                Err(e) => {
+                    if let Some(r) = self.reqs.get_mut(rid) {
+                        r.status.error = Some(e.class);
+                    }
+                }
             }
             self.complete(rid);
             finished += 1;
@@ -968,6 +1265,19 @@ fn stage(r: &mut Request, l: &Layout) {
         Op::Recv { buf, .. } => *buf = RawBuf { ptr, len: bytes },
         Op::Coll => {}
     }
+}
+
+/// Copies an arrived collective payload into its receive buffer: Done, or Failed when it
+/// does not fit (the ranks disagree about the sizes).
+fn coll_copy(buf: RawBuf, data: &[u8]) -> RecvState {
+    if data.len() > buf.len {
+        return RecvState::Failed(ErrorClass::Truncate);
+    }
+    if !data.is_empty() {
+        // SAFETY: the receive buffer is valid for `buf.len` ≥ data.len() bytes.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr, data.len()) };
+    }
+    RecvState::Done
 }
 
 /// Copies an arrived payload into a receive buffer, truncating to fit.

@@ -8,7 +8,7 @@ use crate::config::config;
 use crate::protocol::{Engine, Route};
 use crate::transport::shm::{ShmShape, ShmTransport};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Everything an initialised MPI process holds.
 pub struct Runtime {
@@ -46,11 +46,31 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> R) -> R {
     f(g.as_mut().expect("MPI used before MPI_Init or after MPI_Finalize"))
 }
 
+/// The wait policy's tunables, read once (a lookup by name per wait is measurable on the
+/// small-message paths).
+struct WaitPolicy {
+    spin: usize,
+    yields: usize,
+    /// While spinning, yield once every this many polls (0 = never).
+    spin_yield: usize,
+}
+
+fn wait_policy() -> &'static WaitPolicy {
+    static P: OnceLock<WaitPolicy> = OnceLock::new();
+    P.get_or_init(|| WaitPolicy { spin: config().get("SPIN_COUNT"), yields: config().get("YIELD_COUNT"), spin_yield: config().get("SPIN_YIELD_EVERY") })
+}
+
 /// Drives progress until `done` holds. `done` runs after each progress pass, under the lock.
+///
+/// Policy: spin (polling) for `SPIN_COUNT` polls, then yield after each poll for
+/// `YIELD_COUNT` polls, then sleep on the transport's doorbell. While spinning, one poll in
+/// `SPIN_YIELD_EVERY` yields: when the peer we wait for was put on our CPU (another job
+/// keeps the other CPUs busy), it then runs within a microsecond or two instead of after
+/// our whole spin budget; on a CPU of our own the yield returns at once. With more local
+/// ranks than CPUs every poll yields.
 pub fn wait_until(mut done: impl FnMut(&mut Runtime) -> bool) {
     let mut polls: usize = 0;
-    let spin_budget = config().get("SPIN_COUNT");
-    let yields = config().get("YIELD_COUNT");
+    let policy = wait_policy();
     loop {
         let (token, spin) = {
             let mut g = lock();
@@ -62,13 +82,14 @@ pub fn wait_until(mut done: impl FnMut(&mut Runtime) -> bool) {
                 return;
             }
             polls += 1;
-            let spin = if rt.engine.oversubscribed { 0 } else { spin_budget };
-            let token = if polls > spin + yields { rt.engine.prepare_sleep() } else { None };
+            let spin = if rt.engine.oversubscribed { 0 } else { policy.spin };
+            let token = if polls > spin + policy.yields { rt.engine.prepare_sleep() } else { None };
             (token, spin)
         };
         match token {
             Some(t) => t.sleep(1000),
             None if polls > spin => std::thread::yield_now(),
+            None if policy.spin_yield > 0 && polls.is_multiple_of(policy.spin_yield) => std::thread::yield_now(),
             None => std::hint::spin_loop(),
         }
     }

@@ -257,7 +257,8 @@ static void test_reduce_scatter(long n, int inplace, int nb)
 
 /* OxMPI algorithm-selection tunables that make every collective take its other algorithm
  * ("alt": long-message/large-rank-count algorithms everywhere; "alt2": the remaining
- * alltoall/allgather variants). Set before MPI_Init; other MPIs ignore them. */
+ * alltoall/allgather variants, small blocking collectives through schedules rather than the
+ * direct path, and no schedule reuse). Set before MPI_Init; other MPIs ignore them. */
 static void alt_tuning(const char *which)
 {
     if (!strcmp(which, "alt")) {
@@ -269,7 +270,8 @@ static void alt_tuning(const char *which)
         for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) setenv(kv[i][0], kv[i][1], 1);
     } else if (!strcmp(which, "alt2")) {
         const char *kv[][2] = {{"OXMPI_ALLTOALL_SHORT_MSG", "0"}, {"OXMPI_ALLTOALL_MEDIUM_MSG", "0"},
-                               {"OXMPI_ALLGATHER_SHORT_MSG", "0"}, {"OXMPI_ALLGATHER_LONG_MSG", "0"}};
+                               {"OXMPI_ALLGATHER_SHORT_MSG", "0"}, {"OXMPI_ALLGATHER_LONG_MSG", "0"},
+                               {"OXMPI_COLL_DIRECT_MAX", "0"}, {"OXMPI_COLL_SPARE_SCHEDULES", "0"}};
         for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) setenv(kv[i][0], kv[i][1], 1);
     }
 }

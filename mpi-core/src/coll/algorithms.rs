@@ -31,6 +31,10 @@ pub struct Tuning {
     pub alltoall_medium_msg: usize,
     pub gather_short_msg: usize,
     pub reduce_scatter_short_msg: usize,
+    /// Finished schedules the engine keeps for reuse.
+    pub spare_schedules: usize,
+    /// Largest temporary arena (bytes) a recycled schedule keeps.
+    pub keep_temp: usize,
 }
 
 /// The thresholds, read from the environment (`OXMPI_<NAME>`) on first use.
@@ -49,6 +53,8 @@ pub fn tuning() -> &'static Tuning {
             alltoall_medium_msg: c.get("ALLTOALL_MEDIUM_MSG"),
             gather_short_msg: c.get("GATHER_SHORT_MSG"),
             reduce_scatter_short_msg: c.get("REDUCE_SCATTER_SHORT_MSG"),
+            spare_schedules: c.get("COLL_SPARE_SCHEDULES"),
+            keep_temp: c.get("COLL_KEEP_TEMP"),
         }
     })
 }
@@ -226,26 +232,44 @@ pub fn reduce(s: &mut Schedule, input: Slice, result: Slice, root: usize, commut
 /// Binomial-tree reduction over ranks relative to the root: each rank combines the
 /// partial results of its children into its accumulator, then sends it to its parent. The
 /// rotation by `root` reorders operands, so this is for commutative ops only.
+///
+/// No copy of the input: a leaf sends its input as is; a rank with children receives the
+/// first child's data straight into its accumulator and combines its own input into it
+/// (in place at the root, where the input is the result, a temporary takes the data).
 pub fn reduce_binomial(s: &mut Schedule, input: Slice, result: Slice, root: usize) {
     let (n, me) = (s.comm.size(), s.comm.rank);
     let vr = (me + n - root) % n;
     let real = |v: usize| (v + root) % n;
-    let acc = if me == root { result } else { s.temp(input.len) };
-    local_copy(s, input, acc);
-    let tmp = s.temp(input.len);
+    let in_place = me == root && same(input, result);
+    let acc = if me == root { result } else if vr & 1 == 0 && vr + 1 < n { s.temp(input.len) } else { input };
+    // `cur`: what this rank would send now (its input until a child's data arrived).
+    let mut cur = input;
+    let mut tmp = None;
     let mut mask = 1;
     while mask < n {
         if vr & mask != 0 {
             s.next_round();
-            s.send(real(vr - mask), acc);
+            s.send(real(vr - mask), cur);
             break;
         }
         if vr + mask < n {
             s.next_round();
-            s.recv(real(vr + mask), tmp);
-            s.reduce(tmp, acc);
+            if same(cur, input) && !in_place {
+                s.recv(real(vr + mask), acc);
+                s.reduce(input, acc);
+                cur = acc;
+            } else {
+                let t = *tmp.get_or_insert_with(|| s.temp(input.len));
+                s.recv(real(vr + mask), t);
+                s.reduce(t, acc);
+                cur = acc;
+            }
         }
         mask <<= 1;
+    }
+    // A root without children (one rank) still owes its result.
+    if me == root && same(cur, input) {
+        local_copy(s, input, result);
     }
 }
 
@@ -360,13 +384,38 @@ pub fn allreduce_recursive_doubling(s: &mut Schedule, input: Slice, output: Slic
 /// Ring allreduce for long vectors: a ring reduce-scatter (p-1 steps; rank i ends with
 /// block i fully reduced) followed by a ring allgather (p-1 steps). Each rank sends about
 /// 2(p-1)/p of the vector, which is optimal in bandwidth; commutative ops only (each
-/// block is combined in ring order starting after its owner).
+/// block is combined in ring order starting after its owner). Out of place, blocks are
+/// received straight into `output` (no copy of the input first, no temporary).
 pub fn allreduce_ring(s: &mut Schedule, input: Slice, output: Slice, elem: usize) {
     let n = s.comm.size();
-    local_copy(s, input, output);
-    let blocks: Vec<Slice> = even_blocks(output.len / elem, elem, n).iter().map(|b| output.sub(b.0, b.1)).collect();
-    ring_reduce_scatter(s, &blocks);
-    ring_allgather(s, &blocks);
+    let split = even_blocks(output.len / elem, elem, n);
+    let out: Vec<Slice> = split.iter().map(|b| output.sub(b.0, b.1)).collect();
+    if same(input, output) {
+        ring_reduce_scatter(s, &out);
+    } else {
+        let inp: Vec<Slice> = split.iter().map(|b| input.sub(b.0, b.1)).collect();
+        ring_reduce_scatter_into(s, &inp, &out);
+    }
+    ring_allgather(s, &out);
+}
+
+/// Out-of-place ring reduce-scatter: as `ring_reduce_scatter`, but every block a rank
+/// receives is received into its place in `out` (each is received exactly once) and then
+/// combined with the rank's own input block there, `out[b] = inp[b] ∘ out[b]`. Step 0
+/// sends an input block; step k sends the block combined in step k-1. Rank r's `out[r]`
+/// ends fully reduced; `out[r-1]` is left for the allgather. Commutative only.
+fn ring_reduce_scatter_into(s: &mut Schedule, inp: &[Slice], out: &[Slice]) {
+    let (n, me) = (s.comm.size(), s.comm.rank);
+    let right = (me + 1) % n;
+    let left = (me + n - 1) % n;
+    for k in 0..n - 1 {
+        let sb = (me + 2 * n - k - 1) % n;
+        let rb = (me + 2 * n - k - 2) % n;
+        s.next_round();
+        s.send(right, if k == 0 { inp[sb] } else { out[sb] });
+        s.recv(left, out[rb]);
+        s.reduce(inp[rb], out[rb]);
+    }
 }
 
 /// Ring reduce-scatter on `blocks` (this rank's full vector, reduced in place): in step k
@@ -427,7 +476,14 @@ pub fn gather_binomial(s: &mut Schedule, send: Slice, recv: Slice, blk: usize, r
     let vr = (me + n - root) % n;
     let real = |v: usize| (v + root) % n;
     let subtree = if vr == 0 { n } else { lowbit(vr).min(n - vr) };
-    let acc = if me == root && root == 0 { recv } else { s.temp(subtree * blk) };
+    // A leaf sends its block as is; inner ranks collect their subtree in a temporary.
+    let acc = if me == root && root == 0 {
+        recv
+    } else if subtree == 1 && me != root {
+        send
+    } else {
+        s.temp(subtree * blk)
+    };
     local_copy(s, send, acc.sub(0, blk));
     let mut mask = 1;
     while mask < n {
@@ -491,7 +547,15 @@ pub fn scatter_binomial(s: &mut Schedule, send: Slice, recv: Slice, blk: usize, 
     let vr = (me + n - root) % n;
     let real = |v: usize| (v + root) % n;
     let subtree = if vr == 0 { n } else { lowbit(vr).min(n - vr) };
-    let acc = if me == root && root == 0 { send } else { s.temp(subtree * blk) };
+    // A leaf receives its block straight into `recv`; inner ranks take their subtree's
+    // blocks into a temporary.
+    let acc = if me == root && root == 0 {
+        send
+    } else if subtree == 1 && me != root {
+        recv
+    } else {
+        s.temp(subtree * blk)
+    };
     if me == root && root != 0 {
         s.next_round();
         for j in 0..n {

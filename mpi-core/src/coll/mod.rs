@@ -4,6 +4,8 @@
 //! share one implementation (blocking = start + wait).
 
 pub mod algorithms;
+pub mod direct;
+pub mod mailbox;
 pub mod schedule;
 
-pub use schedule::{Action, Buf, CollComm, ReduceFn, Schedule, Slice, UnpackTarget};
+pub use schedule::{Action, Buf, CollComm, Colls, ReduceFn, Reducer, Schedule, Slice, UnpackTarget};

@@ -1,12 +1,35 @@
 //! The schedule type and its executor.
 
 use crate::datatype::Datatype;
-use crate::request::{Op, RawBuf, ReqId, SendMode};
+use crate::op::{Elem, PredefOp};
+use crate::request::ReqId;
 use std::sync::Arc;
 
 /// Reduction kernel supplied by the C layer: `inout = input op inout` over `bytes` bytes
 /// (a whole number of elements). Non-commutative ops rely on the schedule's operand order.
 pub type ReduceFn = Arc<dyn Fn(*const u8, *mut u8, usize) + Send + Sync>;
+
+/// The reduction of a schedule. Predefined (op, element) pairs need no allocation, which
+/// matters for small reductions where every allocation is a visible share of the call.
+#[derive(Clone)]
+pub enum Reducer {
+    Predef { op: PredefOp, elem: Elem },
+    Custom(ReduceFn),
+}
+
+impl Reducer {
+    /// `inout = input op inout` over `bytes` bytes.
+    fn apply(&self, input: *const u8, inout: *mut u8, bytes: usize) {
+        match self {
+            Reducer::Predef { op, elem } => {
+                // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers; the
+                // C layer validated (op, elem) before building the schedule.
+                let _ = unsafe { crate::op::reduce(*op, *elem, input, inout, bytes / elem.size()) };
+            }
+            Reducer::Custom(f) => f(input, inout, bytes),
+        }
+    }
+}
 
 /// The communicator a schedule runs on, as the engine needs it.
 #[derive(Clone, Debug)]
@@ -74,24 +97,29 @@ pub struct UnpackTarget {
 /// Rounds of actions. In each round all sends and receives start together; when they have
 /// all completed, the round's local actions (Reduce, Copy) run in order; then the next round
 /// begins. A round without transfers runs its local actions at once.
+///
+/// Schedules are recycled by the engine (`Engine::new_schedule`): every vector keeps its
+/// capacity, so a collective that was run before allocates nothing.
 pub struct Schedule {
     pub comm: CollComm,
     pub tag: i32,
     /// Every action, round after round; round r is `actions[starts[r]..starts[r+1]]`.
-    /// One flat vector keeps a small collective to a handful of allocations.
     actions: Vec<Action>,
     starts: Vec<usize>,
     /// Byte offset of each temporary buffer in `arena` (16-byte aligned).
     temp_offsets: Vec<usize>,
     arena_len: usize,
-    /// All temporary buffers, allocated once when the schedule starts.
+    /// All temporary buffers. Kept across reuses; only grown (zero-filled) when too small.
     arena: Vec<u128>,
-    reduce: Option<ReduceFn>,
+    reduce: Option<Reducer>,
     unpacks: Vec<UnpackTarget>,
     /// Buffers made outside the schedule that its slices point into (staged user data).
     kept: Vec<Box<[u8]>>,
     round: usize,
-    pending: Vec<ReqId>,
+    /// The current round's transfers that did not complete when started.
+    pending: Vec<Pending>,
+    /// The current round's transfers were started (its local actions run when they end).
+    pub(crate) in_flight: bool,
     started: bool,
 }
 
@@ -114,17 +142,43 @@ impl Schedule {
             kept: Vec::new(),
             round: 0,
             pending: Vec::new(),
+            in_flight: false,
             started: false,
         }
     }
 
-    /// Sets the reduction kernel used by `Action::Reduce`.
-    pub fn set_reduce(&mut self, f: ReduceFn) {
-        self.reduce = Some(f);
+    /// Empties a finished schedule for reuse, keeping the vectors' capacity. An arena above
+    /// `keep_arena` bytes is freed (one large collective should not pin its memory).
+    pub(crate) fn recycle(&mut self, keep_arena: usize) {
+        self.actions.clear();
+        self.starts.clear();
+        self.temp_offsets.clear();
+        self.arena_len = 0;
+        if self.arena.len() * 16 > keep_arena {
+            self.arena = Vec::new();
+        }
+        self.reduce = None;
+        self.unpacks.clear();
+        self.kept.clear();
+        self.round = 0;
+        self.pending.clear();
+        self.in_flight = false;
+        self.started = false;
     }
 
-    /// A zeroed temporary buffer of `len` bytes owned by the schedule (its memory is
-    /// allocated when the schedule starts; temporaries cannot be added after that).
+    /// Sets the reduction kernel used by `Action::Reduce`.
+    pub fn set_reduce(&mut self, f: ReduceFn) {
+        self.reduce = Some(Reducer::Custom(f));
+    }
+
+    /// Sets a predefined reduction (no allocation).
+    pub fn set_reducer(&mut self, r: Reducer) {
+        self.reduce = Some(r);
+    }
+
+    /// A temporary buffer of `len` bytes owned by the schedule. Its contents are undefined
+    /// (a recycled arena is not cleared): every algorithm writes a temporary before reading
+    /// it. Temporaries cannot be added after the schedule started.
     pub fn temp(&mut self, len: usize) -> Slice {
         assert!(!self.started, "Schedule::temp after the schedule started");
         self.temp_offsets.push(self.arena_len);
@@ -186,12 +240,13 @@ impl Schedule {
         &self.actions[self.starts[r]..end]
     }
 
-    fn ptr(&mut self, s: Slice) -> *mut u8 {
+    /// Address of the first byte of `s` (temporaries are allocated on first use).
+    pub(crate) fn ptr(&mut self, s: Slice) -> *mut u8 {
         let base = match s.buf {
             Buf::User(p) => p,
             Buf::Temp(i) => {
-                if self.arena.is_empty() && self.arena_len > 0 {
-                    self.arena = vec![0u128; self.arena_len / 16];
+                if self.arena.len() * 16 < self.arena_len {
+                    self.arena.resize(self.arena_len / 16, 0);
                 }
                 (self.arena.as_mut_ptr() as *mut u8).wrapping_add(self.temp_offsets[i])
             }
@@ -199,34 +254,19 @@ impl Schedule {
         base.wrapping_add(s.off)
     }
 
-    /// The point-to-point operations of the current round.
-    pub(crate) fn round_ops(&mut self) -> Vec<Op> {
+    /// Index range in `action(..)` of the current round's actions (empty when done); marks
+    /// the schedule started.
+    pub(crate) fn round_range(&mut self) -> std::ops::Range<usize> {
         self.started = true;
         if self.round >= self.round_count() {
-            return Vec::new();
+            return 0..0;
         }
         let end = self.starts.get(self.round + 1).copied().unwrap_or(self.actions.len());
-        let mut ops = Vec::new();
-        for k in self.starts[self.round]..end {
-            match self.actions[k] {
-                Action::Send { to, data } => ops.push(Op::Send {
-                    buf: RawBuf { ptr: self.ptr(data), len: data.len },
-                    dest_world: self.comm.world_ranks[to],
-                    ctx: self.comm.ctx,
-                    src_rank: self.comm.rank as i32,
-                    tag: self.tag,
-                    mode: SendMode::Standard,
-                }),
-                Action::Recv { from, data } => ops.push(Op::Recv {
-                    buf: RawBuf { ptr: self.ptr(data), len: data.len },
-                    ctx: self.comm.ctx,
-                    src: from as i32,
-                    tag: self.tag,
-                }),
-                _ => {}
-            }
-        }
-        ops
+        self.starts[self.round]..end
+    }
+
+    pub(crate) fn action(&self, k: usize) -> Action {
+        self.actions[k]
     }
 
     /// Runs the current round's local actions and moves to the next round.
@@ -237,7 +277,7 @@ impl Schedule {
                 Action::Reduce { input, inout } => {
                     let (i, o) = (self.ptr(input), self.ptr(inout));
                     let f = self.reduce.as_ref().expect("Reduce action without a reduction kernel");
-                    f(i, o, inout.len.min(input.len));
+                    f.apply(i, o, inout.len.min(input.len));
                 }
                 Action::Copy { from, to } => {
                     let n = from.len.min(to.len);
@@ -263,7 +303,34 @@ impl Schedule {
         self.round >= self.round_count()
     }
 
-    pub(crate) fn pending_mut(&mut self) -> &mut Vec<ReqId> {
+    pub(crate) fn pending_mut(&mut self) -> &mut Vec<Pending> {
         &mut self.pending
+    }
+}
+
+/// A transfer of the current round still in progress.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Pending {
+    /// A send (or other operation) with a request.
+    Req(ReqId),
+    /// A receive in the collective mailbox (`Mailbox` slot).
+    Recv(u32),
+}
+
+/// The engine's collective state: running nonblocking schedules with the request each
+/// completes, finished schedules kept for reuse, and the matching of collective traffic.
+#[derive(Default)]
+pub struct Colls {
+    pub(crate) active: Vec<(ReqId, Box<Schedule>)>,
+    /// Boxed: a schedule is handed out and taken back as a `Box` (its address must not
+    /// change while receives point into its arena).
+    #[allow(clippy::vec_box)]
+    pub(crate) spare: Vec<Box<Schedule>>,
+    pub(crate) mail: super::mailbox::Mailbox,
+}
+
+impl Colls {
+    pub fn is_empty(&self) -> bool {
+        self.active.is_empty()
     }
 }
