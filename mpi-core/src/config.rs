@@ -38,6 +38,11 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "single-copy messages from this many bytes are copied by both sides at once: the receiver reads the first half while the sender writes the second (process_vm_writev); 0 = never",
     },
     Tunable {
+        name: "BIND",
+        default: 1,
+        doc: "bind local rank i to the i-th CPU the job may use when every local rank gets a CPU of its own (as Open MPI does); 0 = leave placement to the scheduler (e.g. several jobs sharing a node)",
+    },
+    Tunable {
         name: "SPIN_COUNT",
         default: 2000,
         doc: "progress polls a blocked wait spins before it starts yielding the CPU",

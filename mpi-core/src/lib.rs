@@ -1,6 +1,7 @@
 //! OxMPI engine. ABI-agnostic: the C ABI lives in `mpi-capi`.
 //! See `docs/` and the project DESIGN for the layering.
 
+pub mod affinity;
 pub mod bootstrap;
 pub mod config;
 pub mod error;

@@ -151,7 +151,12 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
             }
         })
         .collect();
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Oversubscription is judged on the CPUs we may use before binding narrows them.
+    let allowed = crate::affinity::allowed_cpus();
+    let cpus = allowed.len().max(1);
+    if config().get("BIND") != 0 {
+        crate::affinity::bind_local_rank(me, locals.len(), &allowed);
+    }
     let engine = Engine::new(rank, size, routes, shm, locals.clone(), locals.len() > cpus);
     let comms = CommTable::new(rank, size, default_errhandler);
     *lock() = Some(Runtime { bootstrap: bs, engine, comms, thread_level });
