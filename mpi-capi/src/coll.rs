@@ -107,7 +107,7 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
 /// and returns the operation, its buffer and length, or None when
 /// the call does not qualify (or has an argument error, which the schedule path then
 /// reports); run_direct then returns None and the caller takes the schedule path.
-fn run_direct(func: &str, comm: MPI_Comm, make: impl FnOnce(&Comm, *mut u8) -> Option<(DirectOp, *mut u8, usize)>) -> Option<c_int> {
+fn run_direct(func: &str, comm: MPI_Comm, make: impl FnOnce(&Comm, *mut u8, bool) -> Option<(DirectOp, *mut u8, usize)>) -> Option<c_int> {
     if !runtime::is_initialized() || runtime::is_finalized() {
         return None;
     }
@@ -121,7 +121,8 @@ fn run_direct(func: &str, comm: MPI_Comm, make: impl FnOnce(&Comm, *mut u8) -> O
     let mut slot: Option<Direct> = None;
     let first = runtime::with(|rt| {
         let c = comm_index(comm).and_then(|i| rt.comms.get_mut(i)).filter(|c| !c.is_inter())?;
-        let (op, buf, len) = make(c, tmp).filter(|x| x.2 <= max)?;
+        let flat = algorithms::flat(rt.engine.oversubscribed, c.size());
+        let (op, buf, len) = make(c, tmp, flat).filter(|x| x.2 <= max)?;
         let (cc, tag) = c.next_collective();
         let d = slot.insert(Direct::new(cc, tag, op, buf, len, tmp));
         Some(rt.engine.advance_direct(d))
@@ -358,7 +359,7 @@ fn run_staged(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, bui
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
-    if let Some(rc) = run_direct("MPI_Barrier", comm, |_, _| Some((DirectOp::Barrier, std::ptr::null_mut(), 0))) {
+    if let Some(rc) = run_direct("MPI_Barrier", comm, |_, _, flat| Some((if flat { DirectOp::BarrierFlat } else { DirectOp::Barrier }, std::ptr::null_mut(), 0))) {
         return rc;
     }
     run_collective("MPI_Barrier", comm, None, |_, s| {
@@ -379,10 +380,11 @@ pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request
 
 fn bcast(func: &str, buffer: *mut c_void, cnt: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     if req.is_none() {
-        let direct = run_direct(func, comm, |c, _| {
+        let direct = run_direct(func, comm, |c, _, flat| {
             let len = contiguous_len(cnt, dt)?;
             let root = usize::try_from(root).ok().filter(|&r| r < c.size())?;
-            (len == 0 || !buffer.is_null()).then_some((DirectOp::Bcast { root }, buffer as *mut u8, len))
+            let op = if flat { DirectOp::BcastFlat { root } } else { DirectOp::Bcast { root } };
+            (len == 0 || !buffer.is_null()).then_some((op, buffer as *mut u8, len))
         });
         if let Some(rc) = direct {
             return rc;
@@ -428,7 +430,7 @@ fn reduction_bufs(st: &mut Staging, sendbuf: *const c_void, recvbuf: *mut c_void
 #[allow(clippy::too_many_arguments)]
 fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     if req.is_none() {
-        let direct = run_direct(func, comm, |c, tmp| {
+        let direct = run_direct(func, comm, |c, tmp, flat| {
             let len = contiguous_len(cnt, dt)?;
             let elem = ops::elem_of(dt).filter(|e| len == 0 || e.size() * cnt as usize == len)?;
             // Predefined ops are commutative, as the binomial tree needs.
@@ -446,7 +448,8 @@ fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, 
                 // has room for them; `copy` tolerates the (erroneous) overlap.
                 unsafe { std::ptr::copy(sendbuf as *const u8, acc, len) };
             }
-            Some((DirectOp::Reduce { op: p, elem, root }, acc, len))
+            let op = if flat { DirectOp::ReduceFlat { op: p, elem, root } } else { DirectOp::Reduce { op: p, elem, root } };
+            Some((op, acc, len))
         });
         if let Some(rc) = direct {
             return rc;
@@ -502,7 +505,7 @@ fn allreduce_like(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *m
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    let direct = run_direct("MPI_Allreduce", comm, |c, _| {
+    let direct = run_direct("MPI_Allreduce", comm, |c, _, _| {
         let len = contiguous_len(count, datatype)?;
         let elem = ops::elem_of(datatype).filter(|e| len == 0 || e.size() * count as usize == len)?;
         let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()))?;
@@ -770,7 +773,7 @@ pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *con
 #[allow(clippy::too_many_arguments)]
 fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     if req.is_none() {
-        let direct = run_direct(func, comm, |c, _| {
+        let direct = run_direct(func, comm, |c, _, _| {
             let (n, me) = (c.size(), c.rank);
             let blk = contiguous_len(recvcount, recvtype)?;
             if !n.is_power_of_two() || n * blk > direct_max() || (blk > 0 && recvbuf.is_null()) {

@@ -122,6 +122,11 @@ pub const TUNABLES: &[Tunable] = &[
         default: 4194304,
         doc: "largest temporary buffer (bytes) a reused collective schedule keeps; larger ones are freed when the collective ends",
     },
+    Tunable {
+        name: "OSUB_FLAT_PROCS",
+        default: 8,
+        doc: "oversubscribed (more local ranks than CPUs): communicators of up to this many ranks (at most 17) use flat collectives: barrier through rank 0, bcast/scatter straight from the root, reduce/gather straight to it, so no rank waits for another non-root rank to be scheduled (0 = never)",
+    },
 ];
 
 /// Resolved values of `TUNABLES`, in the same order.

@@ -768,14 +768,17 @@ impl Engine {
     /// vectors and temporary arena keep their capacity, so a repeated collective allocates
     /// nothing).
     pub fn new_schedule(&mut self, comm: CollComm, tag: i32) -> Box<Schedule> {
-        match self.colls.spare.pop() {
+        let flat = crate::coll::algorithms::flat(self.oversubscribed, comm.size());
+        let mut s = match self.colls.spare.pop() {
             Some(mut s) => {
                 s.comm = comm;
                 s.tag = tag;
                 s
             }
             None => Box::new(Schedule::new(comm, tag)),
-        }
+        };
+        s.flat = flat;
+        s
     }
 
     /// Returns a schedule that ran to completion (or never started) to the spare pool.
@@ -997,7 +1000,7 @@ impl Engine {
                     return Err(MpiError::new(e, "a transfer inside a collective failed (message larger than expected: do all ranks pass matching counts and datatypes?)"));
                 }
                 d.in_flight = false;
-                if let (DirectOp::Reduce { op, elem, .. }, true) = (d.op, d.received) {
+                if let (DirectOp::Reduce { op, elem, .. } | DirectOp::ReduceFlat { op, elem, .. }, true) = (d.op, d.received) {
                     // SAFETY: `tmp` holds a child's `len` bytes, `buf` this rank's
                     // accumulator of `len` bytes; the C layer validated (op, elem).
                     let _ = unsafe { crate::op::reduce(op, elem, d.tmp, d.buf, d.len / elem.size()) };
@@ -1057,6 +1060,37 @@ impl Engine {
                     let tmp = RawBuf { ptr: d.tmp_ptr(), len: d.len };
                     d.recv = self.coll_post_recv(tmp, d.ctx, partner as i32, d.tag);
                     self.direct_send(d, partner, RawBuf { ptr: d.buf, len: d.len })?;
+                }
+                DirectOp::BarrierFlat => {
+                    if me != 0 {
+                        d.recv = self.coll_post_recv(RawBuf::EMPTY, d.ctx, 0, d.tag);
+                        self.direct_send(d, 0, RawBuf::EMPTY)?;
+                    } else if r + 1 < n {
+                        d.recv = self.coll_post_recv(RawBuf::EMPTY, d.ctx, (r + 1) as i32, d.tag);
+                    } else {
+                        for k in 1..n {
+                            self.direct_send(d, k, RawBuf::EMPTY)?;
+                        }
+                    }
+                }
+                DirectOp::BcastFlat { root } => {
+                    let buf = RawBuf { ptr: d.buf, len: d.len };
+                    if me == root {
+                        for k in 1..n {
+                            self.direct_send(d, (root + k) % n, buf)?;
+                        }
+                    } else {
+                        d.recv = self.coll_post_recv(buf, d.ctx, root as i32, d.tag);
+                    }
+                }
+                DirectOp::ReduceFlat { root, .. } => {
+                    if me == root {
+                        let tmp = RawBuf { ptr: d.tmp, len: d.len };
+                        d.recv = self.coll_post_recv(tmp, d.ctx, ((root + r + 1) % n) as i32, d.tag);
+                        d.received = true;
+                    } else {
+                        self.direct_send(d, root, RawBuf { ptr: d.buf, len: d.len })?;
+                    }
                 }
                 DirectOp::Bcast { root } => {
                     let vr = (me + n - root) % n;

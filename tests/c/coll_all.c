@@ -256,7 +256,8 @@ static void test_reduce_scatter(long n, int inplace, int nb)
 }
 
 /* OxMPI algorithm-selection tunables that make every collective take its other algorithm
- * ("alt": long-message/large-rank-count algorithms everywhere; "alt2": the remaining
+ * ("alt": long-message/large-rank-count algorithms everywhere, and trees rather than the
+ * flat collectives of oversubscribed runs (3+ ranks on this 2-core machine); "alt2": the remaining
  * alltoall/allgather variants, small blocking collectives through schedules rather than the
  * direct path, and no schedule reuse). Set before MPI_Init; other MPIs ignore them. */
 static void alt_tuning(const char *which)
@@ -266,7 +267,7 @@ static void alt_tuning(const char *which)
                                {"OXMPI_BCAST_SHORT_MSG", "0"}, {"OXMPI_ALLTOALL_MIN_PROCS", "1"},
                                {"OXMPI_ALLTOALL_SHORT_MSG", "100000000"}, {"OXMPI_GATHER_SHORT_MSG", "0"},
                                {"OXMPI_REDUCE_SCATTER_SHORT_MSG", "0"}, {"OXMPI_ALLGATHER_SHORT_MSG", "100000000"},
-                               {"OXMPI_ALLGATHER_LONG_MSG", "0"}};
+                               {"OXMPI_ALLGATHER_LONG_MSG", "0"}, {"OXMPI_OSUB_FLAT_PROCS", "0"}};
         for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) setenv(kv[i][0], kv[i][1], 1);
     } else if (!strcmp(which, "alt2")) {
         const char *kv[][2] = {{"OXMPI_ALLTOALL_SHORT_MSG", "0"}, {"OXMPI_ALLTOALL_MEDIUM_MSG", "0"},

@@ -35,6 +35,8 @@ pub struct Tuning {
     pub spare_schedules: usize,
     /// Largest temporary arena (bytes) a recycled schedule keeps.
     pub keep_temp: usize,
+    /// Oversubscribed communicators of up to this many ranks use flat trees (`flat`).
+    pub osub_flat_procs: usize,
 }
 
 /// The thresholds, read from the environment (`OXMPI_<NAME>`) on first use.
@@ -55,8 +57,18 @@ pub fn tuning() -> &'static Tuning {
             reduce_scatter_short_msg: c.get("REDUCE_SCATTER_SHORT_MSG"),
             spare_schedules: c.get("COLL_SPARE_SCHEDULES"),
             keep_temp: c.get("COLL_KEEP_TEMP"),
+            osub_flat_procs: c.get("OSUB_FLAT_PROCS").min(super::direct::FLAT_MAX_PROCS),
         }
     })
+}
+
+/// Whether collectives on `n` ranks use flat trees (root talks to every rank itself):
+/// oversubscribed runs on at most `OSUB_FLAT_PROCS` ranks. There a tree's inner rank
+/// forwards data only when the scheduler gets to it, a delay of a whole timeslice share
+/// that a flat tree never pays. Every rank decides alike (`oversubscribed` is a property of
+/// the node).
+pub fn flat(oversubscribed: bool, n: usize) -> bool {
+    oversubscribed && n <= tuning().osub_flat_procs
 }
 
 // ------------------------------------------------------------------ helpers
@@ -140,7 +152,9 @@ pub fn bcast(s: &mut Schedule, buf: Slice, root: usize) {
     if s.comm.size() == 1 {
         return;
     }
-    if buf.len < t.bcast_short_msg || s.comm.size() < t.bcast_min_procs {
+    if s.flat {
+        bcast_flat(s, buf, root);
+    } else if buf.len < t.bcast_short_msg || s.comm.size() < t.bcast_min_procs {
         bcast_binomial(s, buf, root);
     } else {
         bcast_scatter_ring_allgather(s, buf, root);
@@ -169,6 +183,19 @@ pub fn bcast_binomial(s: &mut Schedule, buf: Slice, root: usize) {
             s.send(real(vr + mask), buf);
         }
         mask >>= 1;
+    }
+}
+
+/// Flat broadcast (oversubscribed runs, see `flat`): the root sends to every rank itself.
+pub fn bcast_flat(s: &mut Schedule, buf: Slice, root: usize) {
+    let (n, me) = (s.comm.size(), s.comm.rank);
+    s.next_round();
+    if me == root {
+        for k in 1..n {
+            s.send((root + k) % n, buf);
+        }
+    } else {
+        s.recv(root, buf);
     }
 }
 
@@ -459,7 +486,7 @@ fn ring_allgather(s: &mut Schedule, blocks: &[Slice]) {
 /// MPI_IN_PLACE). Binomial tree for short blocks (log p messages at the root), direct
 /// sends to the root for long ones (no intermediate copies).
 pub fn gather(s: &mut Schedule, send: Slice, recv: Slice, blk: usize, root: usize) {
-    if blk <= tuning().gather_short_msg {
+    if blk <= tuning().gather_short_msg && !s.flat {
         gather_binomial(s, send, recv, blk, root);
     } else {
         let n = s.comm.size();
@@ -530,7 +557,7 @@ pub fn gatherv_linear(s: &mut Schedule, send: Slice, parts: &[Slice], root: usiz
 /// (at the root `recv` may be its own block of `send`: MPI_IN_PLACE). Binomial tree for
 /// short blocks, direct sends from the root for long ones.
 pub fn scatter(s: &mut Schedule, send: Slice, recv: Slice, blk: usize, root: usize) {
-    if blk <= tuning().gather_short_msg {
+    if blk <= tuning().gather_short_msg && !s.flat {
         scatter_binomial(s, send, recv, blk, root);
     } else {
         let n = s.comm.size();

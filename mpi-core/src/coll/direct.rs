@@ -9,6 +9,14 @@
 //! (recursive doubling; rank order kept, so any predefined op), bcast and reduce (binomial
 //! trees). Everything else, and anything above `COLL_DIRECT_MAX` bytes, takes the schedule
 //! path.
+//!
+//! Oversubscribed (more local ranks than CPUs, few ranks: `OSUB_FLAT_PROCS`), barrier,
+//! bcast and reduce use flat trees instead (`BarrierFlat`, `BcastFlat`, `ReduceFlat`): only
+//! the root talks to everyone, so a rank never waits for another non-root rank to be
+//! scheduled and forward the data; eager sends complete at once, so the root of a bcast
+//! and the leaves of a reduce finish without waiting; and the barrier releases rank 0
+//! first, which then usually sends the next rooted collective's data before the others
+//! even run again (measured with 4 ranks on 2 cores: see docs/performance.md).
 
 use super::schedule::CollComm;
 use crate::op::{Elem, PredefOp};
@@ -21,6 +29,9 @@ pub const DIRECT_TMP: usize = 2048;
 /// Sends of one round that may be waiting for room (a binomial root sends to log2 p
 /// children in one round; beyond this many queued sends the round waits for one first).
 pub(crate) const MAX_SENDS: usize = 16;
+
+/// Most ranks a flat collective may have (its root sends to all others in one round).
+pub const FLAT_MAX_PROCS: usize = MAX_SENDS + 1;
 
 /// Which collective a `Direct` runs.
 #[derive(Clone, Copy, Debug)]
@@ -35,6 +46,13 @@ pub enum DirectOp {
     /// Recursive doubling on a power-of-two rank count: `buf` holds the p blocks of
     /// `blk` bytes, this rank's already in place.
     Allgather { blk: usize },
+    /// Flat barrier: everyone signals rank 0, which answers everyone once it heard from all.
+    BarrierFlat,
+    /// Flat bcast: the root sends to every rank itself.
+    BcastFlat { root: usize },
+    /// Flat reduce (commutative ops): every rank sends `buf` to the root, which combines
+    /// them one by one into its accumulator `buf`.
+    ReduceFlat { op: PredefOp, elem: Elem, root: usize },
 }
 
 /// One small blocking collective in progress (see the module doc). `tmp` (allreduce: at
@@ -96,6 +114,22 @@ impl Direct {
                     (usize::BITS - (n - 1).leading_zeros()) as usize
                 } else {
                     vr.trailing_zeros() as usize + 1
+                }
+            }
+            _ if n == 1 => 0,
+            DirectOp::BarrierFlat => {
+                if self.rank == 0 {
+                    n
+                } else {
+                    1
+                }
+            }
+            DirectOp::BcastFlat { .. } => 1,
+            DirectOp::ReduceFlat { root, .. } => {
+                if self.rank == root {
+                    n - 1
+                } else {
+                    1
                 }
             }
             DirectOp::Bcast { root } => {

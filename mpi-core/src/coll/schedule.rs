@@ -103,6 +103,8 @@ pub struct UnpackTarget {
 pub struct Schedule {
     pub comm: CollComm,
     pub tag: i32,
+    /// Use flat trees (`algorithms::flat`: oversubscribed, few ranks); set by the engine.
+    pub flat: bool,
     /// Every action, round after round; round r is `actions[starts[r]..starts[r+1]]`.
     actions: Vec<Action>,
     starts: Vec<usize>,
@@ -132,6 +134,7 @@ impl Schedule {
         Schedule {
             comm,
             tag,
+            flat: false,
             actions: Vec::new(),
             starts: Vec::new(),
             temp_offsets: Vec::new(),
