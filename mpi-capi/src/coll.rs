@@ -159,11 +159,13 @@ fn direct_max() -> usize {
 /// or non-contiguous type: the schedule path handles or reports those).
 fn contiguous_len(cnt: c_int, dt: MPI_Datatype) -> Option<usize> {
     let n = usize::try_from(cnt).ok()?;
-    let len = |ty: &Datatype| (ty.is_contiguous() && ty.true_lb() == 0).then(|| n * ty.size());
-    match builtin_type(dt) {
-        Some(ty) => len(ty),
-        None => len(&*datatype(dt).ok()?),
+    // Builtin handles carry their size in bits 8..16 and are contiguous from offset 0 (as
+    // in `p2p_args::buffer`): no type lookup on the small-collective path.
+    if crate::types::is_builtin_handle(dt) {
+        return Some(n * ((dt as u32 >> 8) & 0xff) as usize);
     }
+    let ty = datatype(dt).ok()?;
+    (ty.is_contiguous() && ty.true_lb() == 0).then(|| n * ty.size())
 }
 
 /// The engine type of a builtin-encoded predefined handle, from a table indexed by the
