@@ -4,6 +4,7 @@
 pub mod affinity;
 pub mod bootstrap;
 pub mod config;
+pub mod copy;
 pub mod error;
 pub mod header;
 pub mod transport;

@@ -1280,7 +1280,7 @@ unsafe fn place(buf: RawBuf, layout: Option<&Layout>, off: usize, data: &[u8]) {
             l.dt.unpack_range(data, l.base, l.count, off);
         },
         // SAFETY: per the function contract; off + len ≤ buf.len (callers clamp).
-        _ => unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr.add(off), data.len()) },
+        _ => unsafe { crate::copy::copy_bytes(data.as_ptr(), buf.ptr.add(off), data.len()) },
     }
 }
 
@@ -1309,7 +1309,7 @@ fn coll_copy(buf: RawBuf, data: &[u8]) -> RecvState {
     }
     if !data.is_empty() {
         // SAFETY: the receive buffer is valid for `buf.len` ≥ data.len() bytes.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.ptr, data.len()) };
+        unsafe { crate::copy::copy_bytes(data.as_ptr(), buf.ptr, data.len()) };
     }
     RecvState::Done
 }
