@@ -34,7 +34,7 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "SHM_COOP_MIN",
-        default: 131072,
+        default: 1048576,
         doc: "single-copy messages from this many bytes are copied by both sides at once: the receiver reads the first half while the sender writes the second (process_vm_writev); 0 = never",
     },
     Tunable {
