@@ -32,14 +32,21 @@ pub fn wait_finish(rid: ReqId) -> Status {
 /// Takes the status of completed request `rid`; a non-persistent request is released, a
 /// persistent one becomes inactive.
 pub fn finish(rt: &mut Runtime, rid: ReqId) -> Status {
+    release(rt, rid).0
+}
+
+/// `finish`, also returning the communicator the request reports errors on and whether
+/// it was released (one table lookup for all three).
+#[inline]
+fn release(rt: &mut Runtime, rid: ReqId) -> (Status, MPI_Comm, bool) {
     let r = rt.engine.reqs.get_mut(rid).expect("finished request exists");
-    let st = r.status;
+    let out = (r.status, r.owner as MPI_Comm, !r.persistent);
     if r.persistent {
         r.state = State::Inactive;
     } else {
         rt.engine.reqs.remove(rid);
     }
-    st
+    out
 }
 
 /// Raises the error recorded in a completed operation's status.
@@ -84,12 +91,8 @@ pub fn is_complete(rt: &Runtime, rid: ReqId) -> bool {
 /// Finishes `reqs[i]`: status out, handle nulled unless persistent. Returns (status, comm).
 #[inline]
 fn finish_handle(rt: &mut Runtime, h: &mut MPI_Request, rid: ReqId) -> (Status, MPI_Comm) {
-    let r = rt.engine.reqs.get_mut(rid).expect("finished request exists");
-    let (st, comm) = (r.status, r.owner as MPI_Comm);
-    if r.persistent {
-        r.state = State::Inactive;
-    } else {
-        rt.engine.reqs.remove(rid);
+    let (st, comm, released) = release(rt, rid);
+    if released {
         *h = MPI_REQUEST_NULL;
     }
     (st, comm)
