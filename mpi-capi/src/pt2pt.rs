@@ -37,6 +37,39 @@ fn recv_op(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: 
     Ok((Op::Recv { buf, ctx: c.ctx, src, tag }, layout))
 }
 
+/// The common case of a point-to-point call, checked without building an `Op`: a valid
+/// communicator, a builtin datatype, a non-negative count with a buffer, a valid tag and a
+/// real peer (`peer_ok`). Returns (communicator, contiguous buffer); None sends the call down
+/// the general path, which also reports every error.
+#[inline(always)]
+fn common_args<'a>(rt: &'a Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, tag_ok: bool, comm: MPI_Comm) -> Option<(&'a mpi_core::comm::Comm, RawBuf)> {
+    if !tag_ok || count < 0 || !crate::types::is_builtin_handle(dt) {
+        return None;
+    }
+    let c = rt.comms.get(crate::handles::comm_index(comm)?)?;
+    let len = count as usize * (((dt as u32) >> 8) & 0xff) as usize;
+    if buf.is_null() && len > 0 {
+        return None;
+    }
+    Some((c, RawBuf { ptr: buf as *mut u8, len }))
+}
+
+/// `common_args` for a send to a real destination: (buffer, destination's world rank,
+/// context, our rank).
+#[inline(always)]
+fn fast_send_args(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> Option<(RawBuf, usize, u32, i32)> {
+    let (c, b) = common_args(rt, buf, count, dt, (0..=TAG_UB).contains(&tag), comm)?;
+    let world = *c.world_ranks.get(usize::try_from(dest).ok()?)?;
+    Some((b, world, c.ctx, c.rank as i32))
+}
+
+/// `common_args` for a receive from a real (or any) source: (buffer, context).
+#[inline(always)]
+fn fast_recv_args(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm) -> Option<(RawBuf, u32)> {
+    let (c, b) = common_args(rt, buf, count, dt, tag == MPI_ANY_TAG || (0..=TAG_UB).contains(&tag), comm)?;
+    (src == MPI_ANY_SOURCE || (src >= 0 && (src as usize) < c.size())).then_some((b, c.ctx))
+}
+
 /// Creates and (unless persistent) starts a request for `op` (with a non-contiguous
 /// buffer `layout`, if any).
 #[inline]
@@ -52,7 +85,7 @@ fn launch(rt: &mut Runtime, (op, layout): (Op, Option<Layout>), comm: MPI_Comm, 
     r.layout = layout;
     if !persistent {
         if let Err(e) = rt.engine.start(rid) {
-            rt.engine.reqs.remove(rid);
+            rt.engine.reqs.discard(rid);
             return Err((e.class as c_int, e.msg));
         }
     }
@@ -78,6 +111,13 @@ fn finish_blocking(func: &str, comm: MPI_Comm, started: Result<Started, ArgError
 fn send_blocking(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> c_int {
     require_init!(func);
     let started = runtime::with(|rt| {
+        if matches!(mode, SendMode::Standard | SendMode::Ready) {
+            if let Some((b, world, ctx, me)) = fast_send_args(rt, buf, count, dt, dest, tag, comm) {
+                if rt.engine.try_send_now(b, world, ctx, me, tag) {
+                    return Ok(Started::Done(Status::default()));
+                }
+            }
+        }
         let op = send_op(rt, buf, count, dt, dest, tag, comm, mode)?;
         if let (Op::Send { buf, dest_world, ctx, src_rank, .. }, layout) = &op {
             if *dest_world == mpi_core::protocol::PROC_NULL_WORLD {
@@ -98,27 +138,35 @@ fn send_request(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, 
     // starts: it needs no request of its own and gets the shared completed-send handle.
     let eager_now = !persistent && matches!(mode, SendMode::Standard | SendMode::Ready);
     request_call(func, comm, persistent, request, |rt| {
-        let op = send_op(rt, buf, count, dt, dest, tag, comm, mode)?;
-        if let (true, Op::Send { buf, dest_world, ctx, src_rank, .. }, None) = (eager_now, &op.0, &op.1) {
-            if rt.engine.try_send_now(*buf, *dest_world, *ctx, *src_rank, tag) {
-                return Ok(Launch::Done);
+        if eager_now {
+            if let Some((b, world, ctx, me)) = fast_send_args(rt, buf, count, dt, dest, tag, comm) {
+                if rt.engine.try_send_now(b, world, ctx, me, tag) {
+                    return Ok(Launch::Started(mpi_core::request::COMPLETED_SEND));
+                }
             }
         }
-        Ok(Launch::Op(op))
+        send_op(rt, buf, count, dt, dest, tag, comm, mode).map(Launch::Op)
     })
 }
 
 #[allow(clippy::too_many_arguments)]
 fn recv_request(func: &str, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request) -> c_int {
-    request_call(func, comm, persistent, request, |rt| recv_op(rt, buf, count, dt, src, tag, comm).map(Launch::Op))
+    request_call(func, comm, persistent, request, |rt| {
+        if !persistent {
+            if let Some((b, ctx)) = fast_recv_args(rt, buf, count, dt, src, tag, comm) {
+                return Ok(Launch::Started(rt.engine.post_recv(b, ctx, src, tag, comm as i64)));
+            }
+        }
+        recv_op(rt, buf, count, dt, src, tag, comm).map(Launch::Op)
+    })
 }
 
 /// What a nonblocking call's validation produced.
 enum Launch {
     /// An operation to create (and unless persistent, start) a request for.
     Op((Op, Option<Layout>)),
-    /// A send that already completed: the shared completed-send request.
-    Done,
+    /// A request already started (a send that completed at once: `COMPLETED_SEND`).
+    Started(ReqId),
 }
 
 /// The nonblocking and persistent entry points: validate into an operation, create (and
@@ -129,7 +177,7 @@ fn request_call(func: &str, comm: MPI_Comm, persistent: bool, request: *mut MPI_
         return raise(comm, func, MPI_ERR_ARG, "request is NULL");
     }
     let launched = runtime::with(|rt| match op(rt)? {
-        Launch::Done => Ok(mpi_core::request::COMPLETED_SEND),
+        Launch::Started(rid) => Ok(rid),
         Launch::Op(op) => launch(rt, op, comm, persistent),
     });
     match launched {
@@ -206,16 +254,18 @@ pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, count: c_int, datat
 pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Recv");
     let started = runtime::with(|rt| {
-        let op = recv_op(rt, buf, count, datatype, source, tag, comm)?;
-        if source == MPI_PROC_NULL {
-            return Ok(Started::Done(proc_null_status()));
-        }
-        if let (Op::Recv { buf, ctx, src, tag }, None) = &op {
-            if let Some(st) = rt.engine.try_recv_now(*buf, *ctx, *src, *tag) {
+        let rid = if let Some((b, ctx)) = fast_recv_args(rt, buf, count, datatype, source, tag, comm) {
+            if let Some(st) = rt.engine.try_recv_now(b, ctx, source, tag) {
                 return Ok(Started::Done(st));
             }
-        }
-        let rid = launch(rt, op, comm, false)?;
+            rt.engine.post_recv(b, ctx, source, tag, comm as i64)
+        } else {
+            let op = recv_op(rt, buf, count, datatype, source, tag, comm)?;
+            if source == MPI_PROC_NULL {
+                return Ok(Started::Done(proc_null_status()));
+            }
+            launch(rt, op, comm, false)?
+        };
         // The message may already sit in the transport: one progress pass in this critical
         // section often completes the receive without another lock round trip.
         rt.engine.progress();
@@ -248,7 +298,7 @@ fn sendrecv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_
             Ok(sreq) => Ok((sreq, rreq)),
             Err(e) => {
                 rt.engine.cancel(rreq);
-                rt.engine.reqs.remove(rreq);
+                rt.engine.reqs.discard(rreq);
                 Err(e)
             }
         }

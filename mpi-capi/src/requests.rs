@@ -44,7 +44,7 @@ fn release(rt: &mut Runtime, rid: ReqId) -> (Status, MPI_Comm, bool) {
     if r.persistent {
         r.state = State::Inactive;
     } else {
-        rt.engine.reqs.remove(rid);
+        rt.engine.reqs.discard(rid);
     }
     out
 }
@@ -66,15 +66,35 @@ enum Slot {
     Active(ReqId),
 }
 
-fn slot(rt: &Runtime, h: MPI_Request) -> Result<Slot, String> {
+/// Why a handle is not a usable request (kept small: `slot` sits on the hot path of every
+/// wait and test; the message is only formatted when an error is raised).
+enum BadHandle {
+    Foreign(MPI_Request),
+    Gone(MPI_Request),
+    Message(MPI_Request),
+}
+
+impl From<BadHandle> for String {
+    #[cold]
+    fn from(b: BadHandle) -> String {
+        match b {
+            BadHandle::Foreign(h) => format!("invalid request handle {h:#x}"),
+            BadHandle::Gone(h) => format!("request {h:#x} was already freed or completed"),
+            BadHandle::Message(h) => format!("{h:#x} is a message handle, not a request"),
+        }
+    }
+}
+
+#[inline]
+fn slot(rt: &Runtime, h: MPI_Request) -> Result<Slot, BadHandle> {
     if h == MPI_REQUEST_NULL {
         return Ok(Slot::Null);
     }
-    let rid = request_id(h).ok_or_else(|| format!("invalid request handle {h:#x}"))?;
+    let Some(rid) = request_id(h) else { return Err(BadHandle::Foreign(h)) };
     match rt.engine.reqs.get(rid) {
-        None => Err(format!("request {h:#x} was already freed or completed")),
+        None => Err(BadHandle::Gone(h)),
         Some(r) if r.state == State::Inactive => Ok(Slot::Null),
-        Some(r) if r.state == State::Message => Err(format!("{h:#x} is a message handle, not a request")),
+        Some(r) if r.state == State::Message => Err(BadHandle::Message(h)),
         Some(_) => Ok(Slot::Active(rid)),
     }
 }
@@ -127,7 +147,7 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
     // SAFETY: checked non-null.
     let h = unsafe { &mut *request };
     let rid = match runtime::with(|rt| slot(rt, *h)) {
-        Err(msg) => return raise(MPI_COMM_WORLD, "MPI_Wait", MPI_ERR_REQUEST, msg),
+        Err(bad) => return raise(MPI_COMM_WORLD, "MPI_Wait", MPI_ERR_REQUEST, String::from(bad)),
         Ok(Slot::Null) => {
             // SAFETY: caller's status.
             unsafe { write_status(status, &empty_status(), None) };
@@ -189,7 +209,7 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
 fn slots(rt: &Runtime, hs: &[MPI_Request]) -> Result<Vec<Option<ReqId>>, String> {
     hs.iter()
         .map(|&h| {
-            slot(rt, h).map(|s| match s {
+            slot(rt, h).map_err(String::from).map(|s| match s {
                 Slot::Null => None,
                 Slot::Active(rid) => Some(rid),
             })
@@ -197,30 +217,66 @@ fn slots(rt: &Runtime, hs: &[MPI_Request]) -> Result<Vec<Option<ReqId>>, String>
         .collect()
 }
 
-/// Finishes every completed, active entry of `hs`; writes statuses at their own index
-/// (`all`) or packed (`indices`); returns the first error as (comm, class).
-fn finish_completed(rt: &mut Runtime, hs: &mut [MPI_Request], ids: &[Option<ReqId>], statuses: *mut MPI_Status, indices: Option<&mut Vec<usize>>) -> Option<(MPI_Comm, c_int)> {
+/// Validates every handle of an array without collecting anything (Waitall/Testall decode
+/// the handles again as they go).
+fn check_slots(rt: &Runtime, hs: &[MPI_Request]) -> Result<(), String> {
+    Ok(hs.iter().try_for_each(|&h| slot(rt, h).map(|_| ()))?)
+}
+
+/// Whether every entry from `*next` on is null, inactive or complete; `*next` advances
+/// past the complete prefix.
+#[inline]
+fn all_complete(rt: &Runtime, hs: &[MPI_Request], next: &mut usize) -> bool {
+    while let Some(&h) = hs.get(*next) {
+        match slot(rt, h) {
+            Ok(Slot::Active(rid)) if !is_complete(rt, rid) => return false,
+            _ => *next += 1,
+        }
+    }
+    true
+}
+
+/// Finishes every entry of an array that `all_complete` found complete: statuses at their
+/// own index, empty ones for null and inactive entries. Returns the first error as
+/// (comm, class).
+fn finish_all(rt: &mut Runtime, hs: &mut [MPI_Request], statuses: *mut MPI_Status) -> Option<(MPI_Comm, c_int)> {
     let mut err = None;
-    let mut out = indices;
+    for (i, h) in hs.iter_mut().enumerate() {
+        let (st, code) = match slot(rt, *h) {
+            Ok(Slot::Active(rid)) => {
+                let (st, comm) = finish_handle(rt, h, rid);
+                let code = st.error.map_or(MPI_SUCCESS, |c| c as c_int);
+                if code != MPI_SUCCESS && err.is_none() {
+                    err = Some((comm, code));
+                }
+                (st, code)
+            }
+            _ => (empty_status(), MPI_SUCCESS),
+        };
+        // SAFETY: statuses has `count` entries or is ignored.
+        unsafe { write_status(status_at(statuses, i), &st, Some(code)) };
+    }
+    err
+}
+
+/// Finishes every completed, active entry of `hs` (Waitsome/Testsome): statuses packed in
+/// the order of `indices`, which gets their positions. Returns the first error as
+/// (comm, class).
+fn finish_completed(rt: &mut Runtime, hs: &mut [MPI_Request], ids: &[Option<ReqId>], statuses: *mut MPI_Status, indices: &mut Vec<usize>) -> Option<(MPI_Comm, c_int)> {
+    let mut err = None;
     for (i, id) in ids.iter().enumerate() {
         let Some(rid) = *id else { continue };
         if !is_complete(rt, rid) {
             continue;
         }
         let (st, comm) = finish_handle(rt, &mut hs[i], rid);
-        let pos = match out.as_mut() {
-            Some(v) => {
-                v.push(i);
-                v.len() - 1
-            }
-            None => i,
-        };
+        indices.push(i);
         let code = st.error.map_or(MPI_SUCCESS, |c| c as c_int);
         if code != MPI_SUCCESS && err.is_none() {
             err = Some((comm, code));
         }
         // SAFETY: statuses has room for every index (array functions' contract).
-        unsafe { write_status(status_at(statuses, pos), &st, Some(code)) };
+        unsafe { write_status(status_at(statuses, indices.len() - 1), &st, Some(code)) };
     }
     err
 }
@@ -237,28 +293,35 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, array_of_requests: *mut MPI_
     require_init!("MPI_Waitall");
     // SAFETY: the caller passes `count` requests.
     let hs = unsafe { slice_mut(array_of_requests, count) };
-    let ids = match runtime::with(|rt| slots(rt, hs)) {
-        Ok(ids) => ids,
-        Err(msg) => return raise(MPI_COMM_WORLD, "MPI_Waitall", MPI_ERR_REQUEST, msg),
-    };
-    // Statuses of null/inactive entries are empty.
-    for (i, id) in ids.iter().enumerate() {
-        if id.is_none() {
-            // SAFETY: statuses has `count` entries or is ignored.
-            unsafe { write_status(status_at(array_of_statuses, i), &empty_status(), Some(MPI_SUCCESS)) };
-        }
-    }
-    // Requests only ever become complete, so the scan resumes at the first one still
-    // pending: amortised O(count) over the whole wait, not per poll.
-    let pending: Vec<ReqId> = ids.iter().flatten().copied().collect();
+    // One critical section validates and, when everything is already complete (often, as
+    // the caller polled before), finishes; otherwise wait. Requests only ever become
+    // complete, so the scan resumes at the first one still pending: amortised O(count)
+    // over the whole wait, not per poll. No allocation: handles are decoded as we go.
     let mut next = 0;
-    runtime::wait_until(|rt| {
-        while next < pending.len() && is_complete(rt, pending[next]) {
-            next += 1;
+    let mut err = None;
+    let mut invalid = None;
+    let mut checked = false;
+    let mut step = |rt: &mut Runtime| {
+        if !checked {
+            checked = true;
+            if let Err(msg) = check_slots(rt, hs) {
+                invalid = Some(msg);
+                return true;
+            }
         }
-        next == pending.len()
-    });
-    let err = runtime::with(|rt| finish_completed(rt, hs, &ids, array_of_statuses, None));
+        if all_complete(rt, hs, &mut next) {
+            err = finish_all(rt, hs, array_of_statuses);
+            true
+        } else {
+            false
+        }
+    };
+    if !runtime::with(&mut step) {
+        runtime::wait_until(step);
+    }
+    if let Some(msg) = invalid {
+        return raise(MPI_COMM_WORLD, "MPI_Waitall", MPI_ERR_REQUEST, msg);
+    }
     in_status_error("MPI_Waitall", err)
 }
 
@@ -271,18 +334,12 @@ pub unsafe extern "C" fn PMPI_Testall(count: c_int, array_of_requests: *mut MPI_
     // SAFETY: the caller passes `count` requests.
     let hs = unsafe { slice_mut(array_of_requests, count) };
     let r = runtime::with(|rt| -> Result<Option<Option<(MPI_Comm, c_int)>>, String> {
-        let ids = slots(rt, hs)?;
+        check_slots(rt, hs)?;
         rt.engine.progress();
-        if !ids.iter().flatten().all(|&rid| is_complete(rt, rid)) {
+        if !all_complete(rt, hs, &mut 0) {
             return Ok(None);
         }
-        for (i, id) in ids.iter().enumerate() {
-            if id.is_none() {
-                // SAFETY: statuses has `count` entries or is ignored.
-                unsafe { write_status(status_at(array_of_statuses, i), &empty_status(), Some(MPI_SUCCESS)) };
-            }
-        }
-        Ok(Some(finish_completed(rt, hs, &ids, array_of_statuses, None)))
+        Ok(Some(finish_all(rt, hs, array_of_statuses)))
     });
     match r {
         Err(msg) => raise(MPI_COMM_WORLD, "MPI_Testall", MPI_ERR_REQUEST, msg),
@@ -407,7 +464,7 @@ fn some_impl(func: &str, incount: c_int, array_of_requests: *mut MPI_Request, ou
     let mut err = None;
     let mut step = |rt: &mut Runtime| {
         if ids.iter().flatten().any(|&rid| is_complete(rt, rid)) {
-            err = finish_completed(rt, hs, &ids, statuses, Some(&mut done));
+            err = finish_completed(rt, hs, &ids, statuses, &mut done);
             true
         } else {
             false
@@ -455,7 +512,7 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
         let rid = request_id(*h).ok_or_else(|| format!("invalid request handle {:#x}", *h))?;
         let r = rt.engine.reqs.get_mut(rid).ok_or_else(|| format!("request {:#x} does not exist", *h))?;
         if matches!(r.state, State::Complete | State::Inactive | State::Message) {
-            rt.engine.reqs.remove(rid);
+            rt.engine.reqs.discard(rid);
         } else {
             // Pending: released by the engine when it completes.
             r.freed = true;

@@ -584,12 +584,18 @@ impl<R: Copy + PartialEq, M> Matcher<R, M> {
 }
 
 /// Grows the dense context table on first use of a context id.
+#[inline]
 fn ctx_slot(ctxs: &mut Vec<Ctx>, ctx: u32) -> &mut Ctx {
     let i = ctx as usize;
     if i >= ctxs.len() {
-        ctxs.resize_with(i + 1, Ctx::default);
+        grow_ctxs(ctxs, i);
     }
     &mut ctxs[i]
+}
+
+#[cold]
+fn grow_ctxs(ctxs: &mut Vec<Ctx>, i: usize) {
+    ctxs.resize_with(i + 1, Ctx::default);
 }
 
 #[cfg(test)]

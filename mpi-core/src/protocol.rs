@@ -725,7 +725,7 @@ impl Engine {
             self.bsend.release(off);
         }
         if r.freed {
-            self.reqs.remove(rid);
+            self.reqs.discard(rid);
         }
     }
 

@@ -194,6 +194,19 @@ impl RequestTable {
         r
     }
 
+    /// Drops request `id` where it lies (no move out of the table, unlike `remove`); a
+    /// no-op for a free slot and for `COMPLETED_SEND`.
+    #[inline]
+    pub fn discard(&mut self, id: ReqId) {
+        if id == COMPLETED_SEND {
+            return;
+        }
+        if let Some(s) = self.slots.get_mut(id as usize).filter(|s| s.is_some()) {
+            *s = None;
+            self.free.push(id);
+        }
+    }
+
     /// Number of live requests.
     pub fn len(&self) -> usize {
         self.slots.len() - self.free.len() - 1

@@ -5,7 +5,9 @@
  *    large, with MPI_Recv, MPI_Irecv + MPI_Wait, and MPI_Waitall
  *    (MPI_ERR_IN_STATUS, status.MPI_ERROR = MPI_ERR_TRUNCATE);
  *  - invalid rank (size, -5), invalid tag (negative), negative count,
- *    MPI_DATATYPE_NULL, MPI_COMM_NULL.
+ *    NULL buffer with a positive count, MPI_DATATYPE_NULL, MPI_COMM_NULL;
+ *  - MPI_Waitall/MPI_Testall on an array holding a handle that is not a request
+ *    (MPI_ERR_REQUEST), leaving the valid entries alone.
  * Truncations go around the ring (send right, receive from left). */
 #include "testutil.h"
 
@@ -129,6 +131,23 @@ int main(int argc, char **argv)
     EXPECT(MPI_Send(buf, -1, MPI_INT, right, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
     EXPECT(MPI_Recv(buf, -3, MPI_INT, left, 0, MPI_COMM_WORLD, &st), MPI_ERR_COUNT);
     EXPECT(MPI_Irecv(buf, -3, MPI_INT, left, 0, MPI_COMM_WORLD, &req), MPI_ERR_COUNT);
+    /* NULL buffer with a positive count */
+    EXPECT(MPI_Send(NULL, 2, MPI_INT, right, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Irecv(NULL, 2, MPI_INT, left, 0, MPI_COMM_WORLD, &req), MPI_ERR_BUFFER);
+    /* a handle that is not a request, next to a valid one */
+    {
+        MPI_Request reqs[2];
+        int flag = -1;
+        MPI_OK(MPI_Irecv(buf, 1, MPI_INT, MPI_ANY_SOURCE, 55, MPI_COMM_WORLD, &reqs[0]));
+        reqs[1] = (MPI_Request)0x12345;
+        EXPECT(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+        EXPECT(MPI_Testall(2, reqs, &flag, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+        CHECK(reqs[0] != MPI_REQUEST_NULL, "a failed MPI_Waitall released a valid request");
+        MPI_OK(MPI_Send(&rank, 1, MPI_INT, right, 55, MPI_COMM_WORLD));
+        MPI_OK(MPI_Wait(&reqs[0], &st));
+        CHECK(buf[0] == left && st.MPI_SOURCE == left, "MPI_ANY_SOURCE receive got %d from %d",
+              buf[0], st.MPI_SOURCE);
+    }
     /* null datatype */
     EXPECT(MPI_Send(buf, 1, MPI_DATATYPE_NULL, right, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Recv(buf, 1, MPI_DATATYPE_NULL, left, 0, MPI_COMM_WORLD, &st), MPI_ERR_TYPE);
