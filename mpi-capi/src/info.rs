@@ -41,7 +41,7 @@ fn env_pairs() -> Pairs {
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     v.push(("host".into(), String::from_utf8_lossy(&buf[..end]).into_owned()));
     let level = if mpi_core::runtime::is_initialized() && !mpi_core::runtime::is_finalized() {
-        mpi_core::runtime::with(|rt| rt.thread_level)
+        mpi_core::runtime::thread_level()
     } else {
         MPI_THREAD_SINGLE
     };

@@ -90,7 +90,7 @@ pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
     if !mpi_core::runtime::is_initialized() {
         return not_initialized("MPI_Query_thread");
     }
-    let level = mpi_core::runtime::with(|rt| rt.thread_level);
+    let level = mpi_core::runtime::thread_level();
     if provided.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Query_thread", MPI_ERR_ARG, "provided is NULL");
     }

@@ -7,7 +7,8 @@ use crate::comm::CommTable;
 use crate::config::config;
 use crate::protocol::{Engine, Route};
 use crate::transport::shm::{ShmShape, ShmTransport};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 /// Everything an initialised MPI process holds.
@@ -15,7 +16,17 @@ pub struct Runtime {
     pub bootstrap: Bootstrap,
     pub engine: Engine,
     pub comms: CommTable,
-    pub thread_level: i32,
+}
+
+/// `MPI_THREAD_MULTIPLE` (MPICH's value; the C layer passes levels through unchanged).
+pub const THREAD_MULTIPLE: i32 = 3;
+
+/// The thread level provided (readable by any thread at any time, as `MPI_Query_thread`
+/// may be called from any thread).
+static THREAD_LEVEL: AtomicI32 = AtomicI32::new(0);
+
+pub fn thread_level() -> i32 {
+    THREAD_LEVEL.load(Ordering::Relaxed)
 }
 
 const NOT_INITIALIZED: u8 = 0;
@@ -23,7 +34,75 @@ const INITIALIZED: u8 = 1;
 const FINALIZED: u8 = 2;
 
 static STATE: AtomicU8 = AtomicU8::new(NOT_INITIALIZED);
-static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
+
+/// The runtime, entered one caller at a time. At `MPI_THREAD_MULTIPLE` a mutex serialises
+/// threads; below it the MPI contract already does (one thread at a time calls MPI), so an
+/// entry costs no atomic read-modify-write — two locked instructions per call were ~10 % of
+/// an 8-byte message's receive cost. A plain busy flag still catches re-entry (an MPI call
+/// from inside a user callback run by the engine) and most calls from two threads at once.
+struct RuntimeCell {
+    /// `MPI_THREAD_MULTIPLE` was provided: take `mutex` on entry.
+    multiple: AtomicBool,
+    mutex: Mutex<()>,
+    /// Someone is inside (relaxed loads and stores: only the single-threaded check).
+    busy: AtomicBool,
+    rt: UnsafeCell<Option<Runtime>>,
+}
+
+// SAFETY: `rt` is only reached through `RuntimeGuard`, which holds `mutex` at
+// MPI_THREAD_MULTIPLE and otherwise relies on the MPI thread-level contract (no two threads
+// inside MPI at once), checked by `busy`.
+unsafe impl Sync for RuntimeCell {}
+
+static RUNTIME: RuntimeCell = RuntimeCell { multiple: AtomicBool::new(false), mutex: Mutex::new(()), busy: AtomicBool::new(false), rt: UnsafeCell::new(None) };
+
+/// Exclusive access to the runtime slot (see `RuntimeCell`).
+pub struct RuntimeGuard {
+    _mutex: Option<MutexGuard<'static, ()>>,
+}
+
+impl RuntimeGuard {
+    #[inline]
+    fn enter(mutex: Option<MutexGuard<'static, ()>>) -> RuntimeGuard {
+        if RUNTIME.busy.load(Ordering::Relaxed) {
+            reentered();
+        }
+        RUNTIME.busy.store(true, Ordering::Relaxed);
+        RuntimeGuard { _mutex: mutex }
+    }
+}
+
+#[cold]
+fn reentered() -> ! {
+    eprintln!(
+        "OxMPI: MPI was entered while already inside an MPI call: either an MPI function called from a callback OxMPI runs (user reduction, attribute copy/delete), or two threads calling MPI at once without MPI_THREAD_MULTIPLE (use MPI_Init_thread with MPI_THREAD_MULTIPLE)"
+    );
+    std::process::abort()
+}
+
+impl Drop for RuntimeGuard {
+    #[inline]
+    fn drop(&mut self) {
+        RUNTIME.busy.store(false, Ordering::Relaxed);
+    }
+}
+
+impl std::ops::Deref for RuntimeGuard {
+    type Target = Option<Runtime>;
+    #[inline]
+    fn deref(&self) -> &Option<Runtime> {
+        // SAFETY: the guard gives exclusive access (see `RuntimeCell`).
+        unsafe { &*RUNTIME.rt.get() }
+    }
+}
+
+impl std::ops::DerefMut for RuntimeGuard {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Option<Runtime> {
+        // SAFETY: the guard gives exclusive access (see `RuntimeCell`).
+        unsafe { &mut *RUNTIME.rt.get() }
+    }
+}
 
 pub fn is_initialized() -> bool {
     STATE.load(Ordering::Acquire) != NOT_INITIALIZED
@@ -33,10 +112,21 @@ pub fn is_finalized() -> bool {
     STATE.load(Ordering::Acquire) == FINALIZED
 }
 
-/// Lock the runtime. Panics (a programming error) if MPI is not initialised; the C layer
-/// checks `is_initialized` first and raises a proper MPI error.
-pub fn lock() -> MutexGuard<'static, Option<Runtime>> {
-    RUNTIME.lock().unwrap_or_else(|p| p.into_inner())
+/// Enters the runtime. Callers that need the runtime itself check `is_initialized` first
+/// (the C layer raises a proper MPI error); the slot is None before init and after finalize.
+#[inline]
+pub fn lock() -> RuntimeGuard {
+    let mutex = RUNTIME.multiple.load(Ordering::Relaxed).then(|| RUNTIME.mutex.lock().unwrap_or_else(|p| p.into_inner()));
+    RuntimeGuard::enter(mutex)
+}
+
+/// `lock` unless the runtime is in use (for `abort`, which may run from anywhere).
+fn try_lock() -> Option<RuntimeGuard> {
+    let mutex = if RUNTIME.multiple.load(Ordering::Relaxed) { Some(RUNTIME.mutex.try_lock().ok()?) } else { None };
+    if RUNTIME.busy.load(Ordering::Relaxed) {
+        return None;
+    }
+    Some(RuntimeGuard::enter(mutex))
 }
 
 /// Runs `f` on the runtime under the lock.
@@ -159,7 +249,9 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
     }
     let engine = Engine::new(rank, size, routes, shm, locals.clone(), locals.len() > cpus);
     let comms = CommTable::new(rank, size, default_errhandler);
-    *lock() = Some(Runtime { bootstrap: bs, engine, comms, thread_level });
+    RUNTIME.multiple.store(thread_level >= THREAD_MULTIPLE, Ordering::Relaxed);
+    THREAD_LEVEL.store(thread_level, Ordering::Relaxed);
+    *lock() = Some(Runtime { bootstrap: bs, engine, comms });
     Ok(())
 }
 
@@ -202,7 +294,7 @@ pub fn finalize() -> Result<(), String> {
 
 /// `MPI_Abort`: tells the launcher (which kills the job) and exits with `code`.
 pub fn abort(code: i32, msg: &str) -> ! {
-    if let Ok(mut g) = RUNTIME.try_lock() {
+    if let Some(mut g) = try_lock() {
         if let Some(rt) = g.as_mut() {
             rt.bootstrap.abort(code, msg);
         }

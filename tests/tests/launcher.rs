@@ -54,6 +54,37 @@ fn abort_exit_code() {
     }
 }
 
+/// MPI called from inside a user reduction function: MPI_Abort there ends the job with its
+/// code; any other MPI call stops the job with a message naming the problem (it used to
+/// deadlock on the runtime's own lock).
+#[test]
+fn mpi_call_from_user_op() {
+    let _x = exclusive();
+    let exe = compile("reentry");
+    for (mode, code) in [("abort", Some(9)), ("call", None)] {
+        let r = run(
+            &exe,
+            RunOpts {
+                np: 2,
+                args: vec![mode.to_string()],
+                launcher_timeout: Some(60),
+                ..Default::default()
+            },
+        );
+        eprintln!("reentry {mode}: {} in {:.2} s", r.status_text(), r.elapsed.as_secs_f64());
+        match code {
+            Some(c) => assert_eq!(r.code(), Some(c), "reentry {mode}: expected exit status {c}\n{}", r.report()),
+            None => {
+                assert!(!r.success(), "reentry {mode}: the job succeeded\n{}", r.report());
+                assert!(r.stderr.contains("already inside an MPI call"), "reentry {mode}: no message naming the re-entry\n{}", r.report());
+            }
+        }
+        assert!(r.elapsed <= TEARDOWN_LIMIT, "reentry {mode}: took {:.2} s\n{}", r.elapsed.as_secs_f64(), r.report());
+        assert!(!r.stderr.contains("UNEXPECTED"), "reentry {mode}\n{}", r.report());
+        assert!(r.leftovers.is_empty(), "reentry {mode}: processes left\n{}", r.report());
+    }
+}
+
 fn crash_case(how: &str) {
     let _x = exclusive();
     let exe = compile("crash");
