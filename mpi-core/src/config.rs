@@ -19,12 +19,12 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "SHM_CELL_SIZE",
-        default: 16384,
+        default: 8192,
         doc: "payload bytes per shared-memory ring cell (also the rendezvous pipeline chunk)",
     },
     Tunable {
         name: "SHM_CELLS",
-        default: 32,
+        default: 64,
         doc: "cells per directed shared-memory ring (one ring per pair of local ranks)",
     },
     Tunable {
