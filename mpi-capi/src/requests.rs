@@ -39,14 +39,8 @@ pub fn finish(rt: &mut Runtime, rid: ReqId) -> Status {
 /// it was released (one table lookup for all three).
 #[inline]
 fn release(rt: &mut Runtime, rid: ReqId) -> (Status, MPI_Comm, bool) {
-    let r = rt.engine.reqs.get_mut(rid).expect("finished request exists");
-    let out = (r.status, r.owner as MPI_Comm, !r.persistent);
-    if r.persistent {
-        r.state = State::Inactive;
-    } else {
-        rt.engine.reqs.discard(rid);
-    }
-    out
+    let (st, owner, persistent) = rt.engine.reqs.finish(rid).expect("finished request exists");
+    (st, owner as MPI_Comm, !persistent)
 }
 
 /// Raises the error recorded in a completed operation's status.
@@ -242,16 +236,20 @@ fn all_complete(rt: &Runtime, hs: &[MPI_Request], next: &mut usize) -> bool {
 fn finish_all(rt: &mut Runtime, hs: &mut [MPI_Request], statuses: *mut MPI_Status) -> Option<(MPI_Comm, c_int)> {
     let mut err = None;
     for (i, h) in hs.iter_mut().enumerate() {
-        let (st, code) = match slot(rt, *h) {
-            Ok(Slot::Active(rid)) => {
-                let (st, comm) = finish_handle(rt, h, rid);
+        // `check_slots` validated the handles: decode and finish in one table lookup.
+        let done = request_id(*h).filter(|_| *h != MPI_REQUEST_NULL).and_then(|rid| rt.engine.reqs.finish(rid));
+        let (st, code) = match done {
+            Some((st, owner, persistent)) => {
+                if !persistent {
+                    *h = MPI_REQUEST_NULL;
+                }
                 let code = st.error.map_or(MPI_SUCCESS, |c| c as c_int);
                 if code != MPI_SUCCESS && err.is_none() {
-                    err = Some((comm, code));
+                    err = Some((owner as MPI_Comm, code));
                 }
                 (st, code)
             }
-            _ => (empty_status(), MPI_SUCCESS),
+            None => (empty_status(), MPI_SUCCESS),
         };
         // SAFETY: statuses has `count` entries or is ignored.
         unsafe { write_status(status_at(statuses, i), &st, Some(code)) };

@@ -456,8 +456,11 @@ impl<R: Copy + PartialEq, M> Matcher<R, M> {
 
     /// Earliest-arrived unexpected message matching the receive pattern: each pattern
     /// maps to one arrival-ordered list, so this is its head.
+    #[inline]
     fn unexp_head(&self, ctx: u32, src: i32, tag: i32) -> Option<u32> {
         let c = self.ctxs.get(ctx as usize)?;
+        // The common case when receives are posted ahead: nothing unexpected at all.
+        head(&c.u_all)?;
         match pattern(src, tag) {
             Pattern::Exact => c.u_exact.head(&pair(src, tag)),
             Pattern::AnySrc => c.u_by_tag.head(&tag),

@@ -207,6 +207,24 @@ impl RequestTable {
         }
     }
 
+    /// The user's wait/test found request `id` complete: returns its (status, owner,
+    /// persistent) and releases it — a persistent request becomes inactive, any other is
+    /// dropped (`COMPLETED_SEND` stays). One lookup: this runs once per completed request
+    /// of every wait. None for a free slot or an inactive request.
+    #[inline]
+    pub fn finish(&mut self, id: ReqId) -> Option<(Status, i64, bool)> {
+        let slot = self.slots.get_mut(id as usize)?;
+        let r = slot.as_mut().filter(|r| r.state != State::Inactive)?;
+        let out = (r.status, r.owner, r.persistent);
+        if r.persistent {
+            r.state = State::Inactive;
+        } else if id != COMPLETED_SEND {
+            *slot = None;
+            self.free.push(id);
+        }
+        Some(out)
+    }
+
     /// Number of live requests.
     pub fn len(&self) -> usize {
         self.slots.len() - self.free.len() - 1
