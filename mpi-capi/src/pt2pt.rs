@@ -42,7 +42,7 @@ fn recv_op(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: 
 /// real peer (`peer_ok`). Returns (communicator, contiguous buffer); None sends the call down
 /// the general path, which also reports every error.
 #[inline(always)]
-fn common_args<'a>(rt: &'a Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, tag_ok: bool, comm: MPI_Comm) -> Option<(&'a mpi_core::comm::Comm, RawBuf)> {
+fn common_args(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, tag_ok: bool, comm: MPI_Comm) -> Option<(&mpi_core::comm::Comm, RawBuf)> {
     if !tag_ok || count < 0 || !crate::types::is_builtin_handle(dt) {
         return None;
     }
