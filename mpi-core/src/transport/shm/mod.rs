@@ -9,7 +9,7 @@ use super::{Incoming, SleepToken, Transport};
 use crate::header::HEADER_LEN;
 use ring::Ring;
 use segment::Segment;
-use std::sync::atomic::{compiler_fence, fence, AtomicU32, Ordering};
+use std::sync::atomic::{fence, AtomicU32, Ordering};
 
 const MAGIC: u64 = 0x4f78_4d50_4953_484d; // "OxMPISHM"
 const LINE: usize = 64;
@@ -56,26 +56,6 @@ pub struct ShmTransport {
     /// Per local rank: has its published pid been checked to name the process that owns
     /// the segment slot (0 = not yet, 1 = yes, 2 = no: never pull from it)?
     cma_checked: Vec<u8>,
-    /// This process is registered for expedited global membarriers, so `wake` needs no
-    /// hardware fence: sleepers pay for both sides (see `wake`).
-    light_wake: bool,
-}
-
-const MEMBARRIER_CMD_QUERY: libc::c_long = 0;
-const MEMBARRIER_CMD_GLOBAL_EXPEDITED: libc::c_long = 1 << 1;
-const MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED: libc::c_long = 1 << 2;
-
-fn membarrier(cmd: libc::c_long) -> libc::c_long {
-    // SAFETY: membarrier takes no pointers; unknown commands fail with EINVAL.
-    unsafe { libc::syscall(libc::SYS_membarrier, cmd, 0 as libc::c_long, 0 as libc::c_long) }
-}
-
-/// Registers this process as a target of expedited global membarriers (Linux ≥ 4.16; a
-/// seccomp filter or an old kernel makes this false and senders fence themselves).
-fn register_light_wake() -> bool {
-    let both = MEMBARRIER_CMD_GLOBAL_EXPEDITED | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED;
-    let q = membarrier(MEMBARRIER_CMD_QUERY);
-    q >= 0 && q & both == both && membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0
 }
 
 /// Rings a rank pre-faults at start-up, at most (beyond this many local ranks, a rank
@@ -154,10 +134,7 @@ impl ShmTransport {
         prefault_rings(&seg, shape, me);
         let tx = (0..shape.nlocal).map(|d| ring(me, d)).collect();
         let rx = (0..shape.nlocal).map(|s| ring(s, me)).collect();
-        let light_wake = register_light_wake();
-        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal], light_wake };
-        // Peers read this before sleeping, long after the start-up fences.
-        t.light_word(me).store(light_wake as u32, Ordering::Relaxed);
+        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal] };
         // Publish our pid, cookie address and cookie value for single-copy reads; peers
         // read them only after the start-up fences that follow (long before any rendezvous).
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
@@ -197,24 +174,6 @@ impl ShmTransport {
     }
 
     /// The word holding local rank `local`'s pid (in its doorbell line, after the bell).
-    /// Whether local rank `local` skips the fence in `wake` (in its doorbell line).
-    fn light_word(&self, local: usize) -> &AtomicU32 {
-        // SAFETY: inside the rank's doorbell line (see `doorbell`), accessed only atomically.
-        unsafe { AtomicU32::from_ptr(self.seg.base().add(LINE * (1 + local) + 4) as *mut u32) }
-    }
-
-    /// The sleeper's half of the wake-up pairing, after it set its doorbell: afterwards
-    /// either every sender's earlier message is visible to us, or the sender will see the
-    /// doorbell. False: that cannot be guaranteed now, so do not sleep.
-    fn heavy_fence(&self) -> bool {
-        // Senders that fence themselves pair with the SeqCst doorbell store alone; senders
-        // that do not (light_wake) rely on the membarrier, which runs a full barrier on every
-        // CPU currently running a registered process (the others pass a context switch).
-        fence(Ordering::SeqCst);
-        let light_peer = (0..self.shape.nlocal).any(|r| r != self.me && self.light_word(r).load(Ordering::Relaxed) != 0);
-        !light_peer || membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0
-    }
-
     fn pid_word(&self, local: usize) -> &AtomicU32 {
         // SAFETY: inside the rank's doorbell line (see `doorbell`), accessed only atomically.
         unsafe { AtomicU32::from_ptr(self.seg.base().add(LINE * (1 + local) + 8) as *mut u32) }
@@ -314,17 +273,8 @@ impl Transport for ShmTransport {
 
     #[inline]
     fn wake(&mut self, peer: usize) {
-        // The message store must be ordered before the doorbell read (Dekker pairing with
-        // `prepare_sleep`, which stores the doorbell and then reads the rings). A fence here
-        // waits for the message's cache line to leave this core: measured as most of an
-        // 8-byte send's time. With light_wake the sleeper's membarrier forces that ordering
-        // on our CPU instead (the asymmetric-fence scheme), so only the compiler must keep
-        // the two in program order.
-        if self.light_wake {
-            compiler_fence(Ordering::SeqCst);
-        } else {
-            fence(Ordering::SeqCst);
-        }
+        // Order the message store before reading the doorbell (pairs with prepare_sleep).
+        fence(Ordering::SeqCst);
         let bell = self.doorbell(peer);
         if bell.load(Ordering::Relaxed) != 0 {
             bell.store(0, Ordering::Relaxed);
@@ -336,7 +286,7 @@ impl Transport for ShmTransport {
     fn prepare_sleep(&mut self) -> Option<SleepToken> {
         let bell = self.doorbell(self.me);
         bell.store(1, Ordering::SeqCst);
-        if !self.heavy_fence() || self.any_message() {
+        if self.any_message() {
             bell.store(0, Ordering::Relaxed);
             return None;
         }
