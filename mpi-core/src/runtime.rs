@@ -84,6 +84,9 @@ impl Drop for RuntimeGuard {
     #[inline]
     fn drop(&mut self) {
         RUNTIME.busy.store(false, Ordering::Relaxed);
+        if self._mutex.is_some() {
+            INSIDE.set(false);
+        }
     }
 }
 
@@ -116,13 +119,35 @@ pub fn is_finalized() -> bool {
 /// (the C layer raises a proper MPI error); the slot is None before init and after finalize.
 #[inline]
 pub fn lock() -> RuntimeGuard {
-    let mutex = RUNTIME.multiple.load(Ordering::Relaxed).then(|| RUNTIME.mutex.lock().unwrap_or_else(|p| p.into_inner()));
+    let mutex = RUNTIME.multiple.load(Ordering::Relaxed).then(|| {
+        // Re-entry on the thread that holds the mutex would deadlock on it: say so instead.
+        if INSIDE.get() {
+            reentered();
+        }
+        let g = RUNTIME.mutex.lock().unwrap_or_else(|p| p.into_inner());
+        INSIDE.set(true);
+        g
+    });
     RuntimeGuard::enter(mutex)
+}
+
+thread_local! {
+    /// This thread holds the runtime mutex (`MPI_THREAD_MULTIPLE` only).
+    static INSIDE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// `lock` unless the runtime is in use (for `abort`, which may run from anywhere).
 fn try_lock() -> Option<RuntimeGuard> {
-    let mutex = if RUNTIME.multiple.load(Ordering::Relaxed) { Some(RUNTIME.mutex.try_lock().ok()?) } else { None };
+    let mutex = if RUNTIME.multiple.load(Ordering::Relaxed) {
+        if INSIDE.get() {
+            return None;
+        }
+        let g = RUNTIME.mutex.try_lock().ok()?;
+        INSIDE.set(true);
+        Some(g)
+    } else {
+        None
+    };
     if RUNTIME.busy.load(Ordering::Relaxed) {
         return None;
     }

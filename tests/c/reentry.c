@@ -3,7 +3,9 @@
  *                    allows there: the job must exit with status 9.
  *   reentry call   - it calls MPI_Comm_rank, which the standard does not allow
  *                    there: OxMPI must stop the job with a message naming the
- *                    problem instead of deadlocking on itself. */
+ *                    problem instead of deadlocking on itself.
+ * A second argument "multiple" initialises with MPI_THREAD_MULTIPLE (where the
+ * runtime is behind a mutex) instead of MPI_Init. */
 #include "testutil.h"
 
 static int mode_abort;
@@ -29,7 +31,16 @@ int main(int argc, char **argv)
 {
     int rank, in, out = 0;
     MPI_Op op;
-    tu_init(&argc, &argv);
+    if (argc > 2 && strcmp(argv[2], "multiple") == 0) {
+        int provided = -1;
+        MPI_OK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
+        if (provided != MPI_THREAD_MULTIPLE) {
+            fprintf(stderr, "reentry: UNEXPECTED: provided thread level %d\n", provided);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+    } else {
+        tu_init(&argc, &argv);
+    }
     mode_abort = argc > 1 && strcmp(argv[1], "abort") == 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     in = rank;

@@ -54,23 +54,26 @@ fn abort_exit_code() {
     }
 }
 
-/// MPI called from inside a user reduction function: MPI_Abort there ends the job with its
-/// code; any other MPI call stops the job with a message naming the problem (it used to
-/// deadlock on the runtime's own lock).
+/// MPI called from inside a user reduction function, with and without
+/// MPI_THREAD_MULTIPLE: MPI_Abort there ends the job with its code; any other MPI call
+/// stops the job with a message naming the problem (it used to deadlock on the runtime's
+/// own lock).
 #[test]
 fn mpi_call_from_user_op() {
     let _x = exclusive();
     let exe = compile("reentry");
-    for (mode, code) in [("abort", Some(9)), ("call", None)] {
+    let cases = [("abort", "single", Some(9)), ("call", "single", None), ("abort", "multiple", Some(9)), ("call", "multiple", None)];
+    for (mode, level, code) in cases {
         let r = run(
             &exe,
             RunOpts {
                 np: 2,
-                args: vec![mode.to_string()],
+                args: vec![mode.to_string(), level.to_string()],
                 launcher_timeout: Some(60),
                 ..Default::default()
             },
         );
+        let mode = format!("{mode} ({level})");
         eprintln!("reentry {mode}: {} in {:.2} s", r.status_text(), r.elapsed.as_secs_f64());
         match code {
             Some(c) => assert_eq!(r.code(), Some(c), "reentry {mode}: expected exit status {c}\n{}", r.report()),
