@@ -87,7 +87,7 @@ fn prefault_rings(seg: &Segment, shape: ShmShape, me: usize) {
     }
 }
 
-/// A value only this process holds/// A value only this process holds at a known address: a peer reads it through
+/// A value only this process holds at a known address: a peer reads it through
 /// `process_vm_readv` once and compares it with the copy in our doorbell line, to be sure
 /// the pid it uses names us (pid namespaces could make it name someone else).
 static CMA_COOKIE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
