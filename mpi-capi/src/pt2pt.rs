@@ -6,6 +6,7 @@ use crate::errors::{raise, raise_core};
 use crate::handles::{request_handle, request_id};
 use crate::p2p_args::*;
 use crate::requests::{complete_error, finish, is_complete, wait_finish, wait_request};
+use mpi_core::protocol::BlockingRecv;
 use mpi_core::request::{Layout, Op, RawBuf, ReqId, SendMode, Status};
 use mpi_core::runtime::{self, Runtime};
 use std::os::raw::{c_int, c_void};
@@ -16,6 +17,8 @@ enum Started {
     Done(Status),
     /// A request to wait for (blocking calls) or hand out (nonblocking calls).
     Pending(ReqId),
+    /// `MPI_Recv` waiting without a request (`BlockingRecv::Waiting`).
+    Waiting,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -98,12 +101,27 @@ fn finish_blocking(func: &str, comm: MPI_Comm, started: Result<Started, ArgError
         Err((class, msg)) => return raise(comm, func, class, msg),
         Ok(Started::Done(st)) => st,
         Ok(Started::Pending(rid)) => wait_finish(rid),
+        Ok(Started::Waiting) => wait_blocking_recv(),
     };
     // SAFETY: `status` is the caller's MPI_Status pointer or MPI_STATUS_IGNORE.
     unsafe { write_status(status, &st, None) };
     match st.error {
         Some(class) => complete_error(comm, func, class as c_int, &st),
         None => MPI_SUCCESS,
+    }
+}
+
+/// Waits until the request-free blocking receive ends; its status.
+fn wait_blocking_recv() -> Status {
+    let mut now = BlockingRecv::Waiting;
+    runtime::wait_until(|rt| {
+        now = rt.engine.poll_blocking_recv();
+        !matches!(now, BlockingRecv::Waiting)
+    });
+    match now {
+        BlockingRecv::Done(st) => st,
+        BlockingRecv::Request(rid) => wait_finish(rid),
+        BlockingRecv::Waiting => unreachable!("wait_until returns once the receive ended"),
     }
 }
 
@@ -255,10 +273,19 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI
     require_init!("MPI_Recv");
     let started = runtime::with(|rt| {
         let rid = if let Some((b, ctx)) = fast_recv_args(rt, buf, count, datatype, source, tag, comm) {
-            if let Some(st) = rt.engine.try_recv_now(b, ctx, source, tag) {
-                return Ok(Started::Done(st));
+            match rt.engine.begin_blocking_recv(b, ctx, source, tag, comm as i64) {
+                BlockingRecv::Done(st) => return Ok(Started::Done(st)),
+                BlockingRecv::Request(rid) => rid,
+                BlockingRecv::Waiting => {
+                    // As below: the message may already sit in the transport.
+                    rt.engine.progress();
+                    return Ok(match rt.engine.poll_blocking_recv() {
+                        BlockingRecv::Done(st) => Started::Done(st),
+                        BlockingRecv::Request(rid) => Started::Pending(rid),
+                        BlockingRecv::Waiting => Started::Waiting,
+                    });
+                }
             }
-            rt.engine.post_recv(b, ctx, source, tag, comm as i64)
         } else {
             let op = recv_op(rt, buf, count, datatype, source, tag, comm)?;
             if source == MPI_PROC_NULL {
@@ -527,6 +554,7 @@ pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: M
                 Err((class, msg)) => raise(comm, "MPI_Imrecv", class, msg),
             }
         }
+        Ok(Started::Waiting) => unreachable!("a matched receive always has its message"),
         Err((class, msg)) => raise(comm, "MPI_Imrecv", class, msg),
     }
 }

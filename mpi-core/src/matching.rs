@@ -339,6 +339,12 @@ fn pattern(src: i32, tag: i32) -> Pattern {
     }
 }
 
+/// Does a receive for (`src`, `tag`) (wildcards allowed) match an arrival from `env`?
+#[inline]
+pub fn accepts(src: i32, tag: i32, env: Envelope) -> bool {
+    (src == ANY_SOURCE || src == env.src) && (tag == ANY_TAG || tag == env.tag)
+}
+
 // Link slots of an unexpected node.
 const U_EXACT: usize = 0;
 const U_TAG: usize = 1;
@@ -573,6 +579,16 @@ impl<R: Copy + PartialEq, M> Matcher<R, M> {
             cur = n.links[0].next;
         }
         false
+    }
+
+    /// Nothing posted and nothing unexpected on `ctx`: a receive posted now is the only
+    /// one there, so the next arrival it matches is its message (the request-free blocking
+    /// receive of `Engine::begin_blocking_recv` relies on this).
+    #[inline]
+    pub fn is_quiet(&self, ctx: u32) -> bool {
+        self.ctxs.get(ctx as usize).is_none_or(|c| {
+            c.u_all.is_empty() && c.p_exact.is_idle() && c.p_any_src.is_idle() && c.p_any_tag.is_idle() && c.p_any_any.is_empty()
+        })
     }
 
     /// Number of posted receives across all contexts.
@@ -890,6 +906,10 @@ mod tests {
                 }
                 prop_assert_eq!(m.posted_len(), model.posted.len());
                 prop_assert_eq!(m.unexpected_len(), model.unexp.len());
+                for c in 0..4u32 {
+                    let quiet = !model.posted.iter().any(|p| p.0 == c) && !model.unexp.iter().any(|u| u.0.ctx == c);
+                    prop_assert_eq!(m.is_quiet(c), quiet);
+                }
             }
         }
     }

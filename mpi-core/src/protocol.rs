@@ -13,7 +13,7 @@ use crate::coll::schedule::Pending;
 use crate::coll::{Action, CollComm, Colls, Schedule};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::{Header, Kind, FLAG_COOP, FLAG_SYNC, HEADER_LEN};
-use crate::matching::{Envelope, Matcher};
+use crate::matching::{accepts, Envelope, Matcher};
 use crate::request::{Layout, Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
 use crate::transport::shm::ShmTransport;
 use crate::transport::{Incoming, SleepToken, Transport};
@@ -63,6 +63,31 @@ enum Outgoing {
     Msg { hdr: Header, payload: *const u8, len: usize, done: Option<ReqId> },
     /// Rendezvous data of send request `sreq`, streamed chunk by chunk.
     Stream { sreq: ReqId },
+}
+
+/// Where a blocking receive stands (see `Engine::begin_blocking_recv`).
+#[derive(Clone, Copy, Debug)]
+pub enum BlockingRecv {
+    /// Complete, with this status.
+    Done(Status),
+    /// Waiting without a request: ask `poll_blocking_recv` after each progress pass.
+    Waiting,
+    /// Waiting on this request (another receive was pending, or a rendezvous offer matched).
+    Request(ReqId),
+}
+
+/// The one blocking receive that may wait without a request. It is the only receive posted
+/// on its context (checked when it starts), so the first arrival it accepts is its message
+/// and needs no queue: ping-pong code pays for no request record, no posted-queue entry
+/// and no completion bookkeeping.
+struct WaitingRecv {
+    buf: RawBuf,
+    ctx: u32,
+    src: i32,
+    tag: i32,
+    /// As `Request::owner`, for a request made if a rendezvous offer matches.
+    owner: i64,
+    now: BlockingRecv,
 }
 
 /// The attached `MPI_Bsend` buffer: first-fit allocation of regions.
@@ -128,6 +153,8 @@ pub struct Engine {
     colls: Colls,
     /// Buffers of consumed unexpected eager messages, reused for the next ones.
     spare: Vec<Vec<u8>>,
+    /// A blocking receive waiting without a request, if any.
+    waiting: Option<WaitingRecv>,
 }
 
 /// Most buffers `Engine::spare` keeps (each at most an eager message long).
@@ -172,6 +199,7 @@ impl Engine {
             oversubscribed,
             colls: Colls::default(),
             spare: Vec::new(),
+            waiting: None,
         }
     }
 
@@ -508,6 +536,59 @@ impl Engine {
         Some(status)
     }
 
+    /// `MPI_Recv` into a contiguous buffer from a real source (or `MPI_ANY_SOURCE`): done at
+    /// once if a matching eager message waits; otherwise, when no other receive is posted
+    /// and nothing unexpected sits on `ctx` (and no other thread's blocking receive is
+    /// waiting), it waits without a request (`Waiting`, poll with `poll_blocking_recv`);
+    /// else it posts a request like `post_recv`.
+    #[inline]
+    pub fn begin_blocking_recv(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32, owner: i64) -> BlockingRecv {
+        if let Some(st) = self.try_recv_now(buf, ctx, src, tag) {
+            return BlockingRecv::Done(st);
+        }
+        if self.waiting.is_some() || !self.matcher.is_quiet(ctx) {
+            return BlockingRecv::Request(self.post_recv(buf, ctx, src, tag, owner));
+        }
+        self.waiting = Some(WaitingRecv { buf, ctx, src, tag, owner, now: BlockingRecv::Waiting });
+        BlockingRecv::Waiting
+    }
+
+    /// The request-free blocking receive after a progress pass: still `Waiting`, or how it
+    /// ended (the receive is then no longer this engine's to track).
+    #[inline]
+    pub fn poll_blocking_recv(&mut self) -> BlockingRecv {
+        let now = self.waiting.as_ref().expect("a blocking receive is waiting").now;
+        if !matches!(now, BlockingRecv::Waiting) {
+            self.waiting = None;
+        }
+        now
+    }
+
+    /// An arrival on a user context: true when the waiting blocking receive took it.
+    #[inline]
+    fn waiting_takes(&mut self, world: usize, hdr: &Header, env: Envelope, payload: *const u8, len: usize) -> bool {
+        let Some(w) = self.waiting.as_mut() else { return false };
+        if !matches!(w.now, BlockingRecv::Waiting) || w.ctx != env.ctx || !accepts(w.src, w.tag, env) {
+            return false;
+        }
+        let (buf, sync) = (w.buf, hdr.flags & FLAG_SYNC != 0);
+        if hdr.kind == Kind::Eager {
+            // SAFETY: the transport holds `len` payload bytes until release.
+            w.now = BlockingRecv::Done(copy_in(buf, None, env, unsafe { std::slice::from_raw_parts(payload, len) }));
+            if sync {
+                self.ack_sync(world, hdr.sreq);
+            }
+        } else {
+            let mut r = Request::new(Op::Recv { buf, ctx: w.ctx, src: w.src, tag: w.tag });
+            r.owner = w.owner;
+            r.state = State::RecvPosted;
+            let rid = self.reqs.insert(r);
+            w.now = BlockingRecv::Request(rid);
+            self.deliver(rid, env, Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset });
+        }
+        true
+    }
+
     /// Keeps the buffer of a consumed unexpected eager message for the next one, so the
     /// steady state of early arrivals does not allocate.
     #[inline]
@@ -596,6 +677,9 @@ impl Engine {
             Kind::Eager | Kind::Rts if is_coll_ctx(hdr.ctx) => self.coll_arrival(world, &hdr, payload, len),
             Kind::Eager | Kind::Rts => {
                 let env = Envelope { ctx: hdr.ctx, src: hdr.src, tag: hdr.tag };
+                if self.waiting_takes(world, &hdr, env, payload, len) {
+                    return;
+                }
                 let sync = (hdr.flags & FLAG_SYNC != 0).then_some((world, hdr.sreq));
                 if let Some(rid) = self.matcher.match_posted(env) {
                     if hdr.kind == Kind::Eager {

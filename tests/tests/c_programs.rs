@@ -26,6 +26,13 @@ fn wildcard_order() {
     run_program_all("wildcard_order", &[]);
 }
 
+/// MPI_Recv already waiting when its message arrives: every way the request-free
+/// blocking receive can end, and matching order against an earlier MPI_Irecv.
+#[test]
+fn blocking_recv() {
+    run_program_all("blocking_recv", &[]);
+}
+
 #[test]
 fn probe_persistent_cancel() {
     run_program_all("probe_persistent_cancel", &[]);
