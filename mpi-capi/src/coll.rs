@@ -17,6 +17,7 @@ use mpi_core::coll::direct::{self, Direct, DirectOp, DIRECT_TMP};
 use mpi_core::comm::Comm;
 use mpi_core::coll::{algorithms, ReduceFn, Reducer, Schedule, Slice, UnpackTarget};
 use mpi_core::datatype::Datatype;
+use mpi_core::protocol::Engine;
 use mpi_core::runtime::{self, Runtime};
 use std::os::raw::{c_int, c_void};
 use std::sync::{Arc, OnceLock};
@@ -107,7 +108,7 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
 /// and returns the operation, its buffer and length, or None when
 /// the call does not qualify (or has an argument error, which the schedule path then
 /// reports); run_direct then returns None and the caller takes the schedule path.
-fn run_direct(func: &str, comm: MPI_Comm, make: impl FnOnce(&Comm, *mut u8, bool) -> Option<(DirectOp, *mut u8, usize)>) -> Option<c_int> {
+fn run_direct(func: &str, comm: MPI_Comm, make: impl FnOnce(&Comm, *mut u8, bool, &Engine) -> Option<(DirectOp, *mut u8, usize)>) -> Option<c_int> {
     if !runtime::is_initialized() || runtime::is_finalized() {
         return None;
     }
@@ -122,7 +123,7 @@ fn run_direct(func: &str, comm: MPI_Comm, make: impl FnOnce(&Comm, *mut u8, bool
     let first = runtime::with(|rt| {
         let c = comm_index(comm).and_then(|i| rt.comms.get_mut(i)).filter(|c| !c.is_inter())?;
         let flat = algorithms::flat(rt.engine.oversubscribed, c.size());
-        let (op, buf, len) = make(c, tmp, flat).filter(|x| x.2 <= max)?;
+        let (op, buf, len) = make(c, tmp, flat, &rt.engine).filter(|x| x.2 <= max)?;
         let (cc, tag) = c.next_collective();
         let d = slot.insert(Direct::new(cc, tag, op, buf, len, tmp));
         Some(rt.engine.advance_direct(d))
@@ -361,7 +362,17 @@ fn run_staged(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, bui
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
-    if let Some(rc) = run_direct("MPI_Barrier", comm, |_, _, flat| Some((if flat { DirectOp::BarrierFlat } else { DirectOp::Barrier }, std::ptr::null_mut(), 0))) {
+    let barrier = |c: &Comm, _, flat, engine: &Engine| {
+        let op = if flat {
+            DirectOp::BarrierFlat
+        } else if engine.flag_barrier_fits(&c.world_ranks) {
+            DirectOp::BarrierShm
+        } else {
+            DirectOp::Barrier
+        };
+        Some((op, std::ptr::null_mut(), 0))
+    };
+    if let Some(rc) = run_direct("MPI_Barrier", comm, barrier) {
         return rc;
     }
     run_collective("MPI_Barrier", comm, None, |_, s| {
@@ -382,7 +393,7 @@ pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request
 
 fn bcast(func: &str, buffer: *mut c_void, cnt: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     if req.is_none() {
-        let direct = run_direct(func, comm, |c, _, flat| {
+        let direct = run_direct(func, comm, |c, _, flat, _| {
             let len = contiguous_len(cnt, dt)?;
             let root = usize::try_from(root).ok().filter(|&r| r < c.size())?;
             let op = if flat { DirectOp::BcastFlat { root } } else { DirectOp::Bcast { root } };
@@ -432,7 +443,7 @@ fn reduction_bufs(st: &mut Staging, sendbuf: *const c_void, recvbuf: *mut c_void
 #[allow(clippy::too_many_arguments)]
 fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     if req.is_none() {
-        let direct = run_direct(func, comm, |c, tmp, flat| {
+        let direct = run_direct(func, comm, |c, tmp, flat, _| {
             let len = contiguous_len(cnt, dt)?;
             let elem = ops::elem_of(dt).filter(|e| len == 0 || e.size() * cnt as usize == len)?;
             // Predefined ops are commutative, as the binomial tree needs.
@@ -507,7 +518,7 @@ fn allreduce_like(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *m
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    let direct = run_direct("MPI_Allreduce", comm, |c, _, _| {
+    let direct = run_direct("MPI_Allreduce", comm, |c, _, _, _| {
         let len = contiguous_len(count, datatype)?;
         let elem = ops::elem_of(datatype).filter(|e| len == 0 || e.size() * count as usize == len)?;
         let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()))?;
@@ -775,7 +786,7 @@ pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *con
 #[allow(clippy::too_many_arguments)]
 fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     if req.is_none() {
-        let direct = run_direct(func, comm, |c, _, _| {
+        let direct = run_direct(func, comm, |c, _, _, _| {
             let (n, me) = (c.size(), c.rank);
             let blk = contiguous_len(recvcount, recvtype)?;
             if !n.is_power_of_two() || n * blk > direct_max() || (blk > 0 && recvbuf.is_null()) {

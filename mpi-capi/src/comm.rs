@@ -497,7 +497,11 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     if let Err(rc) = attributes::delete_all(Kind::Comm, h) {
         return raise(h, func, MPI_ERR_OTHER, format!("an attribute delete callback returned {rc}"));
     }
-    runtime::with(|rt| rt.comms.remove(idx));
+    runtime::with(|rt| {
+        if let Some(c) = rt.comms.remove(idx) {
+            rt.engine.forget_context(c.coll_ctx());
+        }
+    });
     // SAFETY: checked non-null.
     unsafe { *comm = MPI_COMM_NULL };
     MPI_SUCCESS

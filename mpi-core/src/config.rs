@@ -123,6 +123,11 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "largest temporary buffer (bytes) a reused collective schedule keeps; larger ones are freed when the collective ends",
     },
     Tunable {
+        name: "SHM_BARRIER_MAX",
+        default: 64,
+        doc: "blocking barriers on communicators of up to this many ranks, all on one node, use shared-memory flags (each rank signals rank 0, which releases them all) instead of messages; not when oversubscribed or at MPI_THREAD_MULTIPLE (0 = never)",
+    },
+    Tunable {
         name: "OSUB_FLAT_PROCS",
         default: 8,
         doc: "oversubscribed (more local ranks than CPUs): communicators of up to this many ranks (at most 17) use flat collectives: barrier through rank 0, bcast/scatter straight from the root, reduce/gather straight to it, so no rank waits for another non-root rank to be scheduled (0 = never)",

@@ -8,6 +8,7 @@
 
 use crate::coll::algorithms::tuning as coll_tuning;
 use crate::coll::direct::{Direct, DirectOp};
+use crate::coll::flag_barrier;
 use crate::coll::mailbox::{is_coll_ctx, Early, EarlyMsg, Posted, RecvState};
 use crate::coll::schedule::Pending;
 use crate::coll::{Action, CollComm, Colls, Schedule};
@@ -1066,7 +1067,65 @@ impl Engine {
         r
     }
 
+    /// Whether a blocking barrier over the ranks `world` can use shared-memory flags
+    /// (`DirectOp::BarrierShm`): all on this node, at most `SHM_BARRIER_MAX` of them, not
+    /// oversubscribed (there waits must sleep, and only messages wake a sleeper reliably)
+    /// and below `MPI_THREAD_MULTIPLE` (one arrival word per process).
+    pub fn flag_barrier_fits(&self, world: &[usize]) -> bool {
+        static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let max = *MAX.get_or_init(|| crate::config::config().get("SHM_BARRIER_MAX"));
+        (2..=max).contains(&world.len())
+            && self.shm.is_some()
+            && !self.oversubscribed
+            && crate::runtime::thread_level() < crate::runtime::THREAD_MULTIPLE
+            && world.iter().all(|&w| matches!(self.routes.get(w), Some(Route::Shm(_) | Route::Local)))
+    }
+
+    /// One step of a `BarrierShm` (see `coll/flag_barrier.rs`); true when it is over.
+    fn step_flag_barrier(&mut self, d: &mut Direct) -> bool {
+        let token = flag_barrier::token(d.ctx, d.tag);
+        let shm = self.shm.as_mut().expect("flag barrier without shared memory");
+        let me = shm.local_rank();
+        let local = |w: usize| match self.routes[w] {
+            Route::Shm(p) => p,
+            _ => me,
+        };
+        if d.rank != 0 {
+            if !d.in_flight {
+                flag_barrier::arrive(shm, token);
+                d.in_flight = true;
+            }
+            return flag_barrier::released(shm, token);
+        }
+        if d.round == 0 {
+            shm.hold_awake(true);
+            d.round = 1;
+        }
+        while d.round < d.size() {
+            if !flag_barrier::arrived(shm, local(d.world[d.round]), token) {
+                return false;
+            }
+            d.round += 1;
+        }
+        for k in 1..d.size() {
+            flag_barrier::release(shm, local(d.world[k]), token);
+        }
+        shm.hold_awake(false);
+        true
+    }
+
+    /// This rank frees a communicator with collective context `coll_ctx`: its flag-barrier
+    /// words must not carry that context's tokens into a later communicator.
+    pub fn forget_context(&mut self, coll_ctx: u32) {
+        if let Some(shm) = self.shm.as_ref() {
+            flag_barrier::forget(shm, coll_ctx);
+        }
+    }
+
     fn step_direct(&mut self, d: &mut Direct) -> MpiResult<bool> {
+        if let DirectOp::BarrierShm = d.op {
+            return Ok(self.step_flag_barrier(d));
+        }
         loop {
             if d.in_flight {
                 if d.recv.is_some_and(|slot| !self.coll_done(Pending::Recv(slot))) {
@@ -1145,6 +1204,7 @@ impl Engine {
                     d.recv = self.coll_post_recv(tmp, d.ctx, partner as i32, d.tag);
                     self.direct_send(d, partner, RawBuf { ptr: d.buf, len: d.len })?;
                 }
+                DirectOp::BarrierShm => unreachable!("flag barriers do not run in rounds"),
                 DirectOp::BarrierFlat => {
                     if me != 0 {
                         d.recv = self.coll_post_recv(RawBuf::EMPTY, d.ctx, 0, d.tag);

@@ -33,6 +33,13 @@ fn blocking_recv() {
     run_program_all("blocking_recv", &[]);
 }
 
+/// MPI_Barrier synchronises (no rank leaves before the last enters), on world, duplicates,
+/// halves and overlapping pairs, and across 200 communicator free/create cycles.
+#[test]
+fn barrier_sync() {
+    run_program_all("barrier_sync", &[]);
+}
+
 #[test]
 fn probe_persistent_cancel() {
     run_program_all("probe_persistent_cancel", &[]);

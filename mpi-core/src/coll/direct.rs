@@ -48,6 +48,9 @@ pub enum DirectOp {
     Allgather { blk: usize },
     /// Flat barrier: everyone signals rank 0, which answers everyone once it heard from all.
     BarrierFlat,
+    /// Barrier over shared-memory flags (`flag_barrier`): same shape as `BarrierFlat`,
+    /// without messages. `round`: the root's next rank to wait for.
+    BarrierShm,
     /// Flat bcast: the root sends to every rank itself.
     BcastFlat { root: usize },
     /// Flat reduce (commutative ops): every rank sends `buf` to the root, which combines
@@ -117,6 +120,7 @@ impl Direct {
                 }
             }
             _ if n == 1 => 0,
+            DirectOp::BarrierShm => 1,
             DirectOp::BarrierFlat => {
                 if self.rank == 0 {
                     n

@@ -5,6 +5,7 @@
 
 pub mod algorithms;
 pub mod direct;
+pub mod flag_barrier;
 pub mod mailbox;
 pub mod schedule;
 

@@ -1,5 +1,6 @@
 //! Shared-memory transport between ranks of one node: one SPSC ring per ordered pair of
-//! local ranks in a single segment, plus one doorbell word per rank for sleeping waits.
+//! local ranks in a single segment, plus per rank a doorbell word for sleeping waits and
+//! two barrier lines (`arrive_word`, `release_word`; see `coll/flag_barrier.rs`).
 
 mod cma_put;
 pub mod ring;
@@ -24,8 +25,9 @@ pub struct ShmShape {
 }
 
 impl ShmShape {
+    /// Header line, then per local rank a doorbell line, an arrival line and a release line.
     fn rings_offset(&self) -> usize {
-        (LINE * (1 + self.nlocal)).div_ceil(4096) * 4096
+        (LINE * (1 + 3 * self.nlocal)).div_ceil(4096) * 4096
     }
     fn ring_bytes(&self) -> usize {
         Ring::bytes_needed(self.cells, self.cell_payload).div_ceil(4096) * 4096
@@ -56,6 +58,9 @@ pub struct ShmTransport {
     /// Per local rank: has its published pid been checked to name the process that owns
     /// the segment slot (0 = not yet, 1 = yes, 2 = no: never pull from it)?
     cma_checked: Vec<u8>,
+    /// In a flag barrier: its flags come without wake-ups (see `coll/flag_barrier.rs`),
+    /// so this rank must not sleep.
+    awake: bool,
 }
 
 /// Rings a rank pre-faults at start-up, at most (beyond this many local ranks, a rank
@@ -134,7 +139,7 @@ impl ShmTransport {
         prefault_rings(&seg, shape, me);
         let tx = (0..shape.nlocal).map(|d| ring(me, d)).collect();
         let rx = (0..shape.nlocal).map(|s| ring(s, me)).collect();
-        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal] };
+        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal], awake: false };
         // Publish our pid, cookie address and cookie value for single-copy reads; peers
         // read them only after the start-up fences that follow (long before any rendezvous).
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
@@ -223,6 +228,33 @@ impl ShmTransport {
         unsafe { AtomicU32::from_ptr(self.seg.base().add(LINE * (1 + local)) as *mut u32) }
     }
 
+    /// This rank's index among the node's ranks.
+    pub fn local_rank(&self) -> usize {
+        self.me
+    }
+
+    /// Local rank `local`'s barrier arrival word: it writes the barrier's token there and
+    /// the barrier's root reads it (a line of its own, after the doorbell lines).
+    pub fn arrive_word(&self, local: usize) -> &std::sync::atomic::AtomicU64 {
+        assert!(local < self.shape.nlocal);
+        // SAFETY: the arrival lines follow the doorbell lines inside the mapping (see
+        // `rings_offset`); 8-byte aligned; accessed only atomically by every process.
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(self.seg.base().add(LINE * (1 + self.shape.nlocal + local)) as *mut u64) }
+    }
+
+    /// Local rank `local`'s barrier release word: a barrier's root writes the token there,
+    /// the rank reads it (a line of its own, after the arrival lines).
+    pub fn release_word(&self, local: usize) -> &std::sync::atomic::AtomicU64 {
+        assert!(local < self.shape.nlocal);
+        // SAFETY: as for `arrive_word`, one block of lines further.
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(self.seg.base().add(LINE * (1 + 2 * self.shape.nlocal + local)) as *mut u64) }
+    }
+
+    /// While set, this rank does not sleep (`prepare_sleep` refuses).
+    pub fn hold_awake(&mut self, on: bool) {
+        self.awake = on;
+    }
+
     fn any_message(&self) -> bool {
         self.rx.iter().flatten().any(|r| r.has_message())
     }
@@ -284,6 +316,9 @@ impl Transport for ShmTransport {
     }
 
     fn prepare_sleep(&mut self) -> Option<SleepToken> {
+        if self.awake {
+            return None;
+        }
         let bell = self.doorbell(self.me);
         bell.store(1, Ordering::SeqCst);
         if self.any_message() {
