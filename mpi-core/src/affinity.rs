@@ -15,14 +15,18 @@ pub fn allowed_cpus() -> Vec<usize> {
     (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
 }
 
-/// Binds local rank `me` of `nlocal` to the `me`-th CPU it may use, when every local rank
-/// can have a CPU of its own (all ranks of a node start with the same mask, so they pick
-/// distinct CPUs). Returns the CPU, or None when it left the binding alone.
+/// Binds local rank `me` of `nlocal` to the `me`-th CPU it may use (all ranks of a node
+/// start with the same mask, so they pick distinct CPUs); with more ranks than CPUs, to
+/// CPU `me` modulo their number, so each CPU gets its share. Unbound, oversubscribed ranks
+/// were placed differently from run to run: with 4 ranks on 2 CPUs the scheduler
+/// sometimes kept three on one CPU for a while, and a 4-rank alltoall of 8 B took 2.9
+/// instead of 2.05 µs in one run out of three (bound: 2.03–2.11 µs in every run).
+/// Returns the CPU, or None when it left the binding alone.
 pub fn bind_local_rank(me: usize, nlocal: usize, allowed: &[usize]) -> Option<usize> {
-    if nlocal < 2 || nlocal > allowed.len() {
+    if nlocal < 2 || allowed.is_empty() {
         return None;
     }
-    let cpu = allowed[me];
+    let cpu = allowed[me % allowed.len()];
     // SAFETY: as above; the set holds one valid CPU index.
     let ok = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -44,9 +48,9 @@ mod tests {
     }
 
     #[test]
-    fn no_binding_when_ranks_outnumber_cpus() {
+    fn no_binding_for_a_single_rank() {
         let a = allowed_cpus();
-        assert_eq!(bind_local_rank(0, a.len() + 1, &a), None);
         assert_eq!(bind_local_rank(0, 1, &a), None);
+        assert_eq!(bind_local_rank(0, 2, &[]), None);
     }
 }

@@ -721,7 +721,10 @@ pub fn allgatherv(s: &mut Schedule, send: Option<Slice>, parts: &[Slice]) {
 /// Alltoall of equal blocks of `blk` bytes; `send` None means MPI_IN_PLACE (the data to
 /// send is in `recv`, copied aside first). Bruck for short blocks on many ranks, all
 /// exchanges at once for medium blocks, pairwise exchange (one peer per step, bounded
-/// buffering) for long ones.
+/// buffering) for long ones — except on a flat schedule (oversubscribed, few ranks):
+/// there each pairwise step waits for its one partner to be scheduled, while with every
+/// exchange posted a rank moves whichever transfers are ready (4 ranks on 2 CPUs, 64 KiB
+/// to 1 MiB blocks: 5–15 % faster).
 pub fn alltoall(s: &mut Schedule, send: Option<Slice>, recv: Slice, blk: usize) {
     let n = s.comm.size();
     let t = tuning();
@@ -738,7 +741,7 @@ pub fn alltoall(s: &mut Schedule, send: Option<Slice>, recv: Slice, blk: usize) 
     } else {
         let sends: Vec<Slice> = (0..n).map(|i| send.sub(i * blk, blk)).collect();
         let recvs: Vec<Slice> = (0..n).map(|i| recv.sub(i * blk, blk)).collect();
-        if blk <= t.alltoall_medium_msg {
+        if blk <= t.alltoall_medium_msg || s.flat {
             alltoallv_scattered(s, &sends, &recvs);
         } else {
             alltoallv_pairwise(s, &sends, &recvs);
