@@ -9,7 +9,7 @@
 /// point (one definition for every module).
 macro_rules! require_init {
     ($func:expr) => {
-        if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
+        if !mpi_core::runtime::is_active() {
             return $crate::errors::not_initialized($func);
         }
     };

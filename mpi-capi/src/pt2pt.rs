@@ -85,7 +85,9 @@ fn launch(rt: &mut Runtime, (op, layout): (Op, Option<Layout>), comm: MPI_Comm, 
     let rid = rt.engine.create(op, persistent);
     let r = rt.engine.reqs.get_mut(rid).unwrap();
     r.owner = comm as i64;
-    r.layout = layout;
+    if layout.is_some() {
+        r.extra().layout = layout;
+    }
     if !persistent {
         if let Err(e) = rt.engine.start(rid) {
             rt.engine.reqs.discard(rid);

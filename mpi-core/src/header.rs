@@ -96,10 +96,17 @@ impl Header {
     }
 
     /// Decodes and validates; `payload_len` is what the transport delivered with it and
-    /// `max_len` bounds any length field. Every message passes here, so the checks are a
-    /// few branch-free comparisons; only a bad header takes the slow path that names the fault.
-    #[inline]
+    /// `max_len` bounds any length field. Errors name the fault.
     pub fn decode(b: &[u8; HEADER_LEN], payload_len: usize, max_len: u64) -> Result<Header, MpiError> {
+        Self::decode_valid(b, payload_len, max_len).ok_or_else(|| Self::diagnose(b, payload_len, max_len))
+    }
+
+    /// `decode` for every arriving message: a few branch-free comparisons, None for a bad
+    /// header (then `decode` names the fault). An `Option<Header>` is laid out as a
+    /// `Header` (`Kind` has spare values), so the caller takes the header where it lies;
+    /// moving it out of a `Result` stalled on store forwarding.
+    #[inline]
+    pub fn decode_valid(b: &[u8; HEADER_LEN], payload_len: usize, max_len: u64) -> Option<Header> {
         let w0 = u32::from_le_bytes(b[0..4].try_into().unwrap());
         let (kind, flags) = (w0 as u8, (w0 >> 8) as u8);
         let h = Self::fields(b, Kind::Eager);
@@ -117,12 +124,9 @@ impl Header {
             5 if payload_len == 0 => Kind::SyncAck,
             6 if payload_len == 0 => Kind::PutDone,
             7 if payload_len == 0 => Kind::ReadDone,
-            _ => return Err(Self::diagnose(b, payload_len, max_len)),
+            _ => return None,
         };
-        if !common {
-            return Err(Self::diagnose(b, payload_len, max_len));
-        }
-        Ok(Header { kind, ..h })
+        common.then_some(Header { kind, ..h })
     }
 
     /// The fields of an encoded header, unchecked, with `kind` given.

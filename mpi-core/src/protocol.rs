@@ -295,7 +295,7 @@ impl Engine {
             self.complete(rid);
             return Ok(());
         }
-        if let Some(l) = r.layout.clone() {
+        if let Some(l) = r.layout().cloned() {
             // Large non-contiguous transfers to another process stream: packed straight
             // into transport cells and unpacked straight out of them. Everything else is
             // packed into `staging` first.
@@ -404,7 +404,7 @@ impl Engine {
         let rid = self.create(op, false);
         let r = self.reqs.get_mut(rid).unwrap();
         r.freed = true;
-        r.bsend_region = Some(off);
+        r.extra().bsend_region = Some(off);
         self.start_send(rid, copy, dest, ctx, src_rank, tag, false)
     }
 
@@ -470,7 +470,7 @@ impl Engine {
                     let r = self.reqs.get_mut(sreq).unwrap();
                     let Op::Send { buf, .. } = r.op else { unreachable!() };
                     // A streamed non-contiguous buffer is packed chunk by chunk into the cells.
-                    let layout = if buf.ptr.is_null() { r.layout.clone() } else { None };
+                    let layout = if buf.ptr.is_null() { r.layout().cloned() } else { None };
                     let shm = self.shm.as_mut().unwrap();
                     let chunk_max = shm.max_payload();
                     let mut hdr = Header::new(Kind::Data);
@@ -627,7 +627,7 @@ impl Engine {
         };
         match u {
             Unexpected::Eager { data, sync } => {
-                r.status = copy_in(buf, r.layout.as_ref(), env, &data);
+                r.status = copy_in(buf, r.layout(), env, &data);
                 self.recycle(data);
                 if let Some((world, sreq)) = sync {
                     self.ack_sync(world, sreq);
@@ -651,7 +651,7 @@ impl Engine {
                 // Single copy: read the sender's buffer straight into ours. The Cts then
                 // tells the sender how many bytes it need not stream (`len`); all of them
                 // (the truncated excess is dropped) completes both sides at once.
-                if let (true, None, Route::Shm(p)) = (addr != 0, &r.layout, self.routes[world]) {
+                if let (true, None, Route::Shm(p)) = (addr != 0, r.layout(), self.routes[world]) {
                     // Large and not truncated: the sender writes the second half into our
                     // buffer while we read the first, so two cores copy at once.
                     let split = (len / 2) & !4095;
@@ -686,12 +686,12 @@ impl Engine {
         }
     }
 
-    fn handle(&mut self, world: usize, hdr: Header, payload: *const u8, len: usize) {
+    fn handle(&mut self, world: usize, hdr: &Header, payload: *const u8, len: usize) {
         match hdr.kind {
-            Kind::Eager | Kind::Rts if is_coll_ctx(hdr.ctx) => self.coll_arrival(world, &hdr, payload, len),
+            Kind::Eager | Kind::Rts if is_coll_ctx(hdr.ctx) => self.coll_arrival(world, hdr, payload, len),
             Kind::Eager | Kind::Rts => {
                 let env = Envelope { ctx: hdr.ctx, src: hdr.src, tag: hdr.tag };
-                if self.waiting_takes(world, &hdr, env, payload, len) {
+                if self.waiting_takes(world, hdr, env, payload, len) {
                     return;
                 }
                 let sync = (hdr.flags & FLAG_SYNC != 0).then_some((world, hdr.sreq));
@@ -700,7 +700,7 @@ impl Engine {
                         let r = self.reqs.get_mut(rid).unwrap();
                         let Op::Recv { buf, .. } = r.op else { fatal("send request posted as receive") };
                         // SAFETY: the transport holds `len` payload bytes until release.
-                        r.status = copy_in(buf, r.layout.as_ref(), env, unsafe { std::slice::from_raw_parts(payload, len) });
+                        r.status = copy_in(buf, r.layout(), env, unsafe { std::slice::from_raw_parts(payload, len) });
                         if let Some((w, s)) = sync {
                             self.ack_sync(w, s);
                         }
@@ -795,7 +795,7 @@ impl Engine {
                 let fit = buf.len.saturating_sub(off).min(len);
                 // SAFETY: [off, off+fit) lies within the receive buffer (or its layout); the
                 // transport holds `len` ≥ fit payload bytes until release.
-                unsafe { place(buf, r.layout.as_ref(), off, std::slice::from_raw_parts(payload, fit)) };
+                unsafe { place(buf, r.layout(), off, std::slice::from_raw_parts(payload, fit)) };
                 r.done += len;
                 if r.done >= r.total {
                     self.complete(hdr.rreq);
@@ -813,14 +813,16 @@ impl Engine {
     fn complete(&mut self, rid: ReqId) {
         let r = self.reqs.get_mut(rid).unwrap();
         r.state = State::Complete;
-        if let (Some(l), Op::Recv { .. }, false) = (&r.layout, r.op, r.staging.is_empty()) {
-            let n = r.status.bytes.min(r.staging.len());
-            // SAFETY: the layout describes the caller's receive buffer, valid until the
-            // request completes (now).
-            unsafe { l.dt.unpack(&r.staging[..n], l.base, l.count) };
-        }
-        if let Some(off) = r.bsend_region.take() {
-            self.bsend.release(off);
+        if let Some(e) = r.extra.as_mut() {
+            if let (Some(l), Op::Recv { .. }, false) = (&e.layout, r.op, e.staging.is_empty()) {
+                let n = r.status.bytes.min(e.staging.len());
+                // SAFETY: the layout describes the caller's receive buffer, valid until the
+                // request completes (now).
+                unsafe { l.dt.unpack(&e.staging[..n], l.base, l.count) };
+            }
+            if let Some(off) = e.bsend_region.take() {
+                self.bsend.release(off);
+            }
         }
         if r.freed {
             self.reqs.discard(rid);
@@ -846,7 +848,7 @@ impl Engine {
             }
         }
         while let Some((hdr, data)) = self.self_q.pop_front() {
-            self.handle(self.rank, hdr, data.as_ptr(), data.len());
+            self.handle(self.rank, &hdr, data.as_ptr(), data.len());
             events += 1;
         }
         for _ in 0..64 {
@@ -1318,15 +1320,17 @@ impl Engine {
 
     fn receive(&mut self, m: Incoming) {
         let world = self.shm_world[m.peer];
-        let hdr = match Header::decode(&m.header, m.len, 1 << 60) {
-            Ok(h) => h,
-            Err(e) => fatal(&format!("from rank {world}: {e}")),
+        // SAFETY: the header stays in transport memory, untouched by the peer, until release.
+        let b = unsafe { &*m.header };
+        let Some(hdr) = Header::decode_valid(b, m.len, 1 << 60) else {
+            let e = Header::decode(b, m.len, 1 << 60).err().map_or_else(String::new, |e| e.to_string());
+            fatal(&format!("from rank {world}: {e}"))
         };
         if hdr.seq != self.recv_seq[world] {
             fatal(&format!("message from rank {world} out of sequence (got {}, expected {})", hdr.seq, self.recv_seq[world]));
         }
         self.recv_seq[world] = self.recv_seq[world].wrapping_add(1);
-        self.handle(world, hdr, m.payload, m.len);
+        self.handle(world, &hdr, m.payload, m.len);
         self.shm.as_mut().unwrap().release(m.peer);
     }
 
@@ -1362,7 +1366,7 @@ impl Engine {
         let mut r = Request::new(Op::Recv { buf: RawBuf::EMPTY, ctx, src, tag });
         r.state = State::Message;
         r.status = Status { source: env.src, tag: env.tag, bytes: u.len(), cancelled: false, error: None };
-        r.message = Some(Box::new((env, u)));
+        r.extra().message = Some((env, u));
         Some(self.reqs.insert(r))
     }
 
@@ -1373,7 +1377,7 @@ impl Engine {
             .get_mut(rid)
             .filter(|r| r.state == State::Message)
             .ok_or_else(|| MpiError::new(ErrorClass::Request, "not a message handle from MPI_Mprobe/MPI_Improbe"))?;
-        let (env, u) = *r.message.take().unwrap();
+        let (env, u) = r.extra().message.take().expect("a message request holds its message");
         if let Op::Recv { buf: b, .. } = &mut r.op {
             *b = buf;
         }
@@ -1383,7 +1387,7 @@ impl Engine {
             } else {
                 stage(r, &l);
             }
-            r.layout = Some(l);
+            r.extra().layout = Some(l);
         }
         self.deliver(rid, env, u);
         Ok(())
@@ -1414,7 +1418,7 @@ impl Engine {
 /// Streams a non-contiguous buffer: no staging; the buffer's null pointer with the packed
 /// length tells the copy paths to pack/unpack through the layout.
 fn stream_layout(r: &mut Request, l: &Layout) {
-    r.staging = Vec::new();
+    r.extra().staging = Vec::new();
     let len = l.bytes();
     match &mut r.op {
         Op::Send { buf, .. } | Op::Recv { buf, .. } => *buf = RawBuf { ptr: std::ptr::null_mut(), len },
@@ -1444,16 +1448,17 @@ unsafe fn place(buf: RawBuf, layout: Option<&Layout>, off: usize, data: &[u8]) {
 /// Points a request with a non-contiguous buffer at its staging bytes (packing sends).
 fn stage(r: &mut Request, l: &Layout) {
     let bytes = l.bytes();
-    r.staging.clear();
-    r.staging.resize(bytes, 0);
-    let ptr = r.staging.as_mut_ptr();
+    let packs = matches!(r.op, Op::Send { .. });
+    let staging = &mut r.extra().staging;
+    staging.clear();
+    staging.resize(bytes, 0);
+    if packs {
+        // SAFETY: the layout describes the caller's send buffer, valid during the call.
+        unsafe { l.dt.pack(l.base, l.count, staging) };
+    }
+    let ptr = staging.as_mut_ptr();
     match &mut r.op {
-        Op::Send { buf, .. } => {
-            // SAFETY: the layout describes the caller's send buffer, valid during the call.
-            unsafe { l.dt.pack(l.base, l.count, &mut r.staging) };
-            *buf = RawBuf { ptr, len: bytes };
-        }
-        Op::Recv { buf, .. } => *buf = RawBuf { ptr, len: bytes },
+        Op::Send { buf, .. } | Op::Recv { buf, .. } => *buf = RawBuf { ptr, len: bytes },
         Op::Coll => {}
     }
 }

@@ -107,12 +107,21 @@ impl std::ops::DerefMut for RuntimeGuard {
     }
 }
 
+#[inline]
 pub fn is_initialized() -> bool {
     STATE.load(Ordering::Acquire) != NOT_INITIALIZED
 }
 
+#[inline]
 pub fn is_finalized() -> bool {
     STATE.load(Ordering::Acquire) == FINALIZED
+}
+
+/// Initialized and not yet finalized: the state every MPI call but a few requires (one
+/// load, on every call's path).
+#[inline]
+pub fn is_active() -> bool {
+    STATE.load(Ordering::Acquire) == INITIALIZED
 }
 
 /// Enters the runtime. Callers that need the runtime itself check `is_initialized` first

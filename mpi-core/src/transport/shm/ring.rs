@@ -152,9 +152,10 @@ impl Ring {
         true
     }
 
-    /// Consumer: the next full cell's header, payload pointer and length, without consuming.
+    /// Consumer: the next full cell's header, payload pointer and length, without consuming
+    /// (both pointers stay valid until `pop`).
     #[inline]
-    pub fn peek(&self) -> Option<([u8; HEADER_LEN], *const u8, usize)> {
+    pub fn peek(&self) -> Option<(*const [u8; HEADER_LEN], *const u8, usize)> {
         let cell = self.cell();
         if Self::flag(cell).load(Ordering::Acquire) == 0 {
             self.streak.set(0);
@@ -163,9 +164,7 @@ impl Ring {
         // SAFETY: the cell is full: the producer does not touch it until we clear the flag.
         unsafe {
             let len = ((cell.add(LEN_OFF) as *const u32).read() as usize).min(self.payload_cap);
-            let mut h = [0u8; HEADER_LEN];
-            std::ptr::copy_nonoverlapping(cell.add(HDR_OFF), h.as_mut_ptr(), HEADER_LEN);
-            Some((h, cell.add(payload_off(len)) as *const u8, len))
+            Some((cell.add(HDR_OFF) as *const [u8; HEADER_LEN], cell.add(payload_off(len)) as *const u8, len))
         }
     }
 
@@ -217,7 +216,7 @@ mod tests {
         assert!(!unsafe { tx.try_push(&h, std::ptr::null(), 0) }, "ring of 4 is full");
         for i in 0..4u8 {
             let (hh, p, len) = rx.peek().unwrap();
-            assert_eq!(hh, h);
+            assert_eq!(unsafe { *hh }, h);
             assert_eq!(len, 1 + i as usize);
             assert_eq!(unsafe { *p }, i);
             rx.pop();
