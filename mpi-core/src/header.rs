@@ -112,7 +112,7 @@ impl Header {
         let h = Self::fields(b, Kind::Eager);
         let common = w0 & 0xffff_0000 == u32::from(VERSION) << 16
             && flags & !KNOWN_FLAGS == 0
-            && b[28..32] == [0; 4]
+            && u32::from_le_bytes(b[28..32].try_into().unwrap()) == 0
             && h.src >= 0
             && h.len <= max_len
             && h.offset <= max_len;

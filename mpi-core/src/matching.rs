@@ -146,6 +146,7 @@ impl<T, const K: usize> Slab<T, K> {
         }
     }
 
+    #[inline]
     fn alloc(&mut self, seq: u64, src: i32, tag: i32, val: T) -> u32 {
         let node = Node {
             links: [UNLINKED; K],
@@ -169,6 +170,7 @@ impl<T, const K: usize> Slab<T, K> {
     }
 
     /// Frees a slot that has already been unlinked from all its lists.
+    #[inline]
     fn release(&mut self, i: u32) -> T {
         let n = &mut self.nodes[i as usize];
         let v = n.val.take().expect("releasing a free slot");
@@ -183,6 +185,7 @@ impl<T, const K: usize> Slab<T, K> {
         &self.nodes[i as usize]
     }
 
+    #[inline]
     fn push_back(&mut self, k: usize, ends: &mut Ends, i: u32) {
         let tail = ends.tail;
         self.nodes[i as usize].links[k] = Link {
@@ -197,6 +200,7 @@ impl<T, const K: usize> Slab<T, K> {
         ends.tail = i;
     }
 
+    #[inline]
     fn unlink(&mut self, k: usize, ends: &mut Ends, i: u32) {
         let Link { prev, next } = self.nodes[i as usize].links[k];
         if prev == NIL {
