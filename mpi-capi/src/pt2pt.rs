@@ -160,7 +160,7 @@ fn send_request(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, 
     request_call(func, comm, persistent, request, |rt| {
         if eager_now {
             if let Some((b, world, ctx, me)) = fast_send_args(rt, buf, count, dt, dest, tag, comm) {
-                if rt.engine.try_isend_now(b, world, ctx, me, tag) {
+                if rt.engine.try_send_now(b, world, ctx, me, tag) {
                     return Ok(Launch::Started(mpi_core::request::COMPLETED_SEND));
                 }
             }

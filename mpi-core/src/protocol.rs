@@ -237,19 +237,6 @@ impl Engine {
         self.push_now(dest, p, &mut hdr, buf.ptr, buf.len)
     }
 
-    /// `try_send_now` for a nonblocking send, usually one of a burst: the transport is told
-    /// more will follow (`Transport::expect_more`), so the next send finds its room ready.
-    #[inline]
-    pub fn try_isend_now(&mut self, buf: RawBuf, dest: usize, ctx: u32, src_rank: i32, tag: i32) -> bool {
-        if !self.try_send_now(buf, dest, ctx, src_rank, tag) {
-            return false;
-        }
-        if let (Some(Route::Shm(p)), Some(shm)) = (self.routes.get(dest).copied(), self.shm.as_mut()) {
-            shm.expect_more(p);
-        }
-        true
-    }
-
     /// Hands one message to the transport at once if nothing is queued for `dest`; true
     /// when it went out (the caller queues it otherwise, preserving order).
     #[inline]

@@ -38,9 +38,6 @@ pub trait Transport {
     fn release(&mut self, peer: usize);
     /// Wakes `peer` if it sleeps waiting for messages.
     fn wake(&mut self, peer: usize);
-    /// A hint: more messages to `peer` are likely to follow at once (a nonblocking send
-    /// just went out), so the transport may prepare room for the next one.
-    fn expect_more(&mut self, _peer: usize) {}
     /// Announces that this rank is about to sleep. `None`: a message arrived meanwhile (or
     /// the transport cannot sleep), so poll again instead.
     fn prepare_sleep(&mut self) -> Option<SleepToken>;

@@ -315,13 +315,6 @@ impl Transport for ShmTransport {
         }
     }
 
-    #[inline]
-    fn expect_more(&mut self, peer: usize) {
-        if let Some(ring) = self.tx[peer].as_ref() {
-            ring.prefetch_next_for_write();
-        }
-    }
-
     fn prepare_sleep(&mut self) -> Option<SleepToken> {
         if self.awake {
             return None;

@@ -117,20 +117,6 @@ impl Ring {
         true
     }
 
-    /// Producer: asks for the next cell's line in exclusive state ahead of writing it. In a
-    /// burst of sends the consumer last wrote that line (it cleared the flag a lap ago), so
-    /// the producer's next flag load would otherwise wait for the line to travel. Not for
-    /// a lone message: a consumer that has caught up spins on that very line, and taking it
-    /// away just before the real write makes both sides wait (16-256 B ping-pong +50 %).
-    #[inline]
-    pub fn prefetch_next_for_write(&self) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch never faults, whatever the address.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch(self.cell() as *const i8, std::arch::x86_64::_MM_HINT_ET0)
-        };
-    }
-
     /// Producer: like `try_push`, but `fill` writes the `len` payload bytes straight into
     /// the cell (used to pack non-contiguous data without an intermediate copy).
     #[inline]
