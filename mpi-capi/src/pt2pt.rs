@@ -131,12 +131,8 @@ fn wait_blocking_recv() -> Status {
 fn send_blocking(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> c_int {
     require_init!(func);
     let started = runtime::with(|rt| {
-        if matches!(mode, SendMode::Standard | SendMode::Ready) {
-            if let Some((b, world, ctx, me)) = fast_send_args(rt, buf, count, dt, dest, tag, comm) {
-                if rt.engine.try_send_now(b, world, ctx, me, tag) {
-                    return Ok(Started::Done(Status::default()));
-                }
-            }
+        if matches!(mode, SendMode::Standard | SendMode::Ready) && send_now(rt, buf, count, dt, dest, tag, comm) {
+            return Ok(Started::Done(Status::default()));
         }
         let op = send_op(rt, buf, count, dt, dest, tag, comm, mode)?;
         if let (Op::Send { buf, dest_world, ctx, src_rank, .. }, layout) = &op {
@@ -158,27 +154,24 @@ fn send_request(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, 
     // starts: it needs no request of its own and gets the shared completed-send handle.
     let eager_now = !persistent && matches!(mode, SendMode::Standard | SendMode::Ready);
     request_call(func, comm, persistent, request, |rt| {
-        if eager_now {
-            if let Some((b, world, ctx, me)) = fast_send_args(rt, buf, count, dt, dest, tag, comm) {
-                if rt.engine.try_send_now(b, world, ctx, me, tag) {
-                    return Ok(Launch::Started(mpi_core::request::COMPLETED_SEND));
-                }
-            }
+        if eager_now && send_now(rt, buf, count, dt, dest, tag, comm) {
+            return Ok(Launch::Started(mpi_core::request::COMPLETED_SEND));
         }
         send_op(rt, buf, count, dt, dest, tag, comm, mode).map(Launch::Op)
     })
 }
 
+/// A standard-mode send of the common case handed to the transport at once (true), with
+/// no request; false sends the caller down the general path.
+#[inline(always)]
+fn send_now(rt: &mut Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> bool {
+    fast_send_args(rt, buf, count, dt, dest, tag, comm).is_some_and(|(b, world, ctx, me)| rt.engine.try_send_now(b, world, ctx, me, tag))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn recv_request(func: &str, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request) -> c_int {
-    request_call(func, comm, persistent, request, |rt| {
-        if !persistent {
-            if let Some((b, ctx)) = fast_recv_args(rt, buf, count, dt, src, tag, comm) {
-                return Ok(Launch::Started(rt.engine.post_recv(b, ctx, src, tag, comm as i64)));
-            }
-        }
-        recv_op(rt, buf, count, dt, src, tag, comm).map(Launch::Op)
-    })
+    // The common nonblocking case never gets here (`PMPI_Irecv` posts it itself).
+    request_call(func, comm, persistent, request, |rt| recv_op(rt, buf, count, dt, src, tag, comm).map(Launch::Op))
 }
 
 /// What a nonblocking call's validation produced.
@@ -232,6 +225,12 @@ pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, count: c_int, datatype: 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    // The common case in one short function, as in `PMPI_Irecv`.
+    if mpi_core::runtime::is_active() && !request.is_null() && runtime::with(|rt| send_now(rt, buf, count, datatype, dest, tag, comm)) {
+        // SAFETY: checked non-null.
+        unsafe { *request = request_handle(mpi_core::request::COMPLETED_SEND) };
+        return MPI_SUCCESS;
+    }
     send_request("MPI_Isend", buf, count, datatype, dest, tag, comm, SendMode::Standard, false, request)
 }
 
@@ -308,6 +307,19 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    // The common case in one short function: the shared path's generality (persistent
+    // requests, non-contiguous buffers, errors) cost ~30 instructions per receive.
+    if mpi_core::runtime::is_active() && !request.is_null() {
+        let posted = runtime::with(|rt| {
+            let (b, ctx) = fast_recv_args(rt, buf, count, datatype, source, tag, comm)?;
+            Some(rt.engine.post_recv(b, ctx, source, tag, comm as i64))
+        });
+        if let Some(rid) = posted {
+            // SAFETY: checked non-null.
+            unsafe { *request = request_handle(rid) };
+            return MPI_SUCCESS;
+        }
+    }
     recv_request("MPI_Irecv", buf, count, datatype, source, tag, comm, false, request)
 }
 
