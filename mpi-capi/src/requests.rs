@@ -222,10 +222,13 @@ fn check_slots(rt: &Runtime, hs: &[MPI_Request]) -> Result<(), String> {
 #[inline]
 fn all_complete(rt: &Runtime, hs: &[MPI_Request], next: &mut usize) -> bool {
     while let Some(&h) = hs.get(*next) {
-        match slot(rt, h) {
-            Ok(Slot::Active(rid)) if !is_complete(rt, rid) => return false,
-            _ => *next += 1,
+        // One lookup: a valid handle (`check_slots` ran) names a request that is either
+        // still pending or complete/inactive (both finish at once).
+        let pending = request_id(h).filter(|_| h != MPI_REQUEST_NULL).and_then(|rid| rt.engine.reqs.get(rid)).is_some_and(|r| !r.is_complete() && r.state != State::Inactive);
+        if pending {
+            return false;
         }
+        *next += 1;
     }
     true
 }
@@ -235,6 +238,7 @@ fn all_complete(rt: &Runtime, hs: &[MPI_Request], next: &mut usize) -> bool {
 /// (comm, class).
 fn finish_all(rt: &mut Runtime, hs: &mut [MPI_Request], statuses: *mut MPI_Status) -> Option<(MPI_Comm, c_int)> {
     let mut err = None;
+    let ignored = statuses.is_null() || statuses as usize == 1;
     for (i, h) in hs.iter_mut().enumerate() {
         // `check_slots` validated the handles: decode and finish in one table lookup.
         let done = request_id(*h).filter(|_| *h != MPI_REQUEST_NULL).and_then(|rid| rt.engine.reqs.finish(rid));
@@ -251,8 +255,10 @@ fn finish_all(rt: &mut Runtime, hs: &mut [MPI_Request], statuses: *mut MPI_Statu
             }
             None => (empty_status(), MPI_SUCCESS),
         };
-        // SAFETY: statuses has `count` entries or is ignored.
-        unsafe { write_status(status_at(statuses, i), &st, Some(code)) };
+        if !ignored {
+            // SAFETY: statuses has `count` entries.
+            unsafe { write_status(statuses.add(i), &st, Some(code)) };
+        }
     }
     err
 }

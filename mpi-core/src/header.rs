@@ -110,12 +110,13 @@ impl Header {
         let w0 = u32::from_le_bytes(b[0..4].try_into().unwrap());
         let (kind, flags) = (w0 as u8, (w0 >> 8) as u8);
         let h = Self::fields(b, Kind::Eager);
-        let common = w0 & 0xffff_0000 == u32::from(VERSION) << 16
-            && flags & !KNOWN_FLAGS == 0
-            && u32::from_le_bytes(b[28..32].try_into().unwrap()) == 0
-            && h.src >= 0
-            && h.len <= max_len
-            && h.offset <= max_len;
+        // `&`, not `&&`: all of them are cheap, and one branch beats six.
+        let common = (w0 & 0xffff_0000 == u32::from(VERSION) << 16)
+            & (flags & !KNOWN_FLAGS == 0)
+            & (u32::from_le_bytes(b[28..32].try_into().unwrap()) == 0)
+            & (h.src >= 0)
+            & (h.len <= max_len)
+            & (h.offset <= max_len);
         let kind = match kind {
             1 if h.tag >= 0 && h.len == payload_len as u64 => Kind::Eager,
             2 if h.tag >= 0 && payload_len == 0 => Kind::Rts,

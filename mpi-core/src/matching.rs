@@ -170,7 +170,7 @@ impl<T, const K: usize> Slab<T, K> {
     }
 
     /// Frees a slot that has already been unlinked from all its lists.
-    #[inline]
+    #[inline(always)]
     fn release(&mut self, i: u32) -> T {
         let n = &mut self.nodes[i as usize];
         let v = n.val.take().expect("releasing a free slot");
@@ -200,7 +200,7 @@ impl<T, const K: usize> Slab<T, K> {
         ends.tail = i;
     }
 
-    #[inline]
+    #[inline(always)]
     fn unlink(&mut self, k: usize, ends: &mut Ends, i: u32) {
         let Link { prev, next } = self.nodes[i as usize].links[k];
         if prev == NIL {
