@@ -109,7 +109,7 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
 /// the call does not qualify (or has an argument error, which the schedule path then
 /// reports); run_direct then returns None and the caller takes the schedule path.
 fn run_direct(func: &str, comm: MPI_Comm, make: impl FnOnce(&Comm, *mut u8, bool, &Engine) -> Option<(DirectOp, *mut u8, usize)>) -> Option<c_int> {
-    if !runtime::is_initialized() || runtime::is_finalized() {
+    if !runtime::is_active() {
         return None;
     }
     let max = direct_max();

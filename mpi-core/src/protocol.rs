@@ -1071,8 +1071,9 @@ impl Engine {
 
     /// Whether a blocking barrier over the ranks `world` can use shared-memory flags
     /// (`DirectOp::BarrierShm`): all on this node, at most `SHM_BARRIER_MAX` of them, not
-    /// oversubscribed (there waits must sleep, and only messages wake a sleeper reliably)
-    /// and below `MPI_THREAD_MULTIPLE` (one arrival word per process).
+    /// oversubscribed (a flag barrier's waits never sleep, which suits one rank per CPU
+    /// only; the flat message barrier serves oversubscribed runs) and below
+    /// `MPI_THREAD_MULTIPLE` (one arrival word per process).
     pub fn flag_barrier_fits(&self, world: &[usize]) -> bool {
         static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         let max = *MAX.get_or_init(|| crate::config::config().get("SHM_BARRIER_MAX"));
