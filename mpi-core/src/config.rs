@@ -40,7 +40,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "BIND",
         default: 1,
-        doc: "bind local rank i to the i-th CPU the job may use (as Open MPI does); with more local ranks than CPUs, to CPU i modulo their number; 0 = leave placement to the scheduler (e.g. several jobs sharing a node)",
+        doc: "bind local rank i to the i-th CPU the job may use (as Open MPI does); with more local ranks than CPUs, in blocks of neighbouring ranks per CPU; 0 = leave placement to the scheduler (e.g. several jobs sharing a node)",
     },
     Tunable {
         name: "SPIN_COUNT",
