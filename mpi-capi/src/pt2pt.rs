@@ -308,7 +308,7 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // The common case in one short function: the shared path's generality (persistent
-    // requests, non-contiguous buffers, errors) cost ~30 instructions per receive.
+    // requests, non-contiguous buffers, errors) cost ~40 instructions per receive.
     if mpi_core::runtime::is_active() && !request.is_null() {
         let posted = runtime::with(|rt| {
             let (b, ctx) = fast_recv_args(rt, buf, count, datatype, source, tag, comm)?;
