@@ -38,6 +38,16 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "single-copy messages from this many bytes are copied by both sides at once: the receiver reads the first half while the sender writes the second (process_vm_writev); 0 = never",
     },
     Tunable {
+        name: "SHM_PUSH_MAX",
+        default: 0,
+        doc: "messages above the eager limit and up to this many bytes are pushed: streamed through the ring right behind their envelope, without waiting for the receiver to match (the send completes once all is in the ring); 0 = never. Oversubscribed runs use OSUB_PUSH_MAX instead",
+    },
+    Tunable {
+        name: "OSUB_PUSH_MAX",
+        default: 16384,
+        doc: "SHM_PUSH_MAX for oversubscribed runs (more local ranks than CPUs), where a rendezvous sender waits for its receiver to be scheduled (4 ranks on 2 CPUs: gather and reduce of 16 KiB 2-3x faster; at 32 KiB scatter, bcast and alltoall were slower); 0 = never",
+    },
+    Tunable {
         name: "BIND",
         default: 1,
         doc: "bind local rank i to the i-th CPU the job may use (as Open MPI does); with more local ranks than CPUs, in blocks of neighbouring ranks per CPU; 0 = leave placement to the scheduler (e.g. several jobs sharing a node)",

@@ -6,7 +6,7 @@ use crate::error::{ErrorClass, MpiError};
 /// Encoded size of a header in bytes.
 pub const HEADER_LEN: usize = 48;
 /// Wire format version; bumped on any layout change.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 
 /// What a message is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,7 +52,12 @@ pub const FLAG_SYNC: u8 = 1;
 /// the rest straight into its buffer at address `offset`, then send `PutDone`; the sender
 /// completes on the receiver's `ReadDone`.
 pub const FLAG_COOP: u8 = 2;
-const KNOWN_FLAGS: u8 = FLAG_SYNC | FLAG_COOP;
+/// Flag on an `Rts` and its `Data` chunks: a pushed message. The sender streams the data
+/// right after the `Rts` without waiting for a `Cts`, and completes once it is all in the
+/// ring; the receiver puts the chunks wherever the offer matched, or holds them until it
+/// matches. Oversubscribed, this spares the sender waiting for its receiver to be scheduled.
+pub const FLAG_PUSH: u8 = 4;
+const KNOWN_FLAGS: u8 = FLAG_SYNC | FLAG_COOP | FLAG_PUSH;
 
 /// A decoded header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use crate::coll::mailbox::{is_coll_ctx, Early, EarlyMsg, Posted, RecvState};
 use crate::coll::schedule::Pending;
 use crate::coll::{Action, CollComm, Colls, Schedule};
 use crate::error::{ErrorClass, MpiError, MpiResult};
-use crate::header::{Header, Kind, FLAG_COOP, FLAG_SYNC, HEADER_LEN};
+use crate::header::{Header, Kind, FLAG_COOP, FLAG_PUSH, FLAG_SYNC, HEADER_LEN};
 use crate::matching::{accepts, Envelope, Matcher};
 use crate::request::{Layout, Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
 use crate::transport::shm::ShmTransport;
@@ -32,13 +32,25 @@ pub enum Unexpected {
     /// A rendezvous offer: the data stays at the sender until we match it. `addr`: the
     /// sender's contiguous buffer, offered for a single-copy read (0 = not offered).
     Rts { world: usize, sreq: ReqId, len: usize, addr: u64 },
+    /// A pushed message (`FLAG_PUSH`) from `world` whose offer matched on arrival: its data
+    /// chunks follow in the ring. Never queued: unmatched ones are held until complete.
+    Pushed { world: usize, len: usize },
 }
 
 impl Unexpected {
+    /// The offer carried by an `Rts` header from `world`.
+    fn offer(world: usize, hdr: &Header) -> Unexpected {
+        if hdr.flags & FLAG_PUSH != 0 {
+            Unexpected::Pushed { world, len: hdr.len as usize }
+        } else {
+            Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset }
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             Unexpected::Eager { data, .. } => data.len(),
-            Unexpected::Rts { len, .. } => *len,
+            Unexpected::Rts { len, .. } | Unexpected::Pushed { len, .. } => *len,
         }
     }
 
@@ -64,6 +76,14 @@ enum Outgoing {
     Msg { hdr: Header, payload: *const u8, len: usize, done: Option<ReqId> },
     /// Rendezvous data of send request `sreq`, streamed chunk by chunk.
     Stream { sreq: ReqId },
+}
+
+/// Where the data chunks of a sender's pushed message in progress go.
+enum Push {
+    /// Into receive request `ReqId` (the offer matched on arrival).
+    Into(ReqId),
+    /// Held until complete (`head` is the offer), then matched like an eager message.
+    Held { head: Header, data: Vec<u8> },
 }
 
 /// Where a blocking receive stands (see `Engine::begin_blocking_recv`).
@@ -156,6 +176,12 @@ pub struct Engine {
     spare: Vec<Vec<u8>>,
     /// A blocking receive waiting without a request, if any.
     waiting: Option<WaitingRecv>,
+    /// Sends above the eager limit and up to this many bytes are pushed (`FLAG_PUSH`);
+    /// 0 = never (`OXMPI_SHM_PUSH_MAX`, or `OXMPI_OSUB_PUSH_MAX` when oversubscribed).
+    push_max: usize,
+    /// Per sender world rank: its pushed message in progress, if any. A sender streams
+    /// one pushed message at a time, right behind its offer, so one entry suffices.
+    pushing: Vec<Option<Push>>,
 }
 
 /// Most buffers `Engine::spare` keeps (each at most an eager message long).
@@ -201,6 +227,8 @@ impl Engine {
             colls: Colls::default(),
             spare: Vec::new(),
             waiting: None,
+            push_max: crate::config::config().get(if oversubscribed { "OSUB_PUSH_MAX" } else { "SHM_PUSH_MAX" }),
+            pushing: (0..size).map(|_| None).collect(),
         }
     }
 
@@ -354,6 +382,15 @@ impl Engine {
             }
             let done = if sync { None } else { Some(rid) };
             self.push_or_queue(dest, Outgoing::Msg { hdr, payload: buf.ptr, len: buf.len, done });
+        } else if buf.len <= self.push_max && !sync {
+            // Pushed: the offer, then the data right behind it (see `FLAG_PUSH`).
+            hdr.kind = Kind::Rts;
+            hdr.flags = FLAG_PUSH;
+            let r = self.reqs.get_mut(rid).unwrap();
+            r.state = State::SendPushing;
+            r.total = buf.len;
+            self.push_or_queue(dest, Outgoing::Msg { hdr, payload: std::ptr::null(), len: 0, done: None });
+            self.push_or_queue(dest, Outgoing::Stream { sreq: rid });
         } else {
             hdr.kind = Kind::Rts;
             hdr.flags = 0;
@@ -462,6 +499,9 @@ impl Engine {
                     let chunk_max = shm.max_payload();
                     let mut hdr = Header::new(Kind::Data);
                     hdr.rreq = r.rreq;
+                    if r.state == State::SendPushing {
+                        hdr.flags = FLAG_PUSH;
+                    }
                     let mut stalled = false;
                     while r.done < r.total {
                         let n = chunk_max.min(r.total - r.done);
@@ -585,7 +625,7 @@ impl Engine {
             r.state = State::RecvPosted;
             let rid = self.reqs.insert(r);
             w.now = BlockingRecv::Request(rid);
-            self.deliver(rid, env, Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset });
+            self.deliver(rid, env, Unexpected::offer(world, hdr));
         }
         true
     }
@@ -621,17 +661,14 @@ impl Engine {
                 }
                 self.complete(rid);
             }
+            Unexpected::Pushed { world, len } => {
+                expect_data(r, env, buf, len);
+                if self.pushing[world].replace(Push::Into(rid)).is_some() {
+                    fatal(&format!("rank {world} offered a pushed message before finishing the previous one"));
+                }
+            }
             Unexpected::Rts { world, sreq, len, addr } => {
-                r.state = State::RecvData;
-                r.total = len;
-                r.done = 0;
-                r.status = Status {
-                    source: env.src,
-                    tag: env.tag,
-                    bytes: len.min(buf.len),
-                    cancelled: false,
-                    error: (len > buf.len).then_some(ErrorClass::Truncate),
-                };
+                expect_data(r, env, buf, len);
                 let mut h = Header::new(Kind::Cts);
                 h.sreq = sreq;
                 h.rreq = rid;
@@ -693,8 +730,10 @@ impl Engine {
                         }
                         self.complete(rid);
                     } else {
-                        self.deliver(rid, env, Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset });
+                        self.deliver(rid, env, Unexpected::offer(world, hdr));
                     }
+                } else if hdr.flags & FLAG_PUSH != 0 {
+                    self.hold_pushed(world, hdr);
                 } else {
                     let u = if hdr.kind == Kind::Eager {
                         let mut data = self.spare.pop().unwrap_or_default();
@@ -771,8 +810,27 @@ impl Engine {
                 _ => fatal(&format!("read notice from rank {world} for unknown send request {}", hdr.sreq)),
             },
             Kind::Data => {
-                let Some(r) = self.reqs.get_mut(hdr.rreq).filter(|r| r.state == State::RecvData) else {
-                    fatal(&format!("data from rank {world} for unknown receive request {}", hdr.rreq))
+                let rid = if hdr.flags & FLAG_PUSH == 0 {
+                    hdr.rreq
+                } else {
+                    match self.pushing[world].as_mut() {
+                        Some(Push::Into(rid)) => *rid,
+                        Some(Push::Held { head, data }) => {
+                            if hdr.offset != data.len() as u64 || data.len() + len > head.len as usize {
+                                fatal(&format!("pushed data from rank {world} out of place (offset {}, {} of {} bytes held)", hdr.offset, data.len(), head.len));
+                            }
+                            // SAFETY: the transport holds `len` payload bytes until release.
+                            data.extend_from_slice(unsafe { std::slice::from_raw_parts(payload, len) });
+                            if data.len() == head.len as usize {
+                                self.arrive_held(world);
+                            }
+                            return;
+                        }
+                        None => fatal(&format!("pushed data from rank {world} without its offer")),
+                    }
+                };
+                let Some(r) = self.reqs.get_mut(rid).filter(|r| r.state == State::RecvData) else {
+                    fatal(&format!("data from rank {world} for unknown receive request {rid}"))
                 };
                 let Op::Recv { buf, .. } = r.op else { unreachable!() };
                 let off = hdr.offset as usize;
@@ -785,7 +843,10 @@ impl Engine {
                 unsafe { place(buf, r.layout(), off, std::slice::from_raw_parts(payload, fit)) };
                 r.done += len;
                 if r.done >= r.total {
-                    self.complete(hdr.rreq);
+                    if hdr.flags & FLAG_PUSH != 0 {
+                        self.pushing[world] = None;
+                    }
+                    self.complete(rid);
                 }
             }
             Kind::SyncAck => {
@@ -795,6 +856,25 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// A pushed message whose offer matched nothing yet: its data is collected as it
+    /// arrives, and matched once complete (until then it has not arrived, as far as
+    /// matching and probes go; nothing else from its sender can come before it).
+    fn hold_pushed(&mut self, world: usize, hdr: &Header) {
+        let data = Vec::with_capacity(hdr.len as usize);
+        if self.pushing[world].replace(Push::Held { head: *hdr, data }).is_some() {
+            fatal(&format!("rank {world} offered a pushed message before finishing the previous one"));
+        }
+    }
+
+    /// A held pushed message is complete: it arrives now, as an eager message would.
+    fn arrive_held(&mut self, world: usize) {
+        let Some(Push::Held { head, data }) = self.pushing[world].take() else { unreachable!("called for held data") };
+        let mut h = head;
+        h.kind = Kind::Eager;
+        h.flags = 0;
+        self.handle(world, &h, data.as_ptr(), data.len());
     }
 
     fn complete(&mut self, rid: ReqId) {
@@ -1023,7 +1103,7 @@ impl Engine {
     fn coll_arrival(&mut self, world: usize, hdr: &Header, payload: *const u8, len: usize) {
         let (ctx, src, tag) = (hdr.ctx, hdr.src, hdr.tag);
         let sync = (hdr.flags & FLAG_SYNC != 0).then_some((world, hdr.sreq));
-        let rts = (hdr.kind == Kind::Rts).then_some(Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset });
+        let rts = (hdr.kind == Kind::Rts).then(|| Unexpected::offer(world, hdr));
         // SAFETY: the transport holds `len` payload bytes until release.
         let data = unsafe { std::slice::from_raw_parts(payload, len) };
         match (self.colls.mail.take_posted(ctx, src, tag), rts) {
@@ -1045,6 +1125,7 @@ impl Engine {
             (None, Some(Unexpected::Rts { world, sreq, len, addr })) => {
                 self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Rts { world, sreq, len, addr } });
             }
+            (None, Some(Unexpected::Pushed { .. })) => self.hold_pushed(world, hdr),
             (None, Some(Unexpected::Eager { .. })) => unreachable!("offers are rendezvous"),
         }
     }
@@ -1431,6 +1512,21 @@ unsafe fn place(buf: RawBuf, layout: Option<&Layout>, off: usize, data: &[u8]) {
         // SAFETY: per the function contract; off + len ≤ buf.len (callers clamp).
         _ => unsafe { crate::copy::copy_bytes(data.as_ptr(), buf.ptr.add(off), data.len()) },
     }
+}
+
+/// A receive matched an offer of `len` bytes, whose data comes in chunks: the status is
+/// known now (truncated if the buffer is shorter).
+fn expect_data(r: &mut Request, env: Envelope, buf: RawBuf, len: usize) {
+    r.state = State::RecvData;
+    r.total = len;
+    r.done = 0;
+    r.status = Status {
+        source: env.src,
+        tag: env.tag,
+        bytes: len.min(buf.len),
+        cancelled: false,
+        error: (len > buf.len).then_some(ErrorClass::Truncate),
+    };
 }
 
 /// Points a request with a non-contiguous buffer at its staging bytes (packing sends).

@@ -74,6 +74,8 @@ pub enum State {
     SendAwaitCts,
     /// Rendezvous send: streaming data to `rreq`.
     SendStreaming,
+    /// Pushed send (`FLAG_PUSH`): streaming its data behind the offer, with no `Cts`.
+    SendPushing,
     /// Receive posted in the matching engine.
     RecvPosted,
     /// Receive matched a rendezvous message; data chunks arriving.

@@ -33,6 +33,26 @@ fn blocking_recv() {
     run_program_all("blocking_recv", &[]);
 }
 
+/// Messages pushed through the ring without waiting for the receiver (`FLAG_PUSH`), with
+/// the default limits (pushes only when oversubscribed).
+#[test]
+fn pushed() {
+    run_program_all("pushed", &[]);
+}
+
+/// Every pushed path forced at every rank count, up to 1 MiB: the program's own checks
+/// (including that such a send completes before its receive is posted), plus the size
+/// sweep, collectives, wildcard order and datatype programs carried by pushes.
+#[test]
+fn pushed_forced() {
+    let env = [("OXMPI_SHM_PUSH_MAX", "1048576"), ("OXMPI_OSUB_PUSH_MAX", "1048576")];
+    run_program_all_env("pushed", &[], &env);
+    run_program_all_env("pingpong_sizes", &["2"], &env);
+    run_program_all_env("coll_all", &[], &env);
+    run_program_all_env("wildcard_order", &[], &env);
+    run_program_all_env("datatypes_p2p", &[], &env);
+}
+
 /// MPI_Barrier synchronises (no rank leaves before the last enters), on world, duplicates,
 /// halves and overlapping pairs, and across 200 communicator free/create cycles.
 #[test]

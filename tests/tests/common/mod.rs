@@ -245,6 +245,8 @@ pub struct RunOpts<'a> {
     pub hard_timeout: Duration,
     /// Run with this launcher instead of the one under test.
     pub launcher: Option<&'a Path>,
+    /// Extra environment variables for the launcher (and so the ranks).
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for RunOpts<'_> {
@@ -257,6 +259,7 @@ impl Default for RunOpts<'_> {
             timeout_via_env: false,
             hard_timeout: HARD_TIMEOUT,
             launcher: None,
+            env: Vec::new(),
         }
     }
 }
@@ -337,6 +340,10 @@ pub fn run(exe: &Path, opts: RunOpts) -> RunResult {
     let ours = opts.launcher.is_none() && m.is_oxmpi;
     let mut cmd = Command::new(launcher);
     let mut shown = vec![launcher.display().to_string()];
+    for (k, v) in &opts.env {
+        cmd.env(k, v);
+        shown.insert(0, format!("{k}={v}"));
+    }
     cmd.arg("-n").arg(opts.np.to_string());
     shown.push(format!("-n {}", opts.np));
     if let Some(t) = opts.launcher_timeout {
@@ -424,11 +431,17 @@ pub fn run(exe: &Path, opts: RunOpts) -> RunResult {
 /// Run an ordinary self-checking program and require success: exit status 0,
 /// the program's "<name>: OK" line on stdout, nothing left running.
 pub fn run_ok(name: &str, exe: &Path, np: usize, args: &[&str]) -> RunResult {
+    run_ok_env(name, exe, np, args, &[])
+}
+
+/// `run_ok` with extra environment variables.
+pub fn run_ok_env(name: &str, exe: &Path, np: usize, args: &[&str], env: &[(&str, &str)]) -> RunResult {
     let r = run(
         exe,
         RunOpts {
             np,
             args: args.iter().map(|s| s.to_string()).collect(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
             ..Default::default()
         },
     );
@@ -452,9 +465,14 @@ pub fn run_ok(name: &str, exe: &Path, np: usize, args: &[&str]) -> RunResult {
 
 /// Compile `name` and run it at every rank count in RANKS.
 pub fn run_program_all(name: &str, args: &[&str]) {
+    run_program_all_env(name, args, &[]);
+}
+
+/// `run_program_all` with extra environment variables.
+pub fn run_program_all_env(name: &str, args: &[&str], env: &[(&str, &str)]) {
     let exe = compile(name);
     for &np in RANKS {
-        run_ok(name, &exe, np, args);
+        run_ok_env(name, &exe, np, args, env);
     }
 }
 
