@@ -48,6 +48,11 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "SHM_PUSH_MAX for oversubscribed runs (more local ranks than CPUs), where a rendezvous sender waits for its receiver to be scheduled (4 ranks on 2 CPUs: gather and reduce of 16 KiB 2-3x faster; at 32 KiB scatter, bcast and alltoall were slower); 0 = never",
     },
     Tunable {
+        name: "OSUB_PUSH_ROOT_MAX",
+        default: 524288,
+        doc: "OSUB_PUSH_MAX for the sends of gathers and reduces toward their root: many senders, one receiver that is often not running (4 ranks on 2 CPUs: gather of 256-512 KiB 1.5x faster; above the ring's capacity, 512 KiB by default, no gain); 0 = never",
+    },
+    Tunable {
         name: "BIND",
         default: 1,
         doc: "bind local rank i to the i-th CPU the job may use (as Open MPI does); with more local ranks than CPUs, in blocks of neighbouring ranks per CPU; 0 = leave placement to the scheduler (e.g. several jobs sharing a node)",

@@ -179,6 +179,9 @@ pub struct Engine {
     /// Sends above the eager limit and up to this many bytes are pushed (`FLAG_PUSH`);
     /// 0 = never (`OXMPI_SHM_PUSH_MAX`, or `OXMPI_OSUB_PUSH_MAX` when oversubscribed).
     push_max: usize,
+    /// The same for `SendMode::TowardRoot` sends (`OXMPI_OSUB_PUSH_ROOT_MAX` when
+    /// oversubscribed, else as `push_max`).
+    push_root_max: usize,
     /// Per sender world rank: its pushed message in progress, if any. A sender streams
     /// one pushed message at a time, right behind its offer, so one entry suffices.
     pushing: Vec<Option<Push>>,
@@ -228,6 +231,7 @@ impl Engine {
             spare: Vec::new(),
             waiting: None,
             push_max: crate::config::config().get(if oversubscribed { "OSUB_PUSH_MAX" } else { "SHM_PUSH_MAX" }),
+            push_root_max: crate::config::config().get(if oversubscribed { "OSUB_PUSH_ROOT_MAX" } else { "SHM_PUSH_MAX" }),
             pushing: (0..size).map(|_| None).collect(),
         }
     }
@@ -334,7 +338,7 @@ impl Engine {
                     self.complete(rid);
                     Ok(())
                 } else {
-                    self.start_send(rid, buf, dest_world, ctx, src_rank, tag, mode == SendMode::Synchronous)
+                    self.start_send(rid, buf, dest_world, ctx, src_rank, tag, mode)
                 }
             }
             Op::Recv { ctx, src, tag, .. } => {
@@ -346,8 +350,10 @@ impl Engine {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn start_send(&mut self, rid: ReqId, buf: RawBuf, dest: usize, ctx: u32, src_rank: i32, tag: i32, sync: bool) -> MpiResult<()> {
+    fn start_send(&mut self, rid: ReqId, buf: RawBuf, dest: usize, ctx: u32, src_rank: i32, tag: i32, mode: SendMode) -> MpiResult<()> {
         let route = self.route(dest)?;
+        let sync = mode == SendMode::Synchronous;
+        let push_max = if mode == SendMode::TowardRoot { self.push_root_max } else { self.push_max };
         let mut hdr = Header::new(Kind::Eager);
         hdr.ctx = ctx;
         hdr.src = src_rank;
@@ -382,7 +388,7 @@ impl Engine {
             }
             let done = if sync { None } else { Some(rid) };
             self.push_or_queue(dest, Outgoing::Msg { hdr, payload: buf.ptr, len: buf.len, done });
-        } else if buf.len <= self.push_max && !sync {
+        } else if buf.len <= push_max && !sync {
             // Pushed: the offer, then the data right behind it (see `FLAG_PUSH`).
             hdr.kind = Kind::Rts;
             hdr.flags = FLAG_PUSH;
@@ -429,7 +435,7 @@ impl Engine {
         let r = self.reqs.get_mut(rid).unwrap();
         r.freed = true;
         r.extra().bsend_region = Some(off);
-        self.start_send(rid, copy, dest, ctx, src_rank, tag, false)
+        self.start_send(rid, copy, dest, ctx, src_rank, tag, SendMode::Standard)
     }
 
     /// `MPI_Buffer_attach`.
@@ -1017,11 +1023,12 @@ impl Engine {
                 }
             }
             for k in round {
-                if let Action::Send { to, data } = s.action(k) {
+                if let Action::Send { to, data, toward_root } = s.action(k) {
                     let buf = RawBuf { ptr: s.ptr(data), len: data.len };
                     let dest_world = s.comm.world_ranks[to];
                     if !self.try_send_now(buf, dest_world, ctx, me, tag) {
-                        let q = self.create(Op::Send { buf, dest_world, ctx, src_rank: me, tag, mode: SendMode::Standard }, false);
+                        let mode = if toward_root { SendMode::TowardRoot } else { SendMode::Standard };
+                        let q = self.create(Op::Send { buf, dest_world, ctx, src_rank: me, tag, mode }, false);
                         s.pending_mut().push(Pending::Req(q));
                         if let Err(e) = self.start(q) {
                             // The schedule is dropped on error: nothing may point into it.

@@ -24,6 +24,10 @@ pub enum SendMode {
     Synchronous,
     Ready,
     Buffered,
+    /// Standard mode, from a collective toward its root (gather, reduce): many ranks send
+    /// to one, so when oversubscribed such sends are pushed up to a larger limit
+    /// (`OXMPI_OSUB_PUSH_ROOT_MAX`), each sender completing without the root running.
+    TowardRoot,
 }
 
 /// A user buffer: raw because it belongs to the C caller, who may not touch it until the

@@ -276,7 +276,7 @@ pub fn reduce_binomial(s: &mut Schedule, input: Slice, result: Slice, root: usiz
     while mask < n {
         if vr & mask != 0 {
             s.next_round();
-            s.send(real(vr - mask), cur);
+            s.send_to_root(real(vr - mask), cur);
             break;
         }
         if vr + mask < n {
@@ -312,7 +312,7 @@ pub fn reduce_ordered(s: &mut Schedule, input: Slice, result: Slice, root: usize
     while mask < n {
         if me & mask != 0 {
             s.next_round();
-            s.send(me - mask, acc);
+            s.send_to_root(me - mask, acc);
             break;
         }
         if me + mask < n {
@@ -326,7 +326,7 @@ pub fn reduce_ordered(s: &mut Schedule, input: Slice, result: Slice, root: usize
     if root != 0 {
         if me == 0 {
             s.next_round();
-            s.send(root, acc);
+            s.send_to_root(root, acc);
         } else if me == root {
             s.next_round();
             s.recv(0, result);
@@ -522,7 +522,7 @@ pub fn gather_binomial(s: &mut Schedule, send: Slice, recv: Slice, blk: usize, r
     while mask < n {
         if vr & mask != 0 {
             s.next_round();
-            s.send(real(vr - mask), acc);
+            s.send_to_root(real(vr - mask), acc);
             break;
         }
         if vr + mask < n {
@@ -555,7 +555,7 @@ pub fn gatherv_linear(s: &mut Schedule, send: Slice, parts: &[Slice], root: usiz
             s.copy(send, parts[root]);
         }
     } else {
-        s.send(root, send);
+        s.send_to_root(root, send);
     }
 }
 

@@ -76,7 +76,8 @@ impl Slice {
 /// One step of a round.
 #[derive(Clone, Copy, Debug)]
 pub enum Action {
-    Send { to: usize, data: Slice },
+    /// `toward_root`: part of a gather or reduce, see `SendMode::TowardRoot`.
+    Send { to: usize, data: Slice, toward_root: bool },
     Recv { from: usize, data: Slice },
     /// `inout = input op inout` with the schedule's reduction kernel.
     Reduce { input: Slice, inout: Slice },
@@ -203,7 +204,12 @@ impl Schedule {
     }
 
     pub fn send(&mut self, to: usize, data: Slice) {
-        self.push(Action::Send { to, data });
+        self.push(Action::Send { to, data, toward_root: false });
+    }
+
+    /// A send toward the root of a gather or reduce (`SendMode::TowardRoot`).
+    pub fn send_to_root(&mut self, to: usize, data: Slice) {
+        self.push(Action::Send { to, data, toward_root: true });
     }
 
     pub fn recv(&mut self, from: usize, data: Slice) {
