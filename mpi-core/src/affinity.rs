@@ -28,7 +28,7 @@ pub fn bind_local_rank(me: usize, nlocal: usize, allowed: &[usize]) -> Option<us
     if nlocal < 2 || allowed.is_empty() {
         return None;
     }
-    let cpu = if nlocal <= allowed.len() { allowed[me] } else { allowed[me * allowed.len() / nlocal] };
+    let cpu = allowed[cpu_slot(me, nlocal, allowed.len())];
     // SAFETY: as above; the set holds one valid CPU index.
     let ok = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -36,6 +36,23 @@ pub fn bind_local_rank(me: usize, nlocal: usize, allowed: &[usize]) -> Option<us
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
     };
     ok.then_some(cpu)
+}
+
+/// Index among the `ncpus` allowed CPUs that `bind_local_rank` binds local rank `local` of
+/// `nlocal` to.
+pub fn cpu_slot(local: usize, nlocal: usize, ncpus: usize) -> usize {
+    if nlocal <= ncpus {
+        local
+    } else {
+        local * ncpus / nlocal
+    }
+}
+
+/// The local ranks `bind_local_rank` puts on the same CPU as local rank `me` (none when
+/// every rank has a CPU of its own). Assumes every local rank started with the same CPU
+/// mask, as the binding itself does; used only to choose between equivalent protocols.
+pub fn cpu_mates(me: usize, nlocal: usize, ncpus: usize) -> Vec<usize> {
+    (0..nlocal).filter(|&i| i != me && cpu_slot(i, nlocal, ncpus) == cpu_slot(me, nlocal, ncpus)).collect()
 }
 
 #[cfg(test)]
@@ -47,6 +64,15 @@ mod tests {
         let a = allowed_cpus();
         assert!(!a.is_empty());
         assert!(a.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn mates_are_the_blocks_of_the_binding() {
+        assert_eq!(cpu_mates(0, 4, 2), vec![1]);
+        assert_eq!(cpu_mates(3, 4, 2), vec![2]);
+        assert_eq!(cpu_mates(1, 2, 2), Vec::<usize>::new());
+        assert_eq!(cpu_mates(4, 5, 2), vec![3]);
+        assert_eq!(cpu_slot(4, 5, 2), 1);
     }
 
     #[test]

@@ -57,7 +57,13 @@ pub const FLAG_COOP: u8 = 2;
 /// ring; the receiver puts the chunks wherever the offer matched, or holds them until it
 /// matches. Oversubscribed, this spares the sender waiting for its receiver to be scheduled.
 pub const FLAG_PUSH: u8 = 4;
-const KNOWN_FLAGS: u8 = FLAG_SYNC | FLAG_COOP | FLAG_PUSH;
+/// Flag on an `Rts`: part of a rooted collective (one rank sending to many, or many to
+/// one). A receiver bound to the sender's CPU answers with a `FLAG_COOP` `Cts` that leaves
+/// the whole message to the sender's `process_vm_writev`, instead of reading it: when
+/// several ranks read one process's pages at once they contend for its page-table locks
+/// (oversubscribed bcast of 128 KiB spent a quarter of its time spinning there).
+pub const FLAG_ROOTED: u8 = 8;
+const KNOWN_FLAGS: u8 = FLAG_SYNC | FLAG_COOP | FLAG_PUSH | FLAG_ROOTED;
 
 /// A decoded header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

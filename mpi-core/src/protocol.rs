@@ -13,7 +13,7 @@ use crate::coll::mailbox::{is_coll_ctx, Early, EarlyMsg, Posted, RecvState};
 use crate::coll::schedule::Pending;
 use crate::coll::{Action, CollComm, Colls, Schedule};
 use crate::error::{ErrorClass, MpiError, MpiResult};
-use crate::header::{Header, Kind, FLAG_COOP, FLAG_PUSH, FLAG_SYNC, HEADER_LEN};
+use crate::header::{Header, Kind, FLAG_COOP, FLAG_PUSH, FLAG_ROOTED, FLAG_SYNC, HEADER_LEN};
 use crate::matching::{accepts, Envelope, Matcher};
 use crate::request::{Layout, Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
 use crate::transport::shm::ShmTransport;
@@ -31,7 +31,8 @@ pub enum Unexpected {
     Eager { data: Vec<u8>, sync: Option<(usize, ReqId)> },
     /// A rendezvous offer: the data stays at the sender until we match it. `addr`: the
     /// sender's contiguous buffer, offered for a single-copy read (0 = not offered).
-    Rts { world: usize, sreq: ReqId, len: usize, addr: u64 },
+    /// `rooted`: `FLAG_ROOTED` was set.
+    Rts { world: usize, sreq: ReqId, len: usize, addr: u64, rooted: bool },
     /// A pushed message (`FLAG_PUSH`) from `world` whose offer matched on arrival: its data
     /// chunks follow in the ring. Never queued: unmatched ones are held until complete.
     Pushed { world: usize, len: usize },
@@ -43,7 +44,7 @@ impl Unexpected {
         if hdr.flags & FLAG_PUSH != 0 {
             Unexpected::Pushed { world, len: hdr.len as usize }
         } else {
-            Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset }
+            Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset, rooted: hdr.flags & FLAG_ROOTED != 0 }
         }
     }
 
@@ -185,6 +186,9 @@ pub struct Engine {
     /// Per sender world rank: its pushed message in progress, if any. A sender streams
     /// one pushed message at a time, right behind its offer, so one entry suffices.
     pushing: Vec<Option<Push>>,
+    /// Per world rank: bound to the same CPU as this process (oversubscribed; see
+    /// `FLAG_ROOTED`). A guess from the binding rule, used only for speed.
+    cpu_mates: Vec<bool>,
 }
 
 /// Most buffers `Engine::spare` keeps (each at most an eager message long).
@@ -233,6 +237,14 @@ impl Engine {
             push_max: crate::config::config().get(if oversubscribed { "OSUB_PUSH_MAX" } else { "SHM_PUSH_MAX" }),
             push_root_max: crate::config::config().get(if oversubscribed { "OSUB_PUSH_ROOT_MAX" } else { "SHM_PUSH_MAX" }),
             pushing: (0..size).map(|_| None).collect(),
+            cpu_mates: vec![false; size],
+        }
+    }
+
+    /// Records the world ranks bound to our CPU (oversubscribed runs).
+    pub fn set_cpu_mates(&mut self, mates: &[usize]) {
+        for &m in mates {
+            self.cpu_mates[m] = true;
         }
     }
 
@@ -399,7 +411,7 @@ impl Engine {
             self.push_or_queue(dest, Outgoing::Stream { sreq: rid });
         } else {
             hdr.kind = Kind::Rts;
-            hdr.flags = 0;
+            hdr.flags = if matches!(mode, SendMode::TowardRoot | SendMode::FromRoot) { FLAG_ROOTED } else { 0 };
             // A contiguous buffer (a streamed non-contiguous one has a null pointer) is
             // offered for a single-copy read: `offset` carries its address.
             if buf.len >= self.cma_min && !buf.ptr.is_null() {
@@ -673,7 +685,7 @@ impl Engine {
                     fatal(&format!("rank {world} offered a pushed message before finishing the previous one"));
                 }
             }
-            Unexpected::Rts { world, sreq, len, addr } => {
+            Unexpected::Rts { world, sreq, len, addr, rooted } => {
                 expect_data(r, env, buf, len);
                 let mut h = Header::new(Kind::Cts);
                 h.sreq = sreq;
@@ -685,6 +697,15 @@ impl Engine {
                     // Large and not truncated: the sender writes the second half into our
                     // buffer while we read the first, so two cores copy at once.
                     let split = (len / 2) & !4095;
+                    // A rooted collective's message from a rank on our CPU: the sender
+                    // writes it all (see `FLAG_ROOTED`), and completes when it has.
+                    if rooted && self.cpu_mates[world] && buf.len >= len && self.shm.as_mut().unwrap().cma_ready(p) {
+                        h.flags = FLAG_COOP;
+                        h.len = 0;
+                        h.offset = buf.ptr as u64;
+                        self.send_ctrl(world, h);
+                        return;
+                    }
                     if len >= self.coop_min && buf.len >= len && split > 0 && self.shm.as_mut().unwrap().cma_ready(p) {
                         h.flags = FLAG_COOP;
                         h.len = split as u64;
@@ -748,7 +769,7 @@ impl Engine {
                         data.extend_from_slice(unsafe { std::slice::from_raw_parts(payload, len) });
                         Unexpected::Eager { data, sync }
                     } else {
-                        Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset }
+                        Unexpected::offer(world, hdr)
                     };
                     self.matcher.push_unexpected(env, u);
                 }
@@ -782,6 +803,9 @@ impl Engine {
                     h.len = wrote as u64;
                     h.offset = buf.ptr as u64;
                     self.send_ctrl(world, h);
+                    if skip == 0 && wrote == rest {
+                        self.complete(hdr.sreq);
+                    }
                 } else if skip == r.total {
                     self.complete(hdr.sreq);
                 } else {
@@ -806,7 +830,11 @@ impl Engine {
                         fatal(&format!("single-copy read of a message from rank {world} failed mid-transfer (process_vm_readv)"));
                     }
                 }
+                let own = self.reqs.get(hdr.rreq).map_or(1, |r| r.done);
                 self.complete(hdr.rreq);
+                if own == 0 && missing == 0 {
+                    return;
+                }
                 let mut h = Header::new(Kind::ReadDone);
                 h.sreq = hdr.sreq;
                 self.send_ctrl(world, h);
@@ -1023,11 +1051,10 @@ impl Engine {
                 }
             }
             for k in round {
-                if let Action::Send { to, data, toward_root } = s.action(k) {
+                if let Action::Send { to, data, mode } = s.action(k) {
                     let buf = RawBuf { ptr: s.ptr(data), len: data.len };
                     let dest_world = s.comm.world_ranks[to];
                     if !self.try_send_now(buf, dest_world, ctx, me, tag) {
-                        let mode = if toward_root { SendMode::TowardRoot } else { SendMode::Standard };
                         let q = self.create(Op::Send { buf, dest_world, ctx, src_rank: me, tag, mode }, false);
                         s.pending_mut().push(Pending::Req(q));
                         if let Err(e) = self.start(q) {
@@ -1093,8 +1120,8 @@ impl Engine {
                 }
                 state
             }
-            Some(Early { msg: EarlyMsg::Rts { world, sreq, len, addr }, .. }) => {
-                RecvState::Req(self.coll_rendezvous(buf, ctx, src, tag, Unexpected::Rts { world, sreq, len, addr }))
+            Some(Early { msg: EarlyMsg::Rts { world, sreq, len, addr, rooted }, .. }) => {
+                RecvState::Req(self.coll_rendezvous(buf, ctx, src, tag, Unexpected::Rts { world, sreq, len, addr, rooted }))
             }
             None => {
                 let slot = self.colls.mail.new_slot(RecvState::Waiting);
@@ -1129,8 +1156,8 @@ impl Engine {
                 let data = self.colls.mail.copy_of(data);
                 self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Eager { data, sync } });
             }
-            (None, Some(Unexpected::Rts { world, sreq, len, addr })) => {
-                self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Rts { world, sreq, len, addr } });
+            (None, Some(Unexpected::Rts { world, sreq, len, addr, rooted })) => {
+                self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Rts { world, sreq, len, addr, rooted } });
             }
             (None, Some(Unexpected::Pushed { .. })) => self.hold_pushed(world, hdr),
             (None, Some(Unexpected::Eager { .. })) => unreachable!("offers are rendezvous"),

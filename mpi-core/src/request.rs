@@ -28,6 +28,9 @@ pub enum SendMode {
     /// to one, so when oversubscribed such sends are pushed up to a larger limit
     /// (`OXMPI_OSUB_PUSH_ROOT_MAX`), each sender completing without the root running.
     TowardRoot,
+    /// Standard mode, from a collective's root to one of many receivers (bcast, scatter);
+    /// see `header::FLAG_ROOTED`.
+    FromRoot,
 }
 
 /// A user buffer: raw because it belongs to the C caller, who may not touch it until the

@@ -278,10 +278,12 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
     // Oversubscription is judged on the CPUs we may use before binding narrows them.
     let allowed = crate::affinity::allowed_cpus();
     let cpus = allowed.len().max(1);
-    if config().get("BIND") != 0 {
-        crate::affinity::bind_local_rank(me, locals.len(), &allowed);
+    let bound = config().get("BIND") != 0 && crate::affinity::bind_local_rank(me, locals.len(), &allowed).is_some();
+    let mut engine = Engine::new(rank, size, routes, shm, locals.clone(), locals.len() > cpus);
+    if bound {
+        let mates: Vec<usize> = crate::affinity::cpu_mates(me, locals.len(), cpus).into_iter().map(|i| locals[i]).collect();
+        engine.set_cpu_mates(&mates);
     }
-    let engine = Engine::new(rank, size, routes, shm, locals.clone(), locals.len() > cpus);
     let comms = CommTable::new(rank, size, default_errhandler);
     RUNTIME.multiple.store(thread_level >= THREAD_MULTIPLE, Ordering::Relaxed);
     THREAD_LEVEL.store(thread_level, Ordering::Relaxed);

@@ -53,6 +53,25 @@ fn pushed_forced() {
     run_program_all_env("datatypes_p2p", &[], &env);
 }
 
+/// Every rank on one CPU (`taskset -c 0`): each is oversubscribed and shares its CPU with
+/// all others, so small messages are pushed and every large message of a bcast, scatter,
+/// gather or reduce is written by its sender (`FLAG_ROOTED`) instead of read.
+#[test]
+fn one_cpu() {
+    use std::os::unix::fs::PermissionsExt;
+    let m = mpi();
+    let wrapper = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpirun-on-cpu0");
+    std::fs::write(&wrapper, format!("#!/bin/sh\nexec taskset -c 0 '{}' \"$@\"\n", m.mpirun.display())).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for name in ["pushed", "coll_all", "coll_dtypes"] {
+        let exe = compile(name);
+        for np in [3, 4] {
+            let r = run(&exe, RunOpts { np, launcher: Some(&wrapper), ..Default::default() });
+            assert!(r.success() && r.stdout.contains(&format!("{name}: OK")), "{name} -n {np} on one CPU failed\n{}", r.report());
+        }
+    }
+}
+
 /// MPI_Barrier synchronises (no rank leaves before the last enters), on world, duplicates,
 /// halves and overlapping pairs, and across 200 communicator free/create cycles.
 #[test]

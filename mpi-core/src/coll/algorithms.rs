@@ -180,7 +180,7 @@ pub fn bcast_binomial(s: &mut Schedule, buf: Slice, root: usize) {
     mask >>= 1;
     while mask > 0 {
         if vr + mask < n {
-            s.send(real(vr + mask), buf);
+            s.send_from_root(real(vr + mask), buf);
         }
         mask >>= 1;
     }
@@ -192,7 +192,7 @@ pub fn bcast_flat(s: &mut Schedule, buf: Slice, root: usize) {
     s.next_round();
     if me == root {
         for k in 1..n {
-            s.send((root + k) % n, buf);
+            s.send_from_root((root + k) % n, buf);
         }
     } else {
         s.recv(root, buf);
@@ -609,7 +609,7 @@ pub fn scatter_binomial(s: &mut Schedule, send: Slice, recv: Slice, blk: usize, 
     while mask > 0 {
         if vr + mask < n {
             let cnt = mask.min(n - vr - mask);
-            s.send(real(vr + mask), acc.sub(mask * blk, cnt * blk));
+            s.send_from_root(real(vr + mask), acc.sub(mask * blk, cnt * blk));
         }
         mask >>= 1;
     }
@@ -624,7 +624,7 @@ pub fn scatterv_linear(s: &mut Schedule, parts: &[Slice], recv: Slice, root: usi
     if me == root {
         for (i, &p) in parts.iter().enumerate().take(n) {
             if i != root {
-                s.send(i, p);
+                s.send_from_root(i, p);
             }
         }
         if !same(parts[root], recv) {

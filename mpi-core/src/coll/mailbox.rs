@@ -46,7 +46,7 @@ pub(crate) enum EarlyMsg {
     /// to acknowledge on match.
     Eager { data: Vec<u8>, sync: Option<(usize, ReqId)> },
     /// A rendezvous offer; the data stays at the sender until matched.
-    Rts { world: usize, sreq: ReqId, len: usize, addr: u64 },
+    Rts { world: usize, sreq: ReqId, len: usize, addr: u64, rooted: bool },
 }
 
 pub(crate) struct Early {

@@ -2,7 +2,7 @@
 
 use crate::datatype::Datatype;
 use crate::op::{Elem, PredefOp};
-use crate::request::ReqId;
+use crate::request::{ReqId, SendMode};
 use std::sync::Arc;
 
 /// Reduction kernel supplied by the C layer: `inout = input op inout` over `bytes` bytes
@@ -76,8 +76,8 @@ impl Slice {
 /// One step of a round.
 #[derive(Clone, Copy, Debug)]
 pub enum Action {
-    /// `toward_root`: part of a gather or reduce, see `SendMode::TowardRoot`.
-    Send { to: usize, data: Slice, toward_root: bool },
+    /// `mode`: `Standard`, or `TowardRoot`/`FromRoot` in rooted collectives.
+    Send { to: usize, data: Slice, mode: SendMode },
     Recv { from: usize, data: Slice },
     /// `inout = input op inout` with the schedule's reduction kernel.
     Reduce { input: Slice, inout: Slice },
@@ -204,12 +204,17 @@ impl Schedule {
     }
 
     pub fn send(&mut self, to: usize, data: Slice) {
-        self.push(Action::Send { to, data, toward_root: false });
+        self.push(Action::Send { to, data, mode: SendMode::Standard });
     }
 
     /// A send toward the root of a gather or reduce (`SendMode::TowardRoot`).
     pub fn send_to_root(&mut self, to: usize, data: Slice) {
-        self.push(Action::Send { to, data, toward_root: true });
+        self.push(Action::Send { to, data, mode: SendMode::TowardRoot });
+    }
+
+    /// A send from the root of a bcast or scatter, or down its tree (`SendMode::FromRoot`).
+    pub fn send_from_root(&mut self, to: usize, data: Slice) {
+        self.push(Action::Send { to, data, mode: SendMode::FromRoot });
     }
 
     pub fn recv(&mut self, from: usize, data: Slice) {
