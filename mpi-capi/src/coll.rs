@@ -705,6 +705,34 @@ pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int,
 
 #[allow(clippy::too_many_arguments)]
 fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+    if req.is_none() {
+        // Oversubscribed and small: flat, without a schedule (`DirectOp::ScatterFlat`).
+        let direct = run_direct(func, comm, |c, _, flat, _| {
+            let root = usize::try_from(root).ok().filter(|&r| r < c.size() && flat)?;
+            if c.rank != root {
+                let len = contiguous_len(recvcount, recvtype)?;
+                return (len == 0 || !recvbuf.is_null()).then_some((DirectOp::ScatterFlat { root, blk: len }, recvbuf as *mut u8, len));
+            }
+            let blk = contiguous_len(sendcount, sendtype)?;
+            let total = c.size() * blk;
+            if total > direct_max() || (blk > 0 && sendbuf.is_null()) {
+                return None;
+            }
+            if !in_place(recvbuf) {
+                // Anything but an exact contiguous fit takes the general path (and its errors).
+                if contiguous_len(recvcount, recvtype)? != blk || (blk > 0 && recvbuf.is_null()) {
+                    return None;
+                }
+                // SAFETY: the root's send buffer holds n blocks and its receive buffer one
+                // (MPI rule); distinct buffers (MPI_IN_PLACE is handled above).
+                unsafe { std::ptr::copy_nonoverlapping((sendbuf as *const u8).add(root * blk), recvbuf as *mut u8, blk) };
+            }
+            Some((DirectOp::ScatterFlat { root, blk }, sendbuf as *mut u8, total))
+        });
+        if let Some(rc) = direct {
+            return rc;
+        }
+    }
     run_staged(func, comm, req, |s, st| {
         let (n, me) = (s.comm.size(), s.comm.rank);
         let root = root_rank(root, n)?;

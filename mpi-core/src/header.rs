@@ -50,7 +50,8 @@ impl Kind {
 pub const FLAG_SYNC: u8 = 1;
 /// Flag on a `Cts`: the receiver reads bytes [0, len) itself and asks the sender to write
 /// the rest straight into its buffer at address `offset`, then send `PutDone`; the sender
-/// completes on the receiver's `ReadDone`.
+/// completes on the receiver's `ReadDone` (with `len` 0, as soon as it wrote everything:
+/// the receiver then reads nothing and sends no `ReadDone`).
 pub const FLAG_COOP: u8 = 2;
 /// Flag on an `Rts` and its `Data` chunks: a pushed message. The sender streams the data
 /// right after the `Rts` without waiting for a `Cts`, and completes once it is all in the

@@ -803,6 +803,8 @@ impl Engine {
                     h.len = wrote as u64;
                     h.offset = buf.ptr as u64;
                     self.send_ctrl(world, h);
+                    // A split of 0 (`FLAG_ROOTED`): the receiver reads nothing of ours once we
+                    // wrote it all, so the send is over and no ReadDone will come.
                     if skip == 0 && wrote == rest {
                         self.complete(hdr.sreq);
                     }
@@ -832,6 +834,7 @@ impl Engine {
                 }
                 let own = self.reqs.get(hdr.rreq).map_or(1, |r| r.done);
                 self.complete(hdr.rreq);
+                // The sender wrote everything of a split-0 transfer and completed then.
                 if own == 0 && missing == 0 {
                     return;
                 }
@@ -1343,6 +1346,18 @@ impl Engine {
                         }
                     } else {
                         d.recv = self.coll_post_recv(buf, d.ctx, root as i32, d.tag);
+                    }
+                }
+                DirectOp::ScatterFlat { root, blk } => {
+                    if me == root {
+                        for k in 1..n {
+                            let to = (root + k) % n;
+                            // SAFETY: the root's buffer holds n blocks of `blk` bytes.
+                            let ptr = unsafe { d.buf.add(to * blk) };
+                            self.direct_send(d, to, RawBuf { ptr, len: blk })?;
+                        }
+                    } else {
+                        d.recv = self.coll_post_recv(RawBuf { ptr: d.buf, len: d.len }, d.ctx, root as i32, d.tag);
                     }
                 }
                 DirectOp::ReduceFlat { root, .. } => {

@@ -11,7 +11,8 @@
 //! path.
 //!
 //! Oversubscribed (more local ranks than CPUs, few ranks: `OSUB_FLAT_PROCS`), barrier,
-//! bcast and reduce use flat trees instead (`BarrierFlat`, `BcastFlat`, `ReduceFlat`): only
+//! bcast and reduce use flat trees instead (`BarrierFlat`, `BcastFlat`, `ReduceFlat`), and
+//! scatter runs directly too (`ScatterFlat`): only
 //! the root talks to everyone, so a rank never waits for another non-root rank to be
 //! scheduled and forward the data; eager sends complete at once, so the root of a bcast
 //! and the leaves of a reduce finish without waiting; and the barrier releases rank 0
@@ -53,6 +54,9 @@ pub enum DirectOp {
     BarrierShm,
     /// Flat bcast: the root sends to every rank itself.
     BcastFlat { root: usize },
+    /// Flat scatter: the root sends block i (`blk` bytes of `buf`) to rank i itself; the
+    /// others receive `blk` bytes into `buf`. The root's own block is the caller's to copy.
+    ScatterFlat { root: usize, blk: usize },
     /// Flat reduce (commutative ops): every rank sends `buf` to the root, which combines
     /// them one by one into its accumulator `buf`.
     ReduceFlat { op: PredefOp, elem: Elem, root: usize },
@@ -128,7 +132,7 @@ impl Direct {
                     1
                 }
             }
-            DirectOp::BcastFlat { .. } => 1,
+            DirectOp::BcastFlat { .. } | DirectOp::ScatterFlat { .. } => 1,
             DirectOp::ReduceFlat { root, .. } => {
                 if self.rank == root {
                     n - 1
