@@ -13,7 +13,7 @@ use crate::coll::mailbox::{is_coll_ctx, Early, EarlyMsg, Posted, RecvState};
 use crate::coll::schedule::Pending;
 use crate::coll::{Action, CollComm, Colls, Schedule};
 use crate::error::{ErrorClass, MpiError, MpiResult};
-use crate::header::{Header, Kind, FLAG_COOP, FLAG_PUSH, FLAG_ROOTED, FLAG_SYNC, HEADER_LEN};
+use crate::header::{Header, Kind, FLAG_COOP, FLAG_PUSH, FLAG_ROOTED, FLAG_SYNC, FLAG_TO_ROOT, HEADER_LEN};
 use crate::matching::{accepts, Envelope, Matcher};
 use crate::request::{Layout, Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
 use crate::transport::shm::ShmTransport;
@@ -31,8 +31,8 @@ pub enum Unexpected {
     Eager { data: Vec<u8>, sync: Option<(usize, ReqId)> },
     /// A rendezvous offer: the data stays at the sender until we match it. `addr`: the
     /// sender's contiguous buffer, offered for a single-copy read (0 = not offered).
-    /// `rooted`: `FLAG_ROOTED` was set.
-    Rts { world: usize, sreq: ReqId, len: usize, addr: u64, rooted: bool },
+    /// `flags`: the offer's `FLAG_ROOTED`/`FLAG_TO_ROOT` bits.
+    Rts { world: usize, sreq: ReqId, len: usize, addr: u64, flags: u8 },
     /// A pushed message (`FLAG_PUSH`) from `world` whose offer matched on arrival: its data
     /// chunks follow in the ring. Never queued: unmatched ones are held until complete.
     Pushed { world: usize, len: usize },
@@ -44,7 +44,7 @@ impl Unexpected {
         if hdr.flags & FLAG_PUSH != 0 {
             Unexpected::Pushed { world, len: hdr.len as usize }
         } else {
-            Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset, rooted: hdr.flags & FLAG_ROOTED != 0 }
+            Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset, flags: hdr.flags & (FLAG_ROOTED | FLAG_TO_ROOT) }
         }
     }
 
@@ -411,7 +411,11 @@ impl Engine {
             self.push_or_queue(dest, Outgoing::Stream { sreq: rid });
         } else {
             hdr.kind = Kind::Rts;
-            hdr.flags = if matches!(mode, SendMode::TowardRoot | SendMode::FromRoot) { FLAG_ROOTED } else { 0 };
+            hdr.flags = match mode {
+                SendMode::FromRoot => FLAG_ROOTED,
+                SendMode::TowardRoot => FLAG_ROOTED | FLAG_TO_ROOT,
+                _ => 0,
+            };
             // A contiguous buffer (a streamed non-contiguous one has a null pointer) is
             // offered for a single-copy read: `offset` carries its address.
             if buf.len >= self.cma_min && !buf.ptr.is_null() {
@@ -685,7 +689,7 @@ impl Engine {
                     fatal(&format!("rank {world} offered a pushed message before finishing the previous one"));
                 }
             }
-            Unexpected::Rts { world, sreq, len, addr, rooted } => {
+            Unexpected::Rts { world, sreq, len, addr, flags } => {
                 expect_data(r, env, buf, len);
                 let mut h = Header::new(Kind::Cts);
                 h.sreq = sreq;
@@ -694,19 +698,21 @@ impl Engine {
                 // tells the sender how many bytes it need not stream (`len`); all of them
                 // (the truncated excess is dropped) completes both sides at once.
                 if let (true, None, Route::Shm(p)) = (addr != 0, r.layout(), self.routes[world]) {
-                    // Large and not truncated: the sender writes the second half into our
-                    // buffer while we read the first, so two cores copy at once.
-                    let split = (len / 2) & !4095;
                     // A rooted collective's message from a rank on our CPU: the sender
                     // writes it all (see `FLAG_ROOTED`), and completes when it has.
-                    if rooted && self.cpu_mates[world] && buf.len >= len && self.shm.as_mut().unwrap().cma_ready(p) {
+                    if flags & FLAG_ROOTED != 0 && self.cpu_mates[world] && buf.len >= len && self.shm.as_mut().unwrap().cma_ready(p) {
                         h.flags = FLAG_COOP;
                         h.len = 0;
                         h.offset = buf.ptr as u64;
                         self.send_ctrl(world, h);
                         return;
                     }
-                    if len >= self.coop_min && buf.len >= len && split > 0 && self.shm.as_mut().unwrap().cma_ready(p) {
+                    // Large and not truncated: the sender writes the second half into our
+                    // buffer while we read the first, so two cores copy at once (when
+                    // oversubscribed, only toward a root: see `FLAG_TO_ROOT`).
+                    let split = (len / 2) & !4095;
+                    let coop = len >= self.coop_min && (!self.oversubscribed || flags & FLAG_TO_ROOT != 0);
+                    if coop && buf.len >= len && split > 0 && self.shm.as_mut().unwrap().cma_ready(p) {
                         h.flags = FLAG_COOP;
                         h.len = split as u64;
                         h.offset = buf.ptr as u64;
@@ -1123,8 +1129,8 @@ impl Engine {
                 }
                 state
             }
-            Some(Early { msg: EarlyMsg::Rts { world, sreq, len, addr, rooted }, .. }) => {
-                RecvState::Req(self.coll_rendezvous(buf, ctx, src, tag, Unexpected::Rts { world, sreq, len, addr, rooted }))
+            Some(Early { msg: EarlyMsg::Rts { world, sreq, len, addr, flags }, .. }) => {
+                RecvState::Req(self.coll_rendezvous(buf, ctx, src, tag, Unexpected::Rts { world, sreq, len, addr, flags }))
             }
             None => {
                 let slot = self.colls.mail.new_slot(RecvState::Waiting);
@@ -1159,8 +1165,8 @@ impl Engine {
                 let data = self.colls.mail.copy_of(data);
                 self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Eager { data, sync } });
             }
-            (None, Some(Unexpected::Rts { world, sreq, len, addr, rooted })) => {
-                self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Rts { world, sreq, len, addr, rooted } });
+            (None, Some(Unexpected::Rts { world, sreq, len, addr, flags })) => {
+                self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Rts { world, sreq, len, addr, flags } });
             }
             (None, Some(Unexpected::Pushed { .. })) => self.hold_pushed(world, hdr),
             (None, Some(Unexpected::Eager { .. })) => unreachable!("offers are rendezvous"),

@@ -46,7 +46,8 @@ pub(crate) enum EarlyMsg {
     /// to acknowledge on match.
     Eager { data: Vec<u8>, sync: Option<(usize, ReqId)> },
     /// A rendezvous offer; the data stays at the sender until matched.
-    Rts { world: usize, sreq: ReqId, len: usize, addr: u64, rooted: bool },
+    /// `flags`: the offer's `FLAG_ROOTED`/`FLAG_TO_ROOT` bits.
+    Rts { world: usize, sreq: ReqId, len: usize, addr: u64, flags: u8 },
 }
 
 pub(crate) struct Early {
