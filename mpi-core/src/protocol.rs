@@ -191,8 +191,10 @@ pub struct Engine {
     cpu_mates: Vec<bool>,
 }
 
-/// Most buffers `Engine::spare` keeps (each at most an eager message long).
+/// Most buffers `Engine::spare` keeps, and the largest capacity worth keeping (held
+/// pushed messages can reach `OXMPI_OSUB_PUSH_ROOT_MAX`; eager ones are 8 KiB).
 const SPARE_BUFFERS: usize = 64;
+const SPARE_BUFFER_MAX: usize = 64 * 1024;
 
 // SAFETY: raw pointers in queued work refer to user buffers or the shm mapping, which stay
 // valid while the operations are pending; the engine is only used under the runtime lock.
@@ -656,7 +658,7 @@ impl Engine {
     /// steady state of early arrivals does not allocate.
     #[inline]
     fn recycle(&mut self, data: Vec<u8>) {
-        if self.spare.len() < SPARE_BUFFERS && data.capacity() != 0 {
+        if self.spare.len() < SPARE_BUFFERS && data.capacity() != 0 && data.capacity() <= SPARE_BUFFER_MAX {
             self.spare.push(data);
         }
     }
