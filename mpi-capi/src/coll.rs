@@ -724,8 +724,8 @@ fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_D
                     return None;
                 }
                 // SAFETY: the root's send buffer holds n blocks and its receive buffer one
-                // (MPI rule); distinct buffers (MPI_IN_PLACE is handled above).
-                unsafe { std::ptr::copy_nonoverlapping((sendbuf as *const u8).add(root * blk), recvbuf as *mut u8, blk) };
+                // (MPI rule); `copy`, not `copy_nonoverlapping`, in case a caller aliases them.
+                unsafe { std::ptr::copy((sendbuf as *const u8).add(root * blk), recvbuf as *mut u8, blk) };
             }
             Some((DirectOp::ScatterFlat { root, blk }, sendbuf as *mut u8, total))
         });
