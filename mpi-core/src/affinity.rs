@@ -38,6 +38,16 @@ pub fn bind_local_rank(me: usize, nlocal: usize, allowed: &[usize]) -> Option<us
     ok.then_some(cpu)
 }
 
+/// A CPU set folded into 256 bits (CPU c sets bit c mod 256), small enough to publish in
+/// shared memory; the union of such sets undercounts only beyond 256 CPUs.
+pub fn fold_cpus(cpus: &[usize]) -> [u64; 4] {
+    let mut bits = [0u64; 4];
+    for &c in cpus {
+        bits[(c / 64) % 4] |= 1 << (c % 64);
+    }
+    bits
+}
+
 /// Index among the `ncpus` allowed CPUs that `bind_local_rank` binds local rank `local` of
 /// `nlocal` to.
 pub fn cpu_slot(local: usize, nlocal: usize, ncpus: usize) -> usize {
@@ -64,6 +74,14 @@ mod tests {
         let a = allowed_cpus();
         assert!(!a.is_empty());
         assert!(a.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn folded_cpu_sets() {
+        assert_eq!(fold_cpus(&[0, 1, 65]), [3, 2, 0, 0]);
+        assert_eq!(fold_cpus(&[200, 456]), [0, 0, 0, 1 << 8]);
+        let union: u32 = fold_cpus(&[0, 1]).iter().zip(fold_cpus(&[1, 2])).map(|(a, b)| (a | b).count_ones()).sum();
+        assert_eq!(union, 3);
     }
 
     #[test]

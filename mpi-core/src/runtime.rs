@@ -275,12 +275,14 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
             }
         })
         .collect();
-    // Oversubscription is judged on the CPUs we may use before binding narrows them.
+    // Oversubscription is judged on the CPUs the node's ranks may use between them, before
+    // binding narrows them (a launcher may have given each rank a CPU of its own).
     let allowed = crate::affinity::allowed_cpus();
-    let cpus = allowed.len().max(1);
+    let cpus = shm.as_ref().map_or(0, |s| s.node_cpus()).max(allowed.len()).max(1);
+    let oversubscribed = locals.len() > cpus;
     let bound = config().get("BIND") != 0 && crate::affinity::bind_local_rank(me, locals.len(), &allowed).is_some();
-    let mut engine = Engine::new(rank, size, routes, shm, locals.clone(), locals.len() > cpus);
-    if bound {
+    let mut engine = Engine::new(rank, size, routes, shm, locals.clone(), oversubscribed);
+    if bound && oversubscribed {
         let mates: Vec<usize> = crate::affinity::cpu_mates(me, locals.len(), cpus).into_iter().map(|i| locals[i]).collect();
         engine.set_cpu_mates(&mates);
     }

@@ -72,6 +72,35 @@ fn one_cpu() {
     }
 }
 
+/// Each rank confined to one CPU of its own by the launcher (as `srun --cpu-bind=cores`
+/// does; here a wrapper runs `taskset -c <CPU of PMI_RANK>`): results must not change,
+/// whether the ranks share CPUs (more ranks than CPUs) or not.
+#[test]
+fn per_rank_cpu_masks() {
+    use std::os::unix::fs::PermissionsExt;
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).expect("Cpus_allowed_list").trim().to_string();
+    let cpus: Vec<String> = list
+        .split(',')
+        .flat_map(|part| match part.split_once('-') {
+            Some((a, b)) => (a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()).map(|c| c.to_string()).collect::<Vec<_>>(),
+            None => vec![part.to_string()],
+        })
+        .collect();
+    let wrapper = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("one-cpu-per-rank");
+    let script = format!("#!/bin/sh\nset -- {}\nshift $((PMI_RANK % $#))\nexec taskset -c \"$1\" \"$OXMPI_TEST_PROGRAM\"\n", cpus.join(" "));
+    std::fs::write(&wrapper, script).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for name in ["coll_all", "pushed"] {
+        let exe = compile(name);
+        for np in [2, 4] {
+            let env = vec![("OXMPI_TEST_PROGRAM".to_string(), exe.display().to_string())];
+            let r = run(&wrapper, RunOpts { np, env, ..Default::default() });
+            assert!(r.success() && r.stdout.contains(&format!("{name}: OK")), "{name} -n {np}, one CPU per rank, failed\n{}", r.report());
+        }
+    }
+}
+
 /// MPI_Barrier synchronises (no rank leaves before the last enters), on world, duplicates,
 /// halves and overlapping pairs, and across 200 communicator free/create cycles.
 #[test]

@@ -148,7 +148,33 @@ impl ShmTransport {
         t.pid_word(me).store(std::process::id(), Ordering::Relaxed);
         t.cookie_words(me).0.store(CMA_COOKIE.as_ptr() as u64, Ordering::Relaxed);
         t.cookie_words(me).1.store(cookie, Ordering::Relaxed);
+        // And the CPUs we may run on, for `node_cpus` (also read after the fences).
+        for (word, bits) in t.cpu_words(me).iter().zip(crate::affinity::fold_cpus(&crate::affinity::allowed_cpus())) {
+            word.store(bits, Ordering::Relaxed);
+        }
         t
+    }
+
+    /// Local rank `local`'s published CPU set, folded into 256 bits (the second half of
+    /// its doorbell line).
+    fn cpu_words(&self, local: usize) -> [&std::sync::atomic::AtomicU64; 4] {
+        // SAFETY: 8-byte aligned words at offsets 32..64 of the rank's doorbell line, used
+        // only for this and only atomically.
+        std::array::from_fn(|i| unsafe { std::sync::atomic::AtomicU64::from_ptr(self.seg.base().add(LINE * (1 + local) + 32 + 8 * i) as *mut u64) })
+    }
+
+    /// How many distinct CPUs the node's ranks may use between them (each published its
+    /// own set at start-up; valid after the start-up fences). Under a launcher that gives
+    /// every task a CPU of its own, one rank's mask alone would make the node look
+    /// oversubscribed.
+    pub fn node_cpus(&self) -> usize {
+        let mut union = [0u64; 4];
+        for local in 0..self.shape.nlocal {
+            for (u, w) in union.iter_mut().zip(self.cpu_words(local)) {
+                *u |= w.load(Ordering::Relaxed);
+            }
+        }
+        union.iter().map(|w| w.count_ones() as usize).sum()
     }
 
     /// Address and value of local rank `local`'s cookie (in its doorbell line).
