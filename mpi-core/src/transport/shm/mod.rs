@@ -1,6 +1,7 @@
 //! Shared-memory transport between ranks of one node: one SPSC ring per ordered pair of
-//! local ranks in a single segment, plus per rank a doorbell word for sleeping waits and
-//! two barrier lines (`arrive_word`, `release_word`; see `coll/flag_barrier.rs`).
+//! local ranks in a single segment, plus per rank a doorbell line (the bell word for
+//! sleeping waits, then its pid and CMA cookie, then its CPU set: `node_cpus`) and two
+//! barrier lines (`arrive_word`, `release_word`; see `coll/flag_barrier.rs`).
 
 mod cma_put;
 pub mod ring;
