@@ -687,9 +687,7 @@ impl Engine {
             }
             Unexpected::Pushed { world, len } => {
                 expect_data(r, env, buf, len);
-                if self.pushing[world].replace(Push::Into(rid)).is_some() {
-                    fatal(&format!("rank {world} offered a pushed message before finishing the previous one"));
-                }
+                self.begin_push(world, Push::Into(rid));
             }
             Unexpected::Rts { world, sreq, len, addr, flags } => {
                 expect_data(r, env, buf, len);
@@ -829,7 +827,8 @@ impl Engine {
                 let Op::Recv { buf, .. } = r.op else { unreachable!() };
                 // Our own part [0, done) is in; the sender wrote `len` bytes after it. Read
                 // whatever it could not write ourselves.
-                let at = r.done + hdr.len as usize;
+                let own = r.done;
+                let at = own + hdr.len as usize;
                 let missing = r.total - at;
                 if missing > 0 {
                     let Route::Shm(p) = self.routes[world] else { unreachable!("cooperative transfers are shm only") };
@@ -840,7 +839,6 @@ impl Engine {
                         fatal(&format!("single-copy read of a message from rank {world} failed mid-transfer (process_vm_readv)"));
                     }
                 }
-                let own = self.reqs.get(hdr.rreq).map_or(1, |r| r.done);
                 self.complete(hdr.rreq);
                 // The sender wrote everything of a split-0 transfer and completed then.
                 if own == 0 && missing == 0 {
@@ -907,8 +905,13 @@ impl Engine {
     /// arrives, and matched once complete (until then it has not arrived, as far as
     /// matching and probes go; nothing else from its sender can come before it).
     fn hold_pushed(&mut self, world: usize, hdr: &Header) {
-        let data = Vec::with_capacity(hdr.len as usize);
-        if self.pushing[world].replace(Push::Held { head: *hdr, data }).is_some() {
+        self.begin_push(world, Push::Held { head: *hdr, data: Vec::with_capacity(hdr.len as usize) });
+    }
+
+    /// Records where the data of `world`'s pushed message goes; a sender streams one at a
+    /// time, so a second offer before the first one's data is a protocol fault.
+    fn begin_push(&mut self, world: usize, to: Push) {
+        if self.pushing[world].replace(to).is_some() {
             fatal(&format!("rank {world} offered a pushed message before finishing the previous one"));
         }
     }
