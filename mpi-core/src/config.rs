@@ -38,6 +38,11 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "single-copy messages from this many bytes are copied by both sides at once: the receiver reads the first half while the sender writes the second (process_vm_writev); 0 = never",
     },
     Tunable {
+        name: "SHM_MEMBARRIER",
+        default: 1,
+        doc: "1 = a rank about to sleep forces a memory barrier on the node's running ranks with membarrier(2) (when the kernel offers it), so senders skip a fence per message (bw 16 B-1 KiB up to 2x); 0 = a fence per message",
+    },
+    Tunable {
         name: "SHM_PUSH_MAX",
         default: 0,
         doc: "messages above the eager limit and up to this many bytes are pushed: streamed through the ring right behind their envelope, without waiting for the receiver to match (the send completes once all is in the ring); 0 = never. Oversubscribed runs use OSUB_PUSH_MAX instead",
@@ -70,7 +75,12 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "YIELD_COUNT",
         default: 2000,
-        doc: "yields a blocked wait makes before it sleeps (bounded sleeps of 1 ms)",
+        doc: "yields a blocked wait makes before it sleeps (bounded sleeps of SLEEP_MAX_US)",
+    },
+    Tunable {
+        name: "SLEEP_MAX_US",
+        default: 1000,
+        doc: "longest a sleeping wait sleeps before it polls again, in microseconds: a safety net, since senders wake sleepers (tests raise it so a missed wake-up hangs)",
     },
     Tunable {
         name: "BCAST_SHORT_MSG",

@@ -73,6 +73,17 @@ pub const FLAG_ROOTED: u8 = 8;
 pub const FLAG_TO_ROOT: u8 = 16;
 const KNOWN_FLAGS: u8 = FLAG_SYNC | FLAG_COOP | FLAG_PUSH | FLAG_ROOTED | FLAG_TO_ROOT;
 
+/// Bytes at the end of an encoded `Eager` header that its receiver ignores (the `offset`
+/// field, meaningless there): a transport may lay payload over them, as the shared-memory
+/// ring does so a 9–16 byte message shares its flag's cache line.
+pub const EAGER_SPARE: usize = 8;
+
+/// May the last `EAGER_SPARE` bytes of this encoded header be overwritten?
+#[inline]
+pub fn has_spare_tail(b: &[u8; HEADER_LEN]) -> bool {
+    b[0] == Kind::Eager as u8
+}
+
 /// A decoded header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
@@ -128,7 +139,11 @@ impl Header {
     pub fn decode_valid(b: &[u8; HEADER_LEN], payload_len: usize, max_len: u64) -> Option<Header> {
         let w0 = u32::from_le_bytes(b[0..4].try_into().unwrap());
         let (kind, flags) = (w0 as u8, (w0 >> 8) as u8);
-        let h = Self::fields(b, Kind::Eager);
+        let mut h = Self::fields(b, Kind::Eager);
+        let eager = kind == Kind::Eager as u8;
+        if eager {
+            h.offset = 0; // may hold payload (`EAGER_SPARE`)
+        }
         // `&`, not `&&`: all of them are cheap, and one branch beats six.
         let common = (w0 & 0xffff_0000 == u32::from(VERSION) << 16)
             & (flags & !KNOWN_FLAGS == 0)
@@ -190,7 +205,10 @@ impl Header {
         if flags & !KNOWN_FLAGS != 0 || b[3] != 0 || b[28..32] != [0; 4] {
             return Err(bad("reserved bits set"));
         }
-        let h = Self::fields(b, kind);
+        let mut h = Self::fields(b, kind);
+        if kind == Kind::Eager {
+            h.offset = 0; // may hold payload (`EAGER_SPARE`)
+        }
         if h.src < 0 {
             return Err(bad("negative source rank"));
         }
@@ -264,7 +282,9 @@ mod tests {
             let plen = match kind { Kind::Eager => len as usize % 4096, Kind::Data => 1 + len as usize % 4096, _ => 0 };
             let len = if kind == Kind::Eager { plen as u64 } else { len };
             let h = Header { kind, flags: 0, ctx, src, tag, seq, sreq, rreq, len, offset: off };
-            prop_assert_eq!(Header::decode(&h.encode(), plen, 1 << 40).unwrap(), h);
+            // An eager header's offset is not carried (`EAGER_SPARE`).
+            let expect = if kind == Kind::Eager { Header { offset: 0, ..h } } else { h };
+            prop_assert_eq!(Header::decode(&h.encode(), plen, 1 << 40).unwrap(), expect);
         }
     }
 }

@@ -1476,6 +1476,13 @@ impl Engine {
         self.shm.as_mut()?.prepare_sleep()
     }
 
+    /// A wait that slept is over (see `Transport::end_sleep`).
+    pub fn end_sleep(&mut self) {
+        if let Some(shm) = self.shm.as_mut() {
+            shm.end_sleep();
+        }
+    }
+
     // ----------------------------------------------------- probe, cancel, misc
 
     /// `MPI_Iprobe`: status of the earliest matching unexpected message.

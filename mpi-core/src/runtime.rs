@@ -177,11 +177,17 @@ struct WaitPolicy {
     yields: usize,
     /// While spinning, yield once every this many polls (0 = never).
     spin_yield: usize,
+    sleep_max_us: u64,
 }
 
 fn wait_policy() -> &'static WaitPolicy {
     static P: OnceLock<WaitPolicy> = OnceLock::new();
-    P.get_or_init(|| WaitPolicy { spin: config().get("SPIN_COUNT"), yields: config().get("YIELD_COUNT"), spin_yield: config().get("SPIN_YIELD_EVERY") })
+    P.get_or_init(|| WaitPolicy {
+        spin: config().get("SPIN_COUNT"),
+        yields: config().get("YIELD_COUNT"),
+        spin_yield: config().get("SPIN_YIELD_EVERY"),
+        sleep_max_us: config().get("SLEEP_MAX_US").max(1) as u64,
+    })
 }
 
 /// Drives progress until `done` holds. `done` runs after each progress pass, under the lock.
@@ -195,6 +201,7 @@ fn wait_policy() -> &'static WaitPolicy {
 pub fn wait_until(mut done: impl FnMut(&mut Runtime) -> bool) {
     let mut polls: usize = 0;
     let policy = wait_policy();
+    let mut slept = false;
     loop {
         let (token, spin) = {
             let mut g = lock();
@@ -203,6 +210,9 @@ pub fn wait_until(mut done: impl FnMut(&mut Runtime) -> bool) {
                 polls = 0;
             }
             if done(rt) {
+                if slept {
+                    rt.engine.end_sleep();
+                }
                 return;
             }
             polls += 1;
@@ -211,7 +221,10 @@ pub fn wait_until(mut done: impl FnMut(&mut Runtime) -> bool) {
             (token, spin)
         };
         match token {
-            Some(t) => t.sleep(1000),
+            Some(t) => {
+                slept = true;
+                t.sleep(policy.sleep_max_us)
+            }
             None if polls > spin => std::thread::yield_now(),
             None if policy.spin_yield > 0 && polls.is_multiple_of(policy.spin_yield) => std::thread::yield_now(),
             None => std::hint::spin_loop(),
@@ -260,6 +273,7 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
     bs.fence().map_err(|e| e.0)?;
     if let Some(s) = shm.as_mut() {
         s.unlink();
+        s.settle_wake();
     }
     if let Some(e) = err {
         return Err(e);

@@ -33,6 +33,24 @@ fn blocking_recv() {
     run_program_all("blocking_recv", &[]);
 }
 
+/// Waits that sleep at once on the doorbell, with a sleep bound far beyond the launcher's
+/// timeout: a sender that fails to wake a sleeping receiver hangs the job. Both wake-up
+/// schemes: fenceless senders with the sleeper's `membarrier` (the default where the
+/// kernel offers it) and a fence per message. (Dropping the sleeper's membarrier while
+/// senders stay fenceless hung 3 runs of 6 at 2 ranks.)
+#[test]
+fn sleep_wake() {
+    for membarrier in ["1", "0"] {
+        let env = [
+            ("OXMPI_SPIN_COUNT", "0"),
+            ("OXMPI_YIELD_COUNT", "0"),
+            ("OXMPI_SLEEP_MAX_US", "600000000"),
+            ("OXMPI_SHM_MEMBARRIER", membarrier),
+        ];
+        run_program_all_env("sleep_wake", &[], &env);
+    }
+}
+
 /// Messages pushed through the ring without waiting for the receiver (`FLAG_PUSH`), with
 /// the default limits (pushes only when oversubscribed).
 #[test]

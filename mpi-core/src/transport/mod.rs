@@ -41,6 +41,8 @@ pub trait Transport {
     /// Announces that this rank is about to sleep. `None`: a message arrived meanwhile (or
     /// the transport cannot sleep), so poll again instead.
     fn prepare_sleep(&mut self) -> Option<SleepToken>;
+    /// A wait that slept is over: senders need not wake this rank any more.
+    fn end_sleep(&mut self);
 }
 
 /// Permission to sleep on a transport's doorbell word; used outside the engine lock.
@@ -59,14 +61,14 @@ impl SleepToken {
         SleepToken { word }
     }
 
-    /// Sleeps until a sender rings the doorbell or `timeout_us` passes.
+    /// Sleeps until a sender rings the doorbell or `timeout_us` passes. On a timeout the
+    /// doorbell stays armed (see `Transport::end_sleep`).
     pub fn sleep(self, timeout_us: u64) {
         let ts = libc::timespec { tv_sec: (timeout_us / 1_000_000) as _, tv_nsec: ((timeout_us % 1_000_000) * 1000) as _ };
         // SAFETY: futex wait on a 4-byte aligned shared word that stays mapped (see `new`).
         unsafe {
             let w = &*self.word;
             libc::syscall(libc::SYS_futex, w.as_ptr(), libc::FUTEX_WAIT, 1, &ts as *const libc::timespec, 0, 0);
-            w.store(0, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }

@@ -1,9 +1,11 @@
 //! Shared-memory transport between ranks of one node: one SPSC ring per ordered pair of
 //! local ranks in a single segment, plus per rank a doorbell line (the bell word for
-//! sleeping waits, then its pid and CMA cookie, then its CPU set: `node_cpus`) and two
+//! sleeping waits, then its pid, whether it registered for `membarrier`, its CMA cookie,
+//! then its CPU set: `node_cpus`) and two
 //! barrier lines (`arrive_word`, `release_word`; see `coll/flag_barrier.rs`).
 
 mod cma_put;
+mod membarrier;
 pub mod ring;
 pub mod segment;
 
@@ -11,7 +13,7 @@ use super::{Incoming, SleepToken, Transport};
 use crate::header::HEADER_LEN;
 use ring::Ring;
 use segment::Segment;
-use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::sync::atomic::{compiler_fence, fence, AtomicU32, Ordering};
 
 const MAGIC: u64 = 0x4f78_4d50_4953_484d; // "OxMPISHM"
 const LINE: usize = 64;
@@ -62,6 +64,9 @@ pub struct ShmTransport {
     /// In a flag barrier: its flags come without wake-ups (see `coll/flag_barrier.rs`),
     /// so this rank must not sleep.
     awake: bool,
+    /// Every local rank registered for membarrier: senders skip the fence per message and
+    /// a rank about to sleep issues the barrier instead (see `membarrier`).
+    fenceless: bool,
 }
 
 /// Rings a rank pre-faults at start-up, at most (beyond this many local ranks, a rank
@@ -140,13 +145,15 @@ impl ShmTransport {
         prefault_rings(&seg, shape, me);
         let tx = (0..shape.nlocal).map(|d| ring(me, d)).collect();
         let rx = (0..shape.nlocal).map(|s| ring(s, me)).collect();
-        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal], awake: false };
+        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal], awake: false, fenceless: false };
         // Publish our pid, cookie address and cookie value for single-copy reads; peers
         // read them only after the start-up fences that follow (long before any rendezvous).
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let cookie = (u64::from(std::process::id()) << 32) ^ nanos ^ 0x9e37_79b9_7f4a_7c15;
         CMA_COOKIE.store(cookie, Ordering::Relaxed);
         t.pid_word(me).store(std::process::id(), Ordering::Relaxed);
+        let registered = crate::config::config().get("SHM_MEMBARRIER") != 0 && membarrier::register();
+        t.membarrier_word(me).store(u32::from(registered), Ordering::Relaxed);
         t.cookie_words(me).0.store(CMA_COOKIE.as_ptr() as u64, Ordering::Relaxed);
         t.cookie_words(me).1.store(cookie, Ordering::Relaxed);
         // And the CPUs we may run on, for `node_cpus` (also read after the fences).
@@ -176,6 +183,23 @@ impl ShmTransport {
             }
         }
         union.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Drops the fence per message (see `membarrier`) if every local rank registered for
+    /// membarrier. Call after the start-up fences, on every local rank.
+    pub fn settle_wake(&mut self) {
+        self.fenceless = (0..self.shape.nlocal).all(|local| self.membarrier_word(local).load(Ordering::Relaxed) == 1);
+    }
+
+    /// Whether senders skip the fence per message (`settle_wake`).
+    pub fn fenceless(&self) -> bool {
+        self.fenceless
+    }
+
+    /// The word where local rank `local` says it registered for membarrier (1) or not (0).
+    fn membarrier_word(&self, local: usize) -> &AtomicU32 {
+        // SAFETY: inside the rank's doorbell line, after the pid; accessed only atomically.
+        unsafe { AtomicU32::from_ptr(self.seg.base().add(LINE * (1 + local) + 12) as *mut u32) }
     }
 
     /// Address and value of local rank `local`'s cookie (in its doorbell line).
@@ -332,8 +356,14 @@ impl Transport for ShmTransport {
 
     #[inline]
     fn wake(&mut self, peer: usize) {
-        // Order the message store before reading the doorbell (pairs with prepare_sleep).
-        fence(Ordering::SeqCst);
+        // Order the message store before reading the doorbell (pairs with prepare_sleep):
+        // with a fence, or, fenceless, by the sleeper's membarrier (the compiler must still
+        // not move the read up).
+        if self.fenceless {
+            compiler_fence(Ordering::SeqCst);
+        } else {
+            fence(Ordering::SeqCst);
+        }
         let bell = self.doorbell(peer);
         if bell.load(Ordering::Relaxed) != 0 {
             bell.store(0, Ordering::Relaxed);
@@ -347,7 +377,19 @@ impl Transport for ShmTransport {
             return None;
         }
         let bell = self.doorbell(self.me);
-        bell.store(1, Ordering::SeqCst);
+        // Still armed by an earlier sleep of this wait (it timed out): every sender that
+        // stored a message since then has found the bell set and cleared it, so looking
+        // at the rings suffices. Otherwise arm it, then, for fenceless senders, make
+        // their message stores visible before we look (a failed barrier means we cannot
+        // know: stay awake). Once per wait, not per timed-out sleep: each barrier
+        // interrupts every running rank of the node.
+        if bell.load(Ordering::Relaxed) == 0 {
+            bell.store(1, Ordering::SeqCst);
+            if self.fenceless && !membarrier::global() {
+                bell.store(0, Ordering::Relaxed);
+                return None;
+            }
+        }
         if self.any_message() {
             bell.store(0, Ordering::Relaxed);
             return None;
@@ -355,5 +397,9 @@ impl Transport for ShmTransport {
         // SAFETY: the doorbell lives in `seg`, mapped until the transport is dropped at
         // MPI_Finalize, after every wait has returned.
         Some(unsafe { SleepToken::new(bell as *const AtomicU32) })
+    }
+
+    fn end_sleep(&mut self) {
+        self.doorbell(self.me).store(0, Ordering::Relaxed);
     }
 }

@@ -1,13 +1,15 @@
 //! A single-producer/single-consumer ring of fixed-size cells in shared memory.
 //!
-//! Cell layout (64-byte aligned): `flag: u32` (0 = empty, 1 = full), `len: u32` (payload
-//! bytes), 48-byte wire header, then the payload: up to 8 bytes right after the header, in
-//! the flag's line (so an 8-byte send moves one line between cores), larger ones from the
+//! Cell layout (64-byte aligned): `flag: u32` (0 = empty, 1 = full, 2 = full with the
+//! payload over the header's spare tail), `len: u32` (payload bytes), 48-byte wire header,
+//! then the payload: up to 8 bytes right after the header, in the flag's line (so an
+//! 8-byte send moves one line between cores), up to 16 over the header's last 8 bytes when
+//! the header can spare them (`header::EAGER_SPARE`: still one line), larger ones from the
 //! next line on (aligned copies).
 //! Each side keeps its position privately; only the per-cell flag is shared, written with
 //! release and read with acquire ordering.
 
-use crate::header::HEADER_LEN;
+use crate::header::{has_spare_tail, EAGER_SPARE, HEADER_LEN};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -21,6 +23,15 @@ const TAIL: usize = 64 - TAIL_OFF;
 /// aligned stores (at `TAIL_OFF`, every 64-byte store of a 1 KiB copy split across two
 /// lines: bw at 1 KiB was 40 % below 512 B and 2 KiB).
 const PAYLOAD_OFF: usize = 64;
+
+/// Offset of a payload of `TAIL + 1 ..= OVERLAY_MAX` bytes whose header has a spare tail
+/// (`EAGER_SPARE`): laid over it, so the message still moves one line between cores
+/// (16 B message rate: two lines per message cost ~25 %).
+const OVERLAY_OFF: usize = TAIL_OFF - EAGER_SPARE;
+const OVERLAY_MAX: usize = TAIL + EAGER_SPARE;
+/// Flag values: a full cell, and a full cell whose payload lies at `OVERLAY_OFF`.
+const FULL: u32 = 1;
+const FULL_OVERLAID: u32 = 2;
 
 /// Where a payload of `len` bytes starts within its cell.
 #[inline]
@@ -103,16 +114,27 @@ impl Ring {
         if Self::flag(cell).load(Ordering::Acquire) != 0 {
             return false;
         }
-        // SAFETY: the cell is empty, so the consumer does not read it until the flag store;
-        // all writes stay within the cell.
-        unsafe {
-            (cell.add(LEN_OFF) as *mut u32).write(len as u32);
-            std::ptr::copy_nonoverlapping(header.as_ptr(), cell.add(HDR_OFF), HEADER_LEN);
-            if len > 0 {
-                std::ptr::copy_nonoverlapping(payload, cell.add(payload_off(len)), len);
+        let full = if len > TAIL && len <= OVERLAY_MAX && has_spare_tail(header) {
+            // SAFETY: as below; the header's spare tail is overwritten by the payload.
+            unsafe {
+                (cell.add(LEN_OFF) as *mut u32).write(len as u32);
+                std::ptr::copy_nonoverlapping(header.as_ptr(), cell.add(HDR_OFF), HEADER_LEN - EAGER_SPARE);
+                std::ptr::copy_nonoverlapping(payload, cell.add(OVERLAY_OFF), len);
             }
-        }
-        Self::flag(cell).store(1, Ordering::Release);
+            FULL_OVERLAID
+        } else {
+            // SAFETY: the cell is empty, so the consumer does not read it until the flag
+            // store; all writes stay within the cell.
+            unsafe {
+                (cell.add(LEN_OFF) as *mut u32).write(len as u32);
+                std::ptr::copy_nonoverlapping(header.as_ptr(), cell.add(HDR_OFF), HEADER_LEN);
+                if len > 0 {
+                    std::ptr::copy_nonoverlapping(payload, cell.add(payload_off(len)), len);
+                }
+            }
+            FULL
+        };
+        Self::flag(cell).store(full, Ordering::Release);
         self.pos = if self.pos + 1 == self.cells { 0 } else { self.pos + 1 };
         true
     }
@@ -133,7 +155,7 @@ impl Ring {
             std::ptr::copy_nonoverlapping(header.as_ptr(), cell.add(HDR_OFF), HEADER_LEN);
             fill(std::slice::from_raw_parts_mut(cell.add(payload_off(len)), len));
         }
-        Self::flag(cell).store(1, Ordering::Release);
+        Self::flag(cell).store(FULL, Ordering::Release);
         self.pos = if self.pos + 1 == self.cells { 0 } else { self.pos + 1 };
         true
     }
@@ -143,14 +165,16 @@ impl Ring {
     #[inline]
     pub fn peek(&self) -> Option<(*const [u8; HEADER_LEN], *const u8, usize)> {
         let cell = self.cell();
-        if Self::flag(cell).load(Ordering::Acquire) == 0 {
+        let full = Self::flag(cell).load(Ordering::Acquire);
+        if full == 0 {
             self.streak.set(0);
             return None;
         }
         // SAFETY: the cell is full: the producer does not touch it until we clear the flag.
         unsafe {
             let len = ((cell.add(LEN_OFF) as *const u32).read() as usize).min(self.payload_cap);
-            Some((cell.add(HDR_OFF) as *const [u8; HEADER_LEN], cell.add(payload_off(len)) as *const u8, len))
+            let off = if full == FULL_OVERLAID { OVERLAY_OFF } else { payload_off(len) };
+            Some((cell.add(HDR_OFF) as *const [u8; HEADER_LEN], cell.add(off) as *const u8, len))
         }
     }
 
@@ -226,5 +250,34 @@ mod tests {
             assert!(rx.peek().is_none());
         }
         assert!(unsafe { tx.try_push(&h, std::ptr::null(), 0) });
+    }
+
+    #[test]
+    fn overlaid_payloads() {
+        use crate::header::{Header, Kind};
+        let cap = 100;
+        let mut mem = vec![0u64; Ring::bytes_needed(4, cap) / 8 + 8];
+        let base = ((mem.as_mut_ptr() as usize).div_ceil(64) * 64) as *mut u8;
+        // SAFETY: as in `fifo_and_full`.
+        let (mut tx, mut rx) = unsafe { (Ring::new(base, 4, cap), Ring::new(base, 4, cap)) };
+        let data: Vec<u8> = (1..=17).collect();
+        for len in 8..=17 {
+            // An eager header may lose its tail to a 9–16 byte payload; a data chunk's
+            // header (its offset matters) never does.
+            for kind in [Kind::Eager, Kind::Data] {
+                let mut hdr = Header::new(kind);
+                hdr.offset = 0x1122_3344_5566_7788;
+                let h = hdr.encode();
+                assert!(unsafe { tx.try_push(&h, data.as_ptr(), len) });
+                let (hh, p, got) = rx.peek().unwrap();
+                assert_eq!(got, len);
+                assert_eq!(unsafe { std::slice::from_raw_parts(p, len) }, &data[..len]);
+                let overlaid = kind == Kind::Eager && (9..=16).contains(&len);
+                assert_eq!(p as usize - hh as usize, if overlaid { 40 } else if len <= 8 { 48 } else { 56 });
+                let keep = if overlaid { HEADER_LEN - EAGER_SPARE } else { HEADER_LEN };
+                assert_eq!(unsafe { &(&*hh)[..keep] }, &h[..keep], "{kind:?} header, {len} bytes");
+                rx.pop();
+            }
+        }
     }
 }
