@@ -213,13 +213,19 @@ impl Ring {
 mod tests {
     use super::*;
 
+    /// Producer and consumer views of a 4-cell ring in `mem` (kept alive by the caller).
+    fn ring_pair(mem: &mut Vec<u64>, cap: usize) -> (Ring, Ring) {
+        *mem = vec![0u64; Ring::bytes_needed(4, cap) / 8 + 8];
+        let base = ((mem.as_mut_ptr() as usize).div_ceil(64) * 64) as *mut u8;
+        // SAFETY: test memory, zeroed, large enough and aligned; it outlives both views.
+        unsafe { (Ring::new(base, 4, cap), Ring::new(base, 4, cap)) }
+    }
+
     #[test]
     fn fifo_and_full() {
         let cap = 100;
-        let mut mem = vec![0u64; Ring::bytes_needed(4, cap) / 8 + 8];
-        let base = ((mem.as_mut_ptr() as usize).div_ceil(64) * 64) as *mut u8;
-        // SAFETY: test memory, zeroed, large enough and aligned; producer and consumer views.
-        let (mut tx, mut rx) = unsafe { (Ring::new(base, 4, cap), Ring::new(base, 4, cap)) };
+        let mut mem = Vec::new();
+        let (mut tx, mut rx) = ring_pair(&mut mem, cap);
         let h = [7u8; HEADER_LEN];
         for i in 0..4u8 {
             let data = [i; 10];
@@ -255,11 +261,8 @@ mod tests {
     #[test]
     fn overlaid_payloads() {
         use crate::header::{Header, Kind};
-        let cap = 100;
-        let mut mem = vec![0u64; Ring::bytes_needed(4, cap) / 8 + 8];
-        let base = ((mem.as_mut_ptr() as usize).div_ceil(64) * 64) as *mut u8;
-        // SAFETY: as in `fifo_and_full`.
-        let (mut tx, mut rx) = unsafe { (Ring::new(base, 4, cap), Ring::new(base, 4, cap)) };
+        let mut mem = Vec::new();
+        let (mut tx, mut rx) = ring_pair(&mut mem, 100);
         let data: Vec<u8> = (1..=17).collect();
         for len in 8..=17 {
             // An eager header may lose its tail to a 9–16 byte payload; a data chunk's
