@@ -108,6 +108,11 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "allgather: total bytes from which the ring is used (below: recursive doubling for powers of two)",
     },
     Tunable {
+        name: "OSUB_ALLGATHER_LONG_MSG",
+        default: 131072,
+        doc: "ALLGATHER_LONG_MSG for oversubscribed runs with flat collectives (4 ranks on 2 CPUs: 64 KiB blocks 47-56 us by ring, 54-63 by recursive doubling; 16 KiB blocks faster by recursive doubling)",
+    },
+    Tunable {
         name: "ALLTOALL_SHORT_MSG",
         default: 256,
         doc: "alltoall: blocks up to this many bytes use Bruck (with at least ALLTOALL_MIN_PROCS ranks)",

@@ -26,6 +26,7 @@ pub struct Tuning {
     pub allreduce_short_msg: usize,
     pub allgather_short_msg: usize,
     pub allgather_long_msg: usize,
+    pub osub_allgather_long_msg: usize,
     pub alltoall_short_msg: usize,
     pub alltoall_min_procs: usize,
     pub alltoall_medium_msg: usize,
@@ -50,6 +51,7 @@ pub fn tuning() -> &'static Tuning {
             allreduce_short_msg: c.get("ALLREDUCE_SHORT_MSG"),
             allgather_short_msg: c.get("ALLGATHER_SHORT_MSG"),
             allgather_long_msg: c.get("ALLGATHER_LONG_MSG"),
+            osub_allgather_long_msg: c.get("OSUB_ALLGATHER_LONG_MSG"),
             alltoall_short_msg: c.get("ALLTOALL_SHORT_MSG"),
             alltoall_min_procs: c.get("ALLTOALL_MIN_PROCS"),
             alltoall_medium_msg: c.get("ALLTOALL_MEDIUM_MSG"),
@@ -640,12 +642,15 @@ pub fn scatterv_linear(s: &mut Schedule, parts: &[Slice], recv: Slice, root: usi
 /// Allgather of equal blocks of `blk` bytes into `recv` (p blocks); `send` is None for
 /// MPI_IN_PLACE (the own block is already in `recv`). MPICH's selection: recursive doubling
 /// for powers of two below the long-message size, Bruck for other rank counts below the
-/// short-message size, the ring otherwise.
+/// short-message size, the ring otherwise. On a flat schedule (oversubscribed) the ring
+/// starts at a lower size: its steps each wait for one neighbour, and 4 ranks on 2 CPUs
+/// gathered 64 KiB blocks in 47–56 µs by ring against 54–63 by recursive doubling.
 pub fn allgather(s: &mut Schedule, send: Option<Slice>, recv: Slice, blk: usize) {
     let (n, me) = (s.comm.size(), s.comm.rank);
     let t = tuning();
     let total = n * blk;
-    if n.is_power_of_two() && total < t.allgather_long_msg {
+    let long = if s.flat { t.osub_allgather_long_msg } else { t.allgather_long_msg };
+    if n.is_power_of_two() && total < long {
         if let Some(send) = send {
             local_copy(s, send, recv.sub(me * blk, blk));
         }
