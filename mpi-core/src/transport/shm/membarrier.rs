@@ -7,9 +7,10 @@
 //! receiver sleeps on a message. A `SeqCst` fence per message closes that but waits for
 //! the message's cache lines to be owned: in `perf`, 43–83 % of a streaming sender's time
 //! (bw 16–128 B 1.5–2 × faster without it). With membarrier the receiver pays instead,
-//! once per sleep: every registered process that is running passes a full barrier before
-//! the call returns, so either the sender's doorbell read comes after it (and sees the
-//! bell) or its message store is visible to the receiver's check that follows.
+//! once per wait that sleeps (see `prepare_sleep`): every registered process that is
+//! running passes a full barrier before the call returns, so either the sender's doorbell
+//! read comes after it (and sees the bell) or its message store is visible to the
+//! receiver's check that follows.
 
 /// Linux `membarrier` commands (uapi `linux/membarrier.h`).
 const CMD_QUERY: libc::c_long = 0;

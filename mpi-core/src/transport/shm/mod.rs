@@ -191,11 +191,6 @@ impl ShmTransport {
         self.fenceless = (0..self.shape.nlocal).all(|local| self.membarrier_word(local).load(Ordering::Relaxed) == 1);
     }
 
-    /// Whether senders skip the fence per message (`settle_wake`).
-    pub fn fenceless(&self) -> bool {
-        self.fenceless
-    }
-
     /// The word where local rank `local` says it registered for membarrier (1) or not (0).
     fn membarrier_word(&self, local: usize) -> &AtomicU32 {
         // SAFETY: inside the rank's doorbell line, after the pid; accessed only atomically.
