@@ -89,12 +89,7 @@ pub unsafe extern "C" fn MPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Alloc_mem(size, info, baseptr) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Alloc_mem")
+    unsafe { crate::memory::PMPI_Alloc_mem(size, info, baseptr) }
 }
 
 // int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
@@ -1414,12 +1409,7 @@ pub unsafe extern "C" fn MPI_Finalized(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Free_mem(base: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Free_mem(base) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Free_mem(base: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Free_mem")
+    unsafe { crate::memory::PMPI_Free_mem(base) }
 }
 
 // int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);

@@ -28,6 +28,7 @@ pub mod attributes;
 pub mod errhandlers;
 pub mod group;
 pub mod info;
+pub mod memory;
 pub mod topology;
 pub mod handles;
 pub mod init;

@@ -33,6 +33,13 @@ fn blocking_recv() {
     run_program_all("blocking_recv", &[]);
 }
 
+/// MPI_Alloc_mem / MPI_Free_mem: alignment (and the MPI 4.1 alignment info key), blocks
+/// carrying messages, and the error classes of bad sizes, info handles and frees.
+#[test]
+fn alloc_mem() {
+    run_program_all("alloc_mem", &[]);
+}
+
 /// Waits that sleep at once on the doorbell, with a sleep bound far beyond the launcher's
 /// timeout: a sender that fails to wake a sleeping receiver hangs the job. Both wake-up
 /// schemes: fenceless senders with the sleeper's `membarrier` (the default where the
