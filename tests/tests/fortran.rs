@@ -162,6 +162,11 @@ fn error_class_and_string() {
     run_both("errors");
 }
 
+#[test]
+fn alloc_mem_c_f_pointer() {
+    run_both("alloc_mem");
+}
+
 /// `mpifort -show` prints the real command line: our include dir (mpif.h, mpi.mod), the
 /// library with an rpath; mpif77 and mpif90 are the same wrapper.
 #[test]
