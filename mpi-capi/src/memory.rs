@@ -11,7 +11,7 @@ use crate::abi::*;
 use crate::errors::{not_initialized, raise};
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
 /// From this size an allocation gets its own huge-page-aligned mapping.
 const HUGE_MIN: usize = 2 << 20;
@@ -26,11 +26,10 @@ enum Block {
 }
 
 /// Live allocations by base address: `MPI_Free_mem` of anything else is an error.
-static LIVE: Mutex<Option<HashMap<usize, Block>>> = Mutex::new(None);
+static LIVE: LazyLock<Mutex<HashMap<usize, Block>>> = LazyLock::new(Mutex::default);
 
 fn with_live<R>(f: impl FnOnce(&mut HashMap<usize, Block>) -> R) -> R {
-    let mut g = LIVE.lock().unwrap_or_else(|p| p.into_inner());
-    f(g.get_or_insert_with(HashMap::new))
+    f(&mut LIVE.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 fn page_size() -> usize {
