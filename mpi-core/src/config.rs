@@ -38,6 +38,16 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "single-copy messages from this many bytes are copied by both sides at once: the receiver reads the first half while the sender writes the second (process_vm_writev); 0 = never",
     },
     Tunable {
+        name: "SHM_CMA_REVERSE_MIN",
+        default: 524288,
+        doc: "single copies (one side's part of a cooperative one) of at least this many bytes alternate direction: every other one runs back to front in SHM_CMA_REVERSE_CHUNK pieces, starting where the last copy of a reused buffer ended, still in cache; 0 = never",
+    },
+    Tunable {
+        name: "SHM_CMA_REVERSE_CHUNK",
+        default: 262144,
+        doc: "piece size (bytes) of a back-to-front single copy (see SHM_CMA_REVERSE_MIN); each piece is copied front to back",
+    },
+    Tunable {
         name: "SHM_MEMBARRIER",
         default: 1,
         doc: "1 = a rank about to sleep forces a memory barrier on the node's running ranks with membarrier(2) (when the kernel offers it), so senders skip a fence per message (bw 16 B-1 KiB up to 2x); 0 = a fence per message",

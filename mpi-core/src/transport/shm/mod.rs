@@ -4,7 +4,7 @@
 //! then its CPU set: `node_cpus`) and two
 //! barrier lines (`arrive_word`, `release_word`; see `coll/flag_barrier.rs`).
 
-mod cma_put;
+mod cma;
 mod membarrier;
 pub mod ring;
 pub mod segment;
@@ -61,6 +61,8 @@ pub struct ShmTransport {
     /// Per local rank: has its published pid been checked to name the process that owns
     /// the segment slot (0 = not yet, 1 = yes, 2 = no: never pull from it)?
     cma_checked: Vec<u8>,
+    /// Order of this rank's single copies (see `cma`).
+    cma_order: cma::CopyOrder,
     /// In a flag barrier: its flags come without wake-ups (see `coll/flag_barrier.rs`),
     /// so this rank must not sleep.
     awake: bool,
@@ -145,7 +147,7 @@ impl ShmTransport {
         prefault_rings(&seg, shape, me);
         let tx = (0..shape.nlocal).map(|d| ring(me, d)).collect();
         let rx = (0..shape.nlocal).map(|s| ring(s, me)).collect();
-        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal], awake: false, fenceless: false };
+        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal], cma_order: cma::CopyOrder::from_config(), awake: false, fenceless: false };
         // Publish our pid, cookie address and cookie value for single-copy reads; peers
         // read them only after the start-up fences that follow (long before any rendezvous).
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
@@ -209,58 +211,10 @@ impl ShmTransport {
         }
     }
 
-    /// Whether single-copy reads from `peer` reach the right process (checked once).
-    fn cma_peer_ok(&mut self, peer: usize, pid: libc::pid_t) -> bool {
-        if self.cma_checked[peer] == 0 {
-            let (addr, want) = self.cookie_words(peer);
-            let (addr, want) = (addr.load(Ordering::Relaxed), want.load(Ordering::Relaxed));
-            let mut got = 0u64;
-            let local = libc::iovec { iov_base: &mut got as *mut u64 as *mut libc::c_void, iov_len: 8 };
-            let remote = libc::iovec { iov_base: addr as usize as *mut libc::c_void, iov_len: 8 };
-            // SAFETY: reads 8 bytes into a local u64; the kernel validates the remote side.
-            let r = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
-            self.cma_checked[peer] = if r == 8 && got == want && want != 0 { 1 } else { 2 };
-        }
-        self.cma_checked[peer] == 1
-    }
-
     /// The word holding local rank `local`'s pid (in its doorbell line, after the bell).
     fn pid_word(&self, local: usize) -> &AtomicU32 {
         // SAFETY: inside the rank's doorbell line (see `doorbell`), accessed only atomically.
         unsafe { AtomicU32::from_ptr(self.seg.base().add(LINE * (1 + local) + 8) as *mut u32) }
-    }
-
-    /// Single copy: reads `len` bytes at address `remote` of local rank `peer` into `dst`
-    /// with `process_vm_readv`. Returns how many bytes arrived (a prefix); fewer than `len`
-    /// means the rest must come another way (the kernel refused: CMA is then disabled).
-    ///
-    /// # Safety
-    /// `dst` must be valid for writes of `len` bytes; `remote` must be a buffer of `peer` that
-    /// stays unmodified until the caller tells the peer the read is over.
-    pub unsafe fn pull(&mut self, peer: usize, dst: *mut u8, remote: u64, len: usize) -> usize {
-        if !self.cma_ok || peer == self.me {
-            return 0;
-        }
-        let pid = self.pid_word(peer).load(Ordering::Relaxed) as libc::pid_t;
-        if !self.cma_peer_ok(peer, pid) {
-            return 0;
-        }
-        let mut got = 0;
-        while got < len {
-            // One call moves at most ~2 GiB (MAX_RW_COUNT); loop for partial reads.
-            let n = (len - got).min(1 << 30);
-            let local = libc::iovec { iov_base: unsafe { dst.add(got) } as *mut libc::c_void, iov_len: n };
-            let remote = libc::iovec { iov_base: (remote as usize + got) as *mut libc::c_void, iov_len: n };
-            // SAFETY: per the contract, `dst` is writable for len bytes; the kernel checks
-            // the remote range and fails cleanly if it is not mapped.
-            let r = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
-            if r <= 0 {
-                self.cma_ok = false;
-                break;
-            }
-            got += r as usize;
-        }
-        got
     }
 
     /// Removes the segment's name once every local rank has attached.
