@@ -281,6 +281,20 @@ pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_i
     query("MPI_Comm_size", comm, size, |c| Ok(c.local_size()))
 }
 
+/// No OxMPI process is started by `MPI_Comm_spawn` (not supported), so none has a parent:
+/// MPI 4.1 §11.8.2 answers `MPI_COMM_NULL` for a process that was not spawned.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
+    let func = "MPI_Comm_get_parent";
+    require_init!(func);
+    if parent.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "parent is NULL");
+    }
+    // SAFETY: checked non-null; the caller passes a pointer to an MPI_Comm.
+    unsafe { *parent = MPI_COMM_NULL };
+    MPI_SUCCESS
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
     query("MPI_Comm_remote_size", comm, size, |c| if c.is_inter() { Ok(c.size()) } else { Err((MPI_ERR_COMM, "not an intercommunicator".into())) })

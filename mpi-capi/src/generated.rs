@@ -412,12 +412,7 @@ pub unsafe extern "C" fn MPI_Comm_get_name(comm: MPI_Comm, comm_name: *mut c_cha
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_get_parent(parent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Comm_get_parent")
+    unsafe { crate::comm::PMPI_Comm_get_parent(parent) }
 }
 
 // int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
@@ -2973,12 +2968,7 @@ pub unsafe extern "C" fn MPI_Type_lb(datatype: MPI_Datatype, displacement: *mut 
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_match_size(typeclass, size, datatype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_match_size")
+    unsafe { crate::types::PMPI_Type_match_size(typeclass, size, datatype) }
 }
 
 // int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val);

@@ -633,6 +633,32 @@ pub unsafe extern "C" fn PMPI_Type_size(datatype: MPI_Datatype, size: *mut c_int
     })
 }
 
+/// The predefined type of a type class and byte size: the sized Fortran types, as the
+/// standard's advice to implementors has it (MPI 4.1 §19.1.9). The result is the named
+/// type itself (not a duplicate; it must not be freed).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut MPI_Datatype) -> c_int {
+    const F: &str = "MPI_Type_match_size";
+    run(|| {
+        let candidates: &[(c_int, MPI_Datatype)] = match typeclass {
+            MPI_TYPECLASS_REAL => &[(4, MPI_REAL4), (8, MPI_REAL8), (16, MPI_REAL16)],
+            MPI_TYPECLASS_INTEGER => &[(1, MPI_INTEGER1), (2, MPI_INTEGER2), (4, MPI_INTEGER4), (8, MPI_INTEGER8)],
+            MPI_TYPECLASS_COMPLEX => &[(8, MPI_COMPLEX8), (16, MPI_COMPLEX16), (32, MPI_COMPLEX32)],
+            _ => {
+                let msg = format!("type class {typeclass} is none of MPI_TYPECLASS_REAL, _INTEGER, _COMPLEX");
+                return Err(fail(F, MPI_ERR_ARG, msg));
+            }
+        };
+        let class = ["REAL", "INTEGER", "COMPLEX"][(typeclass - 1) as usize];
+        let Some(&(_, t)) = candidates.iter().find(|c| c.0 == size) else {
+            let sizes: Vec<String> = candidates.iter().map(|c| c.0.to_string()).collect();
+            return Err(fail(F, MPI_ERR_ARG, format!("no predefined {class} type of {size} bytes (sizes: {})", sizes.join(", "))));
+        };
+        // SAFETY: the caller passes an MPI_Datatype.
+        unsafe { put(F, "datatype", datatype, t) }
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_size_x(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
     const F: &str = "MPI_Type_size_x";

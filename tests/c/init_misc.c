@@ -3,7 +3,8 @@
  * MPI_Get_version, MPI_Get_library_version; MPI_Wtime monotonic and advancing,
  * MPI_Wtick > 0; MPI_Comm_rank/size on MPI_COMM_WORLD and MPI_COMM_SELF,
  * messages to self on MPI_COMM_SELF that do not match receives on
- * MPI_COMM_WORLD; a token around MPI_COMM_WORLD. */
+ * MPI_COMM_WORLD; a token around MPI_COMM_WORLD; MPI_Comm_get_parent gives
+ * MPI_COMM_NULL (not spawned) and MPI_ERR_ARG for NULL. */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
@@ -49,6 +50,16 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_SELF, &srank);
     MPI_Comm_size(MPI_COMM_SELF, &ssize);
     CHECK(srank == 0 && ssize == 1, "COMM_SELF rank %d size %d", srank, ssize);
+
+    /* Not started by MPI_Comm_spawn: no parent (MPI 4.1 11.8.2). */
+    MPI_Comm parent = MPI_COMM_WORLD;
+    MPI_OK(MPI_Comm_get_parent(&parent));
+    CHECK(parent == MPI_COMM_NULL, "MPI_Comm_get_parent gave a communicator, expected MPI_COMM_NULL");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int cls = -1;
+    MPI_Error_class(MPI_Comm_get_parent(NULL), &cls);
+    CHECK(cls == MPI_ERR_ARG, "MPI_Comm_get_parent(NULL): class %d, expected MPI_ERR_ARG", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
     char name[MPI_MAX_PROCESSOR_NAME];
     int len = -1;

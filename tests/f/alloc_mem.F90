@@ -3,13 +3,7 @@
 ! (4 MiB: OxMPI maps such blocks for huge pages), and MPI_FREE_MEM takes the array.
 program alloc_mem
   use iso_c_binding
-#ifdef USE_MPIF_H
-  implicit none
-  include 'mpif.h'
-#else
-  use mpi
-  implicit none
-#endif
+#include "mpi_interface.h"
   integer, parameter :: n = 524288
   integer :: ierr, rank, nprocs, i, left, right, status(MPI_STATUS_SIZE)
   integer(kind=MPI_ADDRESS_KIND) :: bytes, base_s, base_r

@@ -1,13 +1,7 @@
 ! allreduce: MPI_Allreduce on INTEGER, REAL and DOUBLE PRECISION arrays (SUM, MAX, MIN,
 ! PROD), with MPI_IN_PLACE, LOGICAL with MPI_LAND/MPI_LOR, and MPI_Reduce/MPI_Bcast.
 program allreduce
-#ifdef USE_MPIF_H
-  implicit none
-  include 'mpif.h'
-#else
-  use mpi
-  implicit none
-#endif
+#include "mpi_interface.h"
   integer, parameter :: n = 10
   integer :: ierr, rank, nprocs, i, ia(n), ib(n), isum
   real :: ra(n), rb(n)

@@ -3,13 +3,7 @@
 ! message into a CHARACTER buffer (blank padded, resultlen = its length); an invalid tag
 ! gives MPI_ERR_TAG; MPI_Comm_get_errhandler returns the handler set.
 program errors
-#ifdef USE_MPIF_H
-  implicit none
-  include 'mpif.h'
-#else
-  use mpi
-  implicit none
-#endif
+#include "mpi_interface.h"
   integer :: ierr, rank, nprocs, code, eclass, msglen, eh, x
   character(len=MPI_MAX_ERROR_STRING) :: msg
   character(len=10) :: short

@@ -2,13 +2,7 @@
 ! into a CHARACTER buffer (length, blank padding), MPI_Get_library_version and MPI_Wtime.
 ! Built twice: with -DUSE_MPIF_H (include 'mpif.h') and without (use mpi).
 program hello
-#ifdef USE_MPIF_H
-  implicit none
-  include 'mpif.h'
-#else
-  use mpi
-  implicit none
-#endif
+#include "mpi_interface.h"
   integer :: ierr, rank, nprocs, namelen, verlen, provided
   character(len=MPI_MAX_PROCESSOR_NAME) :: name
   character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: version

@@ -2,13 +2,7 @@
 ! MPI_Irecv/MPI_Isend, completed by MPI_Waitall with MPI_STATUSES_IGNORE; then once more
 ! with a status array (checking MPI_SOURCE/MPI_TAG), then MPI_Waitany/MPI_Testall.
 program nonblocking
-#ifdef USE_MPIF_H
-  implicit none
-  include 'mpif.h'
-#else
-  use mpi
-  implicit none
-#endif
+#include "mpi_interface.h"
   integer, parameter :: n = 1000
   integer :: ierr, rank, nprocs, p, i, idx, k
   integer, allocatable :: reqs(:), stats(:,:), sendbuf(:,:), recvbuf(:,:)

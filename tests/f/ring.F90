@@ -2,13 +2,7 @@
 ! receive checks the status fields (MPI_SOURCE, MPI_TAG, MPI_ERROR via MPI_Get_count).
 ! Also MPI_Sendrecv with MPI_STATUS_IGNORE and MPI_Probe/MPI_Get_count.
 program ring
-#ifdef USE_MPIF_H
-  implicit none
-  include 'mpif.h'
-#else
-  use mpi
-  implicit none
-#endif
+#include "mpi_interface.h"
   integer, parameter :: laps = 5, big = 100000
   integer :: ierr, rank, nprocs, left, right, lap, tag, count, n, req, i
   integer :: status(MPI_STATUS_SIZE)

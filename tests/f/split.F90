@@ -2,13 +2,7 @@
 ! order), checked with rank/size and an MPI_Allreduce over the new communicator; then a
 ! split with MPI_UNDEFINED colour gives MPI_COMM_NULL; MPI_Comm_free resets the handle.
 program split
-#ifdef USE_MPIF_H
-  implicit none
-  include 'mpif.h'
-#else
-  use mpi
-  implicit none
-#endif
+#include "mpi_interface.h"
   integer :: ierr, rank, nprocs, newcomm, nullcomm, newrank, newsize, color, expsize, s, i, e
 
   call MPI_Init(ierr)

@@ -3,13 +3,7 @@
 ! the next rank, which receives it into a column; plus MPI_Type_contiguous, extents and
 ! MPI_Type_get_name/MPI_Type_set_name.
 program vector
-#ifdef USE_MPIF_H
-  implicit none
-  include 'mpif.h'
-#else
-  use mpi
-  implicit none
-#endif
+#include "mpi_interface.h"
   integer, parameter :: nr = 6, nc = 5
   integer :: ierr, rank, nprocs, left, right, rowtype, i, j, sz, status(MPI_STATUS_SIZE), n
   integer(kind=MPI_ADDRESS_KIND) :: lb, extent

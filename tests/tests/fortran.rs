@@ -70,7 +70,8 @@ fn compile_f(src: &str, out: &str, extra: &[&str]) -> PathBuf {
     assert!(source.is_file(), "missing test source {}", source.display());
     let exe = build_dir().join(out);
     let inc = prefix().join("include");
-    let inputs = [source.clone(), mpifort().clone(), inc.join("mpif.h"), inc.join("mpi.mod")];
+    let interface = workspace_root().join("tests/f/mpi_interface.h");
+    let inputs = [source.clone(), interface, mpifort().clone(), inc.join("mpif.h"), inc.join("mpi.mod")];
     let newest = inputs.iter().filter_map(|p| mtime(p)).max();
     if let (Some(built), Some(newest)) = (mtime(&exe), newest) {
         if built > newest {
@@ -165,6 +166,11 @@ fn error_class_and_string() {
 #[test]
 fn alloc_mem_c_f_pointer() {
     run_both("alloc_mem");
+}
+
+#[test]
+fn type_match_size_from_storage_size() {
+    run_both("match_size");
 }
 
 /// `mpifort -show` prints the real command line: our include dir (mpif.h, mpi.mod), the
