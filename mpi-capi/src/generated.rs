@@ -2750,36 +2750,21 @@ pub unsafe extern "C" fn MPI_Type_create_darray(size: c_int, rank: c_int, ndims:
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_f90_complex(p, r, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_f90_complex")
+    unsafe { crate::types::PMPI_Type_create_f90_complex(p, r, newtype) }
 }
 
 // int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_f90_integer(r: c_int, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_f90_integer(r, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_integer(r: c_int, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_f90_integer")
+    unsafe { crate::types::PMPI_Type_create_f90_integer(r, newtype) }
 }
 
 // int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Type_create_f90_real(p, r, newtype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Type_create_f90_real")
+    unsafe { crate::types::PMPI_Type_create_f90_real(p, r, newtype) }
 }
 
 // int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype);

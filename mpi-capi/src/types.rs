@@ -182,6 +182,9 @@ fn insert(ty: Arc<Datatype>) -> Option<MPI_Datatype> {
 /// The handle to give back for a child type in `MPI_Type_get_contents`: its predefined
 /// handle, or a new handle to the same type.
 fn handle_for(ty: &Arc<Datatype>) -> Option<MPI_Datatype> {
+    if let Some(h) = f90_types().iter().find(|f| Arc::ptr_eq(&f.ty, ty)).map(|f| f.handle) {
+        return Some(h);
+    }
     if ty.is_named() {
         if let Some((h, _)) = predefined().iter().find(|(_, (_, t))| Arc::ptr_eq(t, ty)) {
             return Some(*h);
@@ -522,6 +525,110 @@ pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_
     })
 }
 
+// ---- Fortran 90 parameterized types --------------------------------------------------------
+
+/// A type returned by `MPI_Type_create_f90_*`: predefined (it is never freed, and the same
+/// arguments give the same handle), but with its own envelope — the combiner and the
+/// arguments it was asked with.
+struct F90Type {
+    handle: MPI_Datatype,
+    combiner: c_int,
+    args: Vec<c_int>,
+    ty: Arc<Datatype>,
+}
+
+/// Every F90 type handed out so far (a program asks for a few kinds).
+fn f90_types() -> std::sync::MutexGuard<'static, Vec<F90Type>> {
+    static F90: Mutex<Vec<F90Type>> = Mutex::new(Vec::new());
+    F90.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The combiner and arguments of `dt` if `MPI_Type_create_f90_*` returned it.
+fn f90_of(dt: MPI_Datatype) -> Option<F90Type> {
+    let list = f90_types();
+    let f = list.iter().find(|f| f.handle == dt)?;
+    Some(F90Type { handle: f.handle, combiner: f.combiner, args: f.args.clone(), ty: f.ty.clone() })
+}
+
+/// Sized REAL kinds as `SELECTED_REAL_KIND` ranks them (gfortran on x86-64: kinds 4, 8,
+/// and 10/16, both stored in 16 bytes): (decimal precision, decimal exponent range).
+const REAL_KINDS: [(c_int, c_int); 3] = [(6, 37), (15, 307), (33, 4931)];
+
+/// The handle for (`combiner`, `args`) of base type `base`: the one handed out before for
+/// the same arguments, or a new one.
+///
+/// # Safety
+/// `newtype` must be valid for a write when non-null.
+unsafe fn give_f90(func: &str, combiner: c_int, args: Vec<c_int>, base: MPI_Datatype, newtype: *mut MPI_Datatype) -> Result<(), c_int> {
+    let newtype = out(func, "newtype", newtype)?;
+    // Held throughout, so two threads asking at once get one handle (lock order: this
+    // list, then the handle table).
+    let mut list = f90_types();
+    let h = match list.iter().find(|f| f.combiner == combiner && f.args == args) {
+        Some(f) => f.handle,
+        None => {
+            let ty = Datatype::dup(&get(func, base)?).map_err(|e| engine_err(func, e))?;
+            ty.commit();
+            let h = insert(ty.clone()).ok_or_else(|| fail(func, MPI_ERR_INTERN, "too many datatypes exist at once"))?;
+            list.push(F90Type { handle: h, combiner, args, ty });
+            h
+        }
+    };
+    // SAFETY: non-null; the caller provides an MPI_Datatype.
+    unsafe { *newtype = h };
+    Ok(())
+}
+
+/// `MPI_Type_create_f90_real`/`_complex`: the type among `bases` (one per entry of
+/// `REAL_KINDS`) of the kind `SELECTED_REAL_KIND(p, r)` picks; either of p and r may be
+/// `MPI_UNDEFINED` (omitted), not both.
+///
+/// # Safety
+/// `newtype` must be valid for a write when non-null.
+unsafe fn create_f90_real_like(func: &str, combiner: c_int, bases: [MPI_Datatype; 3], p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
+    run(|| {
+        if p == MPI_UNDEFINED && r == MPI_UNDEFINED {
+            return Err(fail(func, MPI_ERR_ARG, "p and r are both MPI_UNDEFINED; give at least one"));
+        }
+        let (p_min, r_min) = (if p == MPI_UNDEFINED { 0 } else { p }, if r == MPI_UNDEFINED { 0 } else { r });
+        let Some(kind) = REAL_KINDS.iter().position(|&(kp, kr)| p_min <= kp && r_min <= kr) else {
+            return Err(fail(func, MPI_ERR_ARG, format!("no REAL kind has precision {p} and exponent range {r} (at most 33 digits and 4931)")));
+        };
+        // SAFETY: passed on from the caller.
+        unsafe { give_f90(func, combiner, vec![p, r], bases[kind], newtype) }
+    })
+}
+
+/// `MPI_Type_create_f90_real`: the type of `REAL(KIND=SELECTED_REAL_KIND(p, r))`.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: the caller passes a writable newtype.
+    unsafe { create_f90_real_like("MPI_Type_create_f90_real", MPI_COMBINER_F90_REAL, [MPI_REAL4, MPI_REAL8, MPI_REAL16], p, r, newtype) }
+}
+
+/// `MPI_Type_create_f90_complex`: the type of `COMPLEX(KIND=SELECTED_REAL_KIND(p, r))`.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: the caller passes a writable newtype.
+    unsafe { create_f90_real_like("MPI_Type_create_f90_complex", MPI_COMBINER_F90_COMPLEX, [MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32], p, r, newtype) }
+}
+
+/// `MPI_Type_create_f90_integer`: the type of `INTEGER(KIND=SELECTED_INT_KIND(r))`.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_f90_integer(r: c_int, newtype: *mut MPI_Datatype) -> c_int {
+    const F: &str = "MPI_Type_create_f90_integer";
+    run(|| {
+        // Decimal exponent range of INTEGER(1), (2), (4), (8).
+        let kinds = [(2, MPI_INTEGER1), (4, MPI_INTEGER2), (9, MPI_INTEGER4), (18, MPI_INTEGER8)];
+        let found = kinds.iter().find(|&&(kr, _)| r != MPI_UNDEFINED && r <= kr);
+        let Some(&(_, base)) = found else {
+            return Err(fail(F, MPI_ERR_ARG, format!("no INTEGER kind has exponent range {r} (at most 18)")));
+        };
+        // SAFETY: the caller passes a writable newtype.
+        unsafe { give_f90(F, MPI_COMBINER_F90_INTEGER, vec![r], base, newtype) }
+    })
+}
+
 // ---- commit, free, names -------------------------------------------------------------------
 
 #[no_mangle]
@@ -544,8 +651,8 @@ pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
         // SAFETY: non-null; the caller provides an MPI_Datatype.
         let dt = unsafe { *p };
         get(F, dt)?;
-        let Some(slot) = slot_of(dt) else {
-            return Err(fail(F, MPI_ERR_TYPE, "predefined datatypes cannot be freed"));
+        let Some(slot) = slot_of(dt).filter(|_| f90_of(dt).is_none()) else {
+            return Err(fail(F, MPI_ERR_TYPE, "predefined datatypes cannot be freed (those of MPI_Type_create_f90_* neither)"));
         };
         // Attribute delete callbacks run before the handle goes away.
         crate::attributes::type_attrs_on_free(dt)?;
@@ -770,6 +877,15 @@ fn order_c(o: Order) -> c_int {
     }
 }
 
+/// The envelope and contents of handle `dt`: an `MPI_Type_create_f90_*` type's own
+/// combiner and arguments, else those of its engine type.
+fn contents_of(dt: MPI_Datatype, t: &Datatype) -> Contents {
+    match f90_of(dt) {
+        Some(f) => Contents { combiner: f.combiner, ints: f.args.clone(), addrs: vec![], types: vec![] },
+        None => contents(t),
+    }
+}
+
 fn contents(t: &Datatype) -> Contents {
     let i = |n: usize| n as c_int;
     let c = |combiner, ints, addrs, types| Contents { combiner, ints, addrs, types };
@@ -842,7 +958,7 @@ pub unsafe extern "C" fn PMPI_Type_get_envelope(datatype: MPI_Datatype, num_inte
     const F: &str = "MPI_Type_get_envelope";
     run(|| {
         let t = get(F, datatype)?;
-        let c = contents(&t);
+        let c = contents_of(datatype, &t);
         // SAFETY: the caller passes four ints.
         unsafe {
             put(F, "num_integers", num_integers, c.ints.len() as c_int)?;
@@ -858,7 +974,7 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(datatype: MPI_Datatype, max_inte
     const F: &str = "MPI_Type_get_contents";
     run(|| {
         let t = get(F, datatype)?;
-        let c = contents(&t);
+        let c = contents_of(datatype, &t);
         if c.combiner == MPI_COMBINER_NAMED {
             return Err(fail(F, MPI_ERR_TYPE, "a predefined datatype has no contents (its combiner is MPI_COMBINER_NAMED)"));
         }

@@ -169,8 +169,8 @@ fn alloc_mem_c_f_pointer() {
 }
 
 #[test]
-fn type_match_size_from_storage_size() {
-    run_both("match_size");
+fn kind_types_match_size_and_f90() {
+    run_both("kind_types");
 }
 
 /// `mpifort -show` prints the real command line: our include dir (mpif.h, mpi.mod), the
