@@ -1540,24 +1540,14 @@ pub unsafe extern "C" fn MPI_Graphdims_get(comm: MPI_Comm, nnodes: *mut c_int, n
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Grequest_complete(request: MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Grequest_complete(request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Grequest_complete(request: MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Grequest_complete")
+    unsafe { crate::grequest::PMPI_Grequest_complete(request) }
 }
 
 // int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Grequest_start(query_fn: MPI_Grequest_query_function, free_fn: MPI_Grequest_free_function, cancel_fn: MPI_Grequest_cancel_function, extra_state: *mut c_void, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Grequest_start(query_fn: MPI_Grequest_query_function, free_fn: MPI_Grequest_free_function, cancel_fn: MPI_Grequest_cancel_function, extra_state: *mut c_void, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Grequest_start")
+    unsafe { crate::grequest::PMPI_Grequest_start(query_fn, free_fn, cancel_fn, extra_state, request) }
 }
 
 // MPI_Fint MPI_Group_c2f(MPI_Group group);

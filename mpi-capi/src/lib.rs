@@ -35,5 +35,6 @@ pub mod init;
 pub mod p2p_args;
 pub mod pt2pt;
 pub mod requests;
+pub mod grequest;
 pub mod types;
 pub mod ops;

@@ -39,8 +39,19 @@ pub fn finish(rt: &mut Runtime, rid: ReqId) -> Status {
 /// it was released (one table lookup for all three).
 #[inline]
 fn release(rt: &mut Runtime, rid: ReqId) -> (Status, MPI_Comm, bool) {
-    let (st, owner, persistent) = rt.engine.reqs.finish(rid).expect("finished request exists");
+    let (st, owner, persistent) = finish_entry(rt, rid).expect("finished request exists");
     (st, owner as MPI_Comm, !persistent)
+}
+
+/// The engine's `finish` of request `rid`, plus a generalized request's callbacks (its
+/// status is what its query callback says).
+#[inline]
+fn finish_entry(rt: &mut Runtime, rid: ReqId) -> Option<(Status, i64, bool)> {
+    let (mut st, owner, persistent) = rt.engine.reqs.finish(rid)?;
+    if crate::grequest::any() {
+        crate::grequest::finished(rid, &mut st);
+    }
+    Some((st, owner, persistent))
 }
 
 /// Raises the error recorded in a completed operation's status.
@@ -241,7 +252,7 @@ fn finish_all(rt: &mut Runtime, hs: &mut [MPI_Request], statuses: *mut MPI_Statu
     let ignored = statuses.is_null() || statuses as usize == 1;
     for (i, h) in hs.iter_mut().enumerate() {
         // `check_slots` validated the handles: decode and finish in one table lookup.
-        let done = request_id(*h).filter(|_| *h != MPI_REQUEST_NULL).and_then(|rid| rt.engine.reqs.finish(rid));
+        let done = request_id(*h).filter(|_| *h != MPI_REQUEST_NULL).and_then(|rid| finish_entry(rt, rid));
         let (st, code) = match done {
             Some((st, owner, persistent)) => {
                 if !persistent {
@@ -517,6 +528,9 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
         let r = rt.engine.reqs.get_mut(rid).ok_or_else(|| format!("request {:#x} does not exist", *h))?;
         if matches!(r.state, State::Complete | State::Inactive | State::Message) {
             rt.engine.reqs.discard(rid);
+            if crate::grequest::any() {
+                crate::grequest::released(rid);
+            }
         } else {
             // Pending: released by the engine when it completes.
             r.freed = true;
@@ -543,7 +557,9 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mu
             Slot::Null => Ok(Some(empty_status())),
             Slot::Active(rid) => {
                 rt.engine.progress();
-                Ok(rt.engine.reqs.get(rid).filter(|r| r.is_complete()).map(|r| r.status))
+                let st = rt.engine.reqs.get(rid).filter(|r| r.is_complete()).map(|r| r.status);
+                // A generalized request's status is its query callback's.
+                Ok(st.map(|st| if crate::grequest::any() { crate::grequest::peek(rid).unwrap_or(st) } else { st }))
             }
         }
     });
@@ -573,12 +589,19 @@ pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
     let r = runtime::with(|rt| match slot(rt, h)? {
         Slot::Active(rid) => {
             rt.engine.cancel(rid);
-            Ok(())
+            // A generalized request: its cancel callback runs below, outside, as it may
+            // call MPI_Grequest_complete.
+            let generalized = crate::grequest::any().then(|| crate::grequest::cancel_of(rid)).flatten();
+            Ok(generalized.map(|(f, extra)| (f, extra, is_complete(rt, rid))))
         }
         Slot::Null => Err(format!("cannot cancel {h:#x}: null or inactive request")),
     });
     match r {
-        Ok(()) => MPI_SUCCESS,
+        Ok(None) => MPI_SUCCESS,
+        Ok(Some((f, extra, complete))) => match crate::grequest::call_cancel(f, extra, complete) {
+            MPI_SUCCESS => MPI_SUCCESS,
+            rc => raise(MPI_COMM_WORLD, "MPI_Cancel", rc, format!("the cancel callback of generalized request {h:#x} returned error {rc}")),
+        },
         Err(msg) => raise(MPI_COMM_WORLD, "MPI_Cancel", MPI_ERR_REQUEST, msg),
     }
 }

@@ -28,6 +28,18 @@ pub enum ErrorClass {
     ProcAborted = 76,
 }
 
+impl ErrorClass {
+    /// The class of an error code from user code (a generalized request's callback): the
+    /// engine's class of that value, else `Other`.
+    pub fn from_code(code: i32) -> ErrorClass {
+        use ErrorClass::*;
+        [Buffer, Count, Type, Tag, Comm, Rank, Root, Group, Op, Arg, Unknown, Truncate, Other, Intern, InStatus, Pending, Request, NoMem, ProcAborted]
+            .into_iter()
+            .find(|&c| c as i32 == code)
+            .unwrap_or(Other)
+    }
+}
+
 /// An engine error: a class plus a one-line cause for the error handler to print.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MpiError {

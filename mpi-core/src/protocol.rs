@@ -321,7 +321,7 @@ impl Engine {
         let proc_null = match r.op {
             Op::Send { dest_world, .. } => dest_world == PROC_NULL_WORLD,
             Op::Recv { src, .. } => src == crate::matching::PROC_NULL,
-            Op::Coll => return Err(MpiError::new(ErrorClass::Request, "a collective request cannot be started again")),
+            Op::Coll | Op::Generalized => return Err(MpiError::new(ErrorClass::Request, "only persistent requests can be started")),
         };
         if proc_null {
             r.status = Status { source: crate::matching::PROC_NULL, tag: crate::matching::ANY_TAG, ..Status::default() };
@@ -359,7 +359,7 @@ impl Engine {
                 self.start_recv(rid, ctx, src, tag);
                 Ok(())
             }
-            Op::Coll => unreachable!("rejected above"),
+            Op::Coll | Op::Generalized => unreachable!("rejected above"),
         }
     }
 
@@ -674,7 +674,7 @@ impl Engine {
         let r = self.reqs.get_mut(rid).unwrap();
         let buf = match r.op {
             Op::Recv { buf, .. } => buf,
-            Op::Send { .. } | Op::Coll => fatal("a non-receive request matched a message"),
+            Op::Send { .. } | Op::Coll | Op::Generalized => fatal("a non-receive request matched a message"),
         };
         match u {
             Unexpected::Eager { data, sync } => {
@@ -1545,6 +1545,33 @@ impl Engine {
         }
     }
 
+    /// `MPI_Grequest_start`: a request that completes when `grequest_complete` says so.
+    pub fn grequest_start(&mut self) -> ReqId {
+        let rid = self.create(Op::Generalized, false);
+        self.reqs.get_mut(rid).unwrap().state = State::GeneralizedActive;
+        rid
+    }
+
+    /// `MPI_Grequest_complete`: generalized request `rid` is complete. Returns whether the
+    /// user had already freed it (it is gone now, and its free callback is due). Wakes
+    /// this process's sleeping waits: another thread may be waiting for it.
+    pub fn grequest_complete(&mut self, rid: ReqId) -> MpiResult<bool> {
+        let r = self.reqs.get(rid).filter(|r| matches!(r.op, Op::Generalized));
+        let Some(r) = r else {
+            return Err(MpiError::new(ErrorClass::Request, "not a generalized request (from MPI_Grequest_start)"));
+        };
+        if r.state != State::GeneralizedActive {
+            return Err(MpiError::new(ErrorClass::Request, "the generalized request was completed already"));
+        }
+        let freed = r.freed;
+        self.complete(rid);
+        if let Some(shm) = self.shm.as_mut() {
+            let me = shm.local_rank();
+            shm.wake(me);
+        }
+        Ok(freed)
+    }
+
     /// Pending work remains that finalize must drain (queued sends, buffered sends).
     pub fn has_outgoing(&self) -> bool {
         !self.busy.is_empty() || !self.bsend.used.is_empty()
@@ -1558,7 +1585,7 @@ fn stream_layout(r: &mut Request, l: &Layout) {
     let len = l.bytes();
     match &mut r.op {
         Op::Send { buf, .. } | Op::Recv { buf, .. } => *buf = RawBuf { ptr: std::ptr::null_mut(), len },
-        Op::Coll => {}
+        Op::Coll | Op::Generalized => {}
     }
 }
 
@@ -1610,7 +1637,7 @@ fn stage(r: &mut Request, l: &Layout) {
     let ptr = staging.as_mut_ptr();
     match &mut r.op {
         Op::Send { buf, .. } | Op::Recv { buf, .. } => *buf = RawBuf { ptr, len: bytes },
-        Op::Coll => {}
+        Op::Coll | Op::Generalized => {}
     }
 }
 

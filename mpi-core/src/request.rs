@@ -68,6 +68,9 @@ pub enum Op {
     Recv { buf: RawBuf, ctx: u32, src: i32, tag: i32 },
     /// A collective operation run as a schedule by the progress engine.
     Coll,
+    /// A generalized request (`MPI_Grequest_start`): the user's operation, complete when
+    /// the user says so; the C layer holds its callbacks.
+    Generalized,
 }
 
 /// What a request is doing right now.
@@ -91,6 +94,8 @@ pub enum State {
     Message,
     /// A collective schedule in progress.
     CollActive,
+    /// A generalized request the user has not completed yet.
+    GeneralizedActive,
     Complete,
 }
 

@@ -58,6 +58,16 @@ fn sleep_wake() {
     }
 }
 
+/// Generalized requests through every completion function, cancel, free and errors; then
+/// with every wait asleep at once and unbounded sleeps, so the wake-up
+/// `MPI_Grequest_complete` gives a waiting thread is what ends its wait.
+#[test]
+fn grequest() {
+    run_program_all("grequest", &[]);
+    let env = [("OXMPI_SPIN_COUNT", "0"), ("OXMPI_YIELD_COUNT", "0"), ("OXMPI_SLEEP_MAX_US", "600000000")];
+    run_program_all_env("grequest", &[], &env);
+}
+
 /// Messages pushed through the ring without waiting for the receiver (`FLAG_PUSH`), with
 /// the default limits (pushes only when oversubscribed).
 #[test]
