@@ -881,7 +881,7 @@ fn order_c(o: Order) -> c_int {
 /// combiner and arguments, else those of its engine type.
 fn contents_of(dt: MPI_Datatype, t: &Datatype) -> Contents {
     match f90_of(dt) {
-        Some(f) => Contents { combiner: f.combiner, ints: f.args.clone(), addrs: vec![], types: vec![] },
+        Some(f) => Contents { combiner: f.combiner, ints: f.args, addrs: vec![], types: vec![] },
         None => contents(t),
     }
 }
