@@ -65,11 +65,16 @@ impl ShmTransport {
     /// Whether single-copy transfers with local rank `peer` work (the kernel has not refused
     /// one and the peer's published pid was verified to name it).
     pub fn cma_ready(&mut self, peer: usize) -> bool {
+        self.cma_pid(peer).is_some()
+    }
+
+    /// The pid to name in single-copy calls to `peer`, if they work (see `cma_ready`).
+    fn cma_pid(&mut self, peer: usize) -> Option<libc::pid_t> {
         if !self.cma_ok || peer == self.me {
-            return false;
+            return None;
         }
         let pid = self.pid_word(peer).load(Ordering::Relaxed) as libc::pid_t;
-        self.cma_peer_ok(peer, pid)
+        self.cma_peer_ok(peer, pid).then_some(pid)
     }
 
     /// Whether single-copy reads from `peer` reach the right process (checked once).
@@ -116,10 +121,7 @@ impl ShmTransport {
     /// # Safety
     /// As `pull` (for `Dir::Read`) or `put` (for `Dir::Write`).
     unsafe fn transfer(&mut self, dir: Dir, peer: usize, local: *mut u8, remote: u64, len: usize) -> usize {
-        if !self.cma_ready(peer) {
-            return 0;
-        }
-        let pid = self.pid_word(peer).load(Ordering::Relaxed) as libc::pid_t;
+        let Some(pid) = self.cma_pid(peer) else { return 0 };
         let chunk = self.cma_order.chunk;
         // SAFETY: the chunks cover [0, len) of both buffers, as the caller vouched for.
         if self.cma_order.backward(local, remote, len) && unsafe { backward(dir, pid, local, remote, len, chunk) } {
