@@ -30,7 +30,7 @@ pub enum ErrorClass {
 
 impl ErrorClass {
     /// The class of an error code from user code (a generalized request's callback): the
-    /// engine's class of that value, else `Other`.
+    /// engine's class of that value, else `Other` (lists every variant: a new one goes there too).
     pub fn from_code(code: i32) -> ErrorClass {
         use ErrorClass::*;
         [Buffer, Count, Type, Tag, Comm, Rank, Root, Group, Op, Arg, Unknown, Truncate, Other, Intern, InStatus, Pending, Request, NoMem, ProcAborted]
