@@ -305,46 +305,73 @@ fn displaced(ptr: *const c_void, displ: c_int, ty: &Datatype) -> *const c_void {
 
 /// The reduction kernel for (op, datatype) and whether the op is commutative. The op is
 /// looked up once here, so a user may free it while a nonblocking collective still runs.
-/// Predefined ops on predefined types need no allocation (`Reducer::Predef`).
+///
+/// Schedules reduce packed data (staged or contiguous user memory). Predefined ops run the
+/// engine's packed kernel on the type's one basic or pair element, with no allocation
+/// (`Reducer::Predef`); user ops get the items in the type's own layout, as the standard
+/// hands them: contiguous data as it is, other data unpacked into a scratch copy first.
 fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(Reducer, bool), ArgError> {
-    if !ty.is_contiguous() && ty.size() > 0 {
-        // Staged (packed) data is a run of basic elements: reduce it as such.
-        let kind = ops::lookup_op(op).ok_or_else(|| (MPI_ERR_OP, format!("invalid operation handle {op:#x}")))?;
-        let (OpKind::Predef(p), Some(elem)) = (kind, ty.basic_if_uniform().and_then(ops::basic_handle).and_then(ops::elem_of)) else {
-            return Err((MPI_ERR_TYPE, "reductions on non-contiguous datatypes need a predefined op and a type built from one basic type".into()));
-        };
-        if !p.applies_to(elem.group()) {
-            return Err((MPI_ERR_OP, format!("{} is not defined for {}", p.name(), elem.name())));
-        }
-        return Ok((Reducer::Predef { op: p, elem }, true));
-    }
-    let kind = ops::lookup_op(op);
-    if let (Some(OpKind::Predef(p)), Some(elem)) = (kind, ops::elem_of(dt)) {
-        if p.applies_to(elem.group()) && elem.size() == ty.size() {
+    let kind = match ops::lookup_op(op) {
+        Some(k) => k,
+        None if op == MPI_OP_NULL => return Err((MPI_ERR_OP, "the operation is MPI_OP_NULL".into())),
+        None => return Err((MPI_ERR_OP, format!("invalid operation handle {op:#x} (freed, or never created)"))),
+    };
+    let (f, commute) = match kind {
+        OpKind::Predef(p) => {
+            let elem = match ops::elem_of(dt) {
+                Some(e) => e,
+                None if ty.is_named() => {
+                    // MPI_PACKED, MPI_REAL16, ...: `apply` words the error.
+                    // SAFETY: a count of 0 touches no memory.
+                    unsafe { ops::apply(op, dt, std::ptr::null(), std::ptr::null_mut(), 0) }?;
+                    return Err((MPI_ERR_OP, format!("{} is not defined for this datatype", p.name())));
+                }
+                None => ops::elem_of_derived(p, ty)?,
+            };
+            if !p.applies_to(elem.group()) {
+                let e = mpi_core::op::undefined(p, elem);
+                return Err((e.class as c_int, e.msg));
+            }
             return Ok((Reducer::Predef { op: p, elem }, true));
         }
-    }
-    // SAFETY: a count of 0 touches no memory; this only validates (op, datatype).
-    unsafe { ops::apply(op, dt, std::ptr::null(), std::ptr::null_mut(), 0) }?;
-    let kind = kind.ok_or_else(|| (MPI_ERR_OP, format!("invalid operation handle {op:#x}")))?;
+        OpKind::User { f, commute } => (f, commute),
+    };
     let size = ty.size().max(1);
-    let f: ReduceFn = match kind {
-        // Derived (contiguous) types: the C layer's dispatch handles them.
-        OpKind::Predef(_) => Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
-            // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers;
-            // validated by the zero-count call.
-            let _ = unsafe { ops::apply(op, dt, input as *const c_void, inout as *mut c_void, (bytes / size) as c_int) };
-        }),
-        OpKind::User { f, .. } => Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
+    let f: ReduceFn = if ty.is_contiguous() {
+        // Packed bytes are the items themselves; the function indexes from the buffer
+        // pointer, which lies true_lb before the first data byte.
+        let lb = ty.true_lb();
+        Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
             let (mut len, mut t) = ((bytes / size) as c_int, dt);
             if len > 0 {
                 // SAFETY: MPI_User_function gets the buffers and count/datatype by pointer;
                 // the schedule passes `len` whole items inside its buffers.
-                unsafe { f(input as *mut c_void, inout as *mut c_void, &mut len, &mut t) };
+                unsafe { f(input.wrapping_offset(-lb) as *mut c_void, inout.wrapping_offset(-lb) as *mut c_void, &mut len, &mut t) };
             }
-        }),
+        })
+    } else {
+        let ty = ty.clone();
+        Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
+            let n = bytes / size;
+            if n == 0 {
+                return;
+            }
+            let (lo, span) = ty.data_span(n);
+            let (mut a, mut b) = (vec![0u128; span.div_ceil(16)], vec![0u128; span.div_ceil(16)]);
+            let (pa, pb) = ((a.as_mut_ptr() as *mut u8).wrapping_offset(-lo), (b.as_mut_ptr() as *mut u8).wrapping_offset(-lo));
+            let (mut len, mut t) = (n as c_int, dt);
+            // SAFETY: the schedule passes `n` whole packed items in each buffer; a and b
+            // hold `n` items of `ty` in its layout from pa/pb (data_span); the user
+            // function gets them as MPI_User_function specifies.
+            unsafe {
+                ty.unpack(std::slice::from_raw_parts(input, n * size), pa, n);
+                ty.unpack(std::slice::from_raw_parts(inout, n * size), pb, n);
+                f(pa as *mut c_void, pb as *mut c_void, &mut len, &mut t);
+                ty.pack(pb, n, std::slice::from_raw_parts_mut(inout, n * size));
+            }
+        })
     };
-    Ok((Reducer::Custom(f), kind.is_commutative()))
+    Ok((Reducer::Custom(f), commute))
 }
 
 /// Runs a collective whose buffers go through a `Staging`; unpacks staged output after a

@@ -261,21 +261,64 @@ pub fn basic_handle(b: mpi_core::datatype::Basic) -> Option<MPI_Datatype> {
     })
 }
 
-/// A predefined op on a derived datatype built from one basic type: the kernel runs on each
-/// block of the type map (input and inout share the layout).
+/// The predefined datatype handle of a pair type.
+fn pair_handle(p: mpi_core::datatype::Pair) -> MPI_Datatype {
+    use mpi_core::datatype::Pair;
+    match p {
+        Pair::FloatInt => MPI_FLOAT_INT,
+        Pair::DoubleInt => MPI_DOUBLE_INT,
+        Pair::LongInt => MPI_LONG_INT,
+        Pair::ShortInt => MPI_SHORT_INT,
+        Pair::TwoInt => MPI_2INT,
+        Pair::LongDoubleInt => MPI_LONG_DOUBLE_INT,
+        Pair::TwoReal => MPI_2REAL,
+        Pair::TwoDoublePrecision => MPI_2DOUBLE_PRECISION,
+        Pair::TwoInteger => MPI_2INTEGER,
+    }
+}
+
+/// The element kind a predefined op combines in a derived datatype: its one basic or pair
+/// type (`Datatype::reduction_unit`), or the (class, message) to raise.
+pub fn elem_of_derived(p: PredefOp, ty: &mpi_core::datatype::Datatype) -> Result<Elem, (c_int, String)> {
+    use mpi_core::datatype::Unit;
+    let handle = match ty.reduction_unit() {
+        Some(Unit::Basic(b)) => basic_handle(b),
+        Some(Unit::Pair(q)) => Some(pair_handle(q)),
+        None => None,
+    };
+    match handle {
+        Some(h) => elem_for(p, h),
+        None => Err((
+            MPI_ERR_TYPE,
+            format!("{} on a derived datatype needs a type built from one basic or pair type (this one mixes several, or is built on MPI_PACKED, MPI_REAL16 or MPI_COMPLEX32)", p.name()),
+        )),
+    }
+}
+
+/// A predefined op on a derived datatype built from one basic or pair type: contiguous
+/// items are reduced where they are; otherwise both operands are packed, reduced packed and
+/// the result unpacked, so gaps (and a pair's padding) are neither read nor written.
 ///
 /// # Safety
 /// Both buffers must hold `count` items of `dt`.
 unsafe fn apply_derived(p: PredefOp, dt: MPI_Datatype, input: *const u8, inout: *mut u8, count: usize) -> Result<(), (c_int, String)> {
     let t = crate::types::lookup(dt).filter(|t| t.committed()).ok_or_else(|| elem_for(p, dt).unwrap_err())?;
-    let handle = t.basic_if_uniform().and_then(basic_handle).unwrap_or(MPI_DATATYPE_NULL);
-    let elem = elem_of(handle).ok_or_else(|| {
-        (MPI_ERR_OP, format!("{} on a derived datatype is supported only when the type is built from one basic type", p.name()))
-    })?;
-    for (off, len) in t.blocks(count) {
-        // SAFETY: each block lies within both buffers (caller's contract).
-        unsafe { op::reduce(p, elem, input.wrapping_offset(off), inout.wrapping_offset(off), len / elem.size()) }
-            .map_err(|e| (e.class as c_int, e.msg))?;
+    let elem = elem_of_derived(p, &t)?;
+    let bytes = t.size() * count;
+    if t.is_contiguous() {
+        // SAFETY: `count` contiguous items start at true_lb in both buffers (caller's
+        // contract): packed data.
+        return unsafe { op::reduce_packed(p, elem, input.wrapping_offset(t.true_lb()), inout.wrapping_offset(t.true_lb()), bytes / elem.packed_size()) }
+            .map_err(|e| (e.class as c_int, e.msg));
+    }
+    let (mut a, mut b) = (vec![0u8; bytes], vec![0u8; bytes]);
+    // SAFETY: both buffers hold `count` items of `t` (caller's contract); a and b hold
+    // their packed bytes.
+    unsafe {
+        t.pack(input, count, &mut a);
+        t.pack(inout, count, &mut b);
+        op::reduce_packed(p, elem, a.as_ptr(), b.as_mut_ptr(), bytes / elem.packed_size()).map_err(|e| (e.class as c_int, e.msg))?;
+        t.unpack(&b, inout, count);
     }
     Ok(())
 }

@@ -59,6 +59,19 @@ fn coll_derived_datatypes() {
     run_coll("coll_dtypes", &[]);
 }
 
+/// MINLOC/MAXLOC on every predefined pair type (padded ones included) in every reduction
+/// entry point at counts 0, 1, odd and >= 1 MiB, a predefined op on a vector of pairs, and
+/// a non-commutative user op on a vector type in every reducing collective: values, owner
+/// indices (ties to the lowest), padding and holes checked.
+#[test]
+fn reductions_on_pair_and_derived_types() {
+    let _x = exclusive();
+    let exe = compile("reduce_pairs");
+    for np in 1..=5 {
+        run_ok("reduce_pairs", &exe, np, &[]);
+    }
+}
+
 /// A Jacobi stencil exchanging halo columns with `MPI_Type_vector` (Sendrecv, Isend/Irecv +
 /// Waitall, and vector-to-contiguous), checked exactly against a serial run on every rank.
 #[test]

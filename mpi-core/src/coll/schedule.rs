@@ -11,6 +11,7 @@ pub type ReduceFn = Arc<dyn Fn(*const u8, *mut u8, usize) + Send + Sync>;
 
 /// The reduction of a schedule. Predefined (op, element) pairs need no allocation, which
 /// matters for small reductions where every allocation is a visible share of the call.
+/// Either kind works on packed data: a run of whole items of the collective's datatype.
 #[derive(Clone)]
 pub enum Reducer {
     Predef { op: PredefOp, elem: Elem },
@@ -22,9 +23,10 @@ impl Reducer {
     fn apply(&self, input: *const u8, inout: *mut u8, bytes: usize) {
         match self {
             Reducer::Predef { op, elem } => {
-                // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers; the
-                // C layer validated (op, elem) before building the schedule.
-                let _ = unsafe { crate::op::reduce(*op, *elem, input, inout, bytes / elem.size()) };
+                // SAFETY: the schedule passes ranges of `bytes` bytes inside its buffers, which
+                // hold packed data (staged or contiguous); the C layer validated (op, elem)
+                // before building the schedule.
+                let _ = unsafe { crate::op::reduce_packed(*op, *elem, input, inout, bytes / elem.packed_size()) };
             }
             Reducer::Custom(f) => f(input, inout, bytes),
         }

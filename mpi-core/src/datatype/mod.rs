@@ -19,6 +19,13 @@ pub use flatten::{Block, Blocks, Seg};
 pub use tree::{Datatype, Distrib, Kind, Order, DFLT_DARG};
 
 use flatten::{flatten, Flat};
+
+/// The element a predefined reduction works on (`Datatype::reduction_unit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    Basic(Basic),
+    Pair(Pair),
+}
 use std::sync::atomic::Ordering;
 
 impl Datatype {
@@ -130,11 +137,44 @@ impl Datatype {
         out
     }
 
-    /// The single basic type every element of this type is made of (for reductions).
-    pub fn basic_if_uniform(&self) -> Option<Basic> {
-        let segs = self.segments();
-        let first = segs.first()?.basic;
-        segs.iter().all(|s| s.basic == first).then_some(first)
+    /// What a predefined reduction combines in this type: the one basic type or predefined
+    /// pair type (`MPI_DOUBLE_INT`, ...) every element is made of, with pairs kept whole
+    /// (a vector of `MPI_2INT` is a run of pairs, not of ints). None when the type mixes
+    /// them or holds no data.
+    pub fn reduction_unit(&self) -> Option<Unit> {
+        match &self.kind {
+            Kind::Basic(b) => Some(Unit::Basic(*b)),
+            Kind::Pair { pair, .. } => Some(Unit::Pair(*pair)),
+            Kind::Marker(_) => None,
+            Kind::Struct { blocklens, types, .. } => {
+                let mut units = blocklens.iter().zip(types).filter(|(&n, t)| n > 0 && t.size() > 0).map(|(_, t)| t.reduction_unit());
+                let first = units.next()??;
+                units.all(|u| u == Some(first)).then_some(first)
+            }
+            Kind::Contiguous { old, .. }
+            | Kind::Vector { old, .. }
+            | Kind::Hvector { old, .. }
+            | Kind::Indexed { old, .. }
+            | Kind::Hindexed { old, .. }
+            | Kind::IndexedBlock { old, .. }
+            | Kind::HindexedBlock { old, .. }
+            | Kind::Subarray { old, .. }
+            | Kind::Darray { old, .. }
+            | Kind::Resized { old, .. }
+            | Kind::Dup { old } => old.reduction_unit(),
+        }
+    }
+
+    /// Where `count` items lie in memory: (offset of the lowest data byte from the buffer
+    /// pointer, bytes up to the highest). A buffer of that length holds them in the type's
+    /// own layout (what a user reduction function is handed).
+    pub fn data_span(&self, count: usize) -> (isize, usize) {
+        if count == 0 || self.size == 0 {
+            return (0, 0);
+        }
+        let last = (count as isize - 1).wrapping_mul(self.extent());
+        let (lo, hi) = (self.true_lb + last.min(0), self.true_ub + last.max(0));
+        (lo, (hi - lo) as usize)
     }
 
     /// Basic elements wholly contained in the first `bytes` packed bytes of any number of

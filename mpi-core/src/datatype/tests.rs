@@ -142,8 +142,8 @@ fn pair_types_have_mpich_sizes_and_extents() {
         assert_eq!(t.elements(), 2);
         assert!(t.committed());
     }
-    assert_eq!(Datatype::pair(Pair::TwoInt).basic_if_uniform(), Some(Basic::I32));
-    assert_eq!(Datatype::pair(Pair::DoubleInt).basic_if_uniform(), None);
+    assert_eq!(Datatype::pair(Pair::TwoInt).reduction_unit(), Some(Unit::Pair(Pair::TwoInt)));
+    assert_eq!(Datatype::pair(Pair::DoubleInt).reduction_unit(), Some(Unit::Pair(Pair::DoubleInt)));
 }
 
 #[test]
@@ -308,10 +308,28 @@ fn external32_long_double_is_binary128() {
 fn signature_and_uniform_basic() {
     let v = Datatype::vector(2, 3, 5, &Datatype::basic(Basic::F64)).unwrap();
     assert_eq!(v.signature(), vec![(Basic::F64, 6)]);
-    assert_eq!(v.basic_if_uniform(), Some(Basic::F64));
+    assert_eq!(v.reduction_unit(), Some(Unit::Basic(Basic::F64)));
     let s = Datatype::structure(&[2, 1], &[0, 16], &[int(), Datatype::basic(Basic::F64)]).unwrap();
     assert_eq!(s.signature(), vec![(Basic::I32, 2), (Basic::F64, 1)]);
-    assert_eq!(s.basic_if_uniform(), None);
+    assert_eq!(s.reduction_unit(), None);
+    // Pairs stay whole through derived types; a struct of the same pair twice is uniform.
+    let di = Datatype::pair(Pair::DoubleInt);
+    let vp = Datatype::vector(3, 1, 2, &di).unwrap();
+    assert_eq!(vp.reduction_unit(), Some(Unit::Pair(Pair::DoubleInt)));
+    let sp = Datatype::structure(&[1, 2], &[0, 64], &[di.clone(), Datatype::contiguous(2, &di).unwrap()]).unwrap();
+    assert_eq!(sp.reduction_unit(), Some(Unit::Pair(Pair::DoubleInt)));
+    let mixed = Datatype::structure(&[1, 1], &[0, 64], &[di, Datatype::basic(Basic::F64)]).unwrap();
+    assert_eq!(mixed.reduction_unit(), None);
+}
+
+#[test]
+fn data_span_covers_every_item() {
+    let v = Datatype::vector(2, 1, 3, &Datatype::basic(Basic::F64)).unwrap(); // extent 32, data 0..8, 24..32
+    assert_eq!(v.data_span(0), (0, 0));
+    assert_eq!(v.data_span(1), (0, 32));
+    assert_eq!(v.data_span(3), (0, 96));
+    let r = Datatype::resized(&Datatype::basic(Basic::I32), 4, -8).unwrap(); // data at 0..4, items 8 bytes down
+    assert_eq!(r.data_span(3), (-16, 20));
 }
 
 // ---- property tests --------------------------------------------------------------------

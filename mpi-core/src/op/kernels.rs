@@ -229,25 +229,39 @@ unsafe fn complex<T: Num>(op: PredefOp, input: *const u8, inout: *mut u8, n: usi
 
 /// MAXLOC/MINLOC: the larger (smaller) value wins; on equal values the lower index.
 ///
+/// Pairs lie `stride` bytes apart, the index `ioff` bytes after the value: the C struct
+/// layout in user memory (`packed` false: padding between and after), or the packed form
+/// of staged data (`packed` true: value and index adjacent). Only the value and index bytes
+/// are read and written, never the padding.
+///
 /// # Safety
-/// As `each`.
-unsafe fn loc<V: Plain + PartialOrd, I: Plain + PartialOrd>(op: PredefOp, input: *const u8, inout: *mut u8, n: usize) -> bool {
-    #[inline(always)]
-    fn pick<V: PartialOrd, I: PartialOrd>(x: Loc<V, I>, y: Loc<V, I>, x_better: bool) -> Loc<V, I> {
-        if x_better {
-            x
-        } else if x.v == y.v {
-            Loc { v: y.v, i: min(x.i, y.i) }
-        } else {
-            y
-        }
-    }
-    // SAFETY (all arms): forwarded caller's contract.
-    unsafe {
-        match op {
-            PredefOp::Maxloc => each::<Loc<V, I>, _>(input, inout, n, |x, y| pick(x, y, x.v > y.v)),
-            PredefOp::Minloc => each::<Loc<V, I>, _>(input, inout, n, |x, y| pick(x, y, x.v < y.v)),
-            _ => return false,
+/// `input` readable and `inout` readable and writable for `n` pairs in that layout.
+unsafe fn loc<V: Plain + PartialOrd, I: Plain + PartialOrd>(op: PredefOp, input: *const u8, inout: *mut u8, n: usize, packed: bool) -> bool {
+    let max = match op {
+        PredefOp::Maxloc => true,
+        PredefOp::Minloc => false,
+        _ => return false,
+    };
+    let (stride, ioff) = if packed {
+        (size_of::<V>() + size_of::<I>(), size_of::<V>())
+    } else {
+        (size_of::<Loc<V, I>>(), size_of::<V>().next_multiple_of(align_of::<I>()))
+    };
+    for k in 0..n {
+        // SAFETY: pair k lies within both buffers (caller's contract); unaligned reads and
+        // writes of Plain values; each pair is read whole before it is written, so
+        // `input == inout` is fine.
+        unsafe {
+            let (x, y) = (input.add(k * stride), inout.add(k * stride));
+            let (xv, yv) = (ptr::read_unaligned(x as *const V), ptr::read_unaligned(y as *const V));
+            let xi = ptr::read_unaligned(x.add(ioff) as *const I);
+            let yi = ptr::read_unaligned(y.add(ioff) as *const I);
+            if if max { xv > yv } else { xv < yv } {
+                ptr::write_unaligned(y as *mut V, xv);
+                ptr::write_unaligned(y.add(ioff) as *mut I, xi);
+            } else if xv == yv && xi < yi {
+                ptr::write_unaligned(y.add(ioff) as *mut I, xi);
+            }
         }
     }
     true
@@ -255,11 +269,13 @@ unsafe fn loc<V: Plain + PartialOrd, I: Plain + PartialOrd>(op: PredefOp, input:
 
 /// Runs `op` on `n` elements of representation `repr`; false if no kernel exists for the
 /// pair (the caller has already checked the standard's table, so this only happens for
-/// `long double` kinds off x86-64).
+/// `long double` kinds off x86-64). `packed`: pair elements in their packed form (see
+/// `loc`); other kinds have one layout.
 ///
 /// # Safety
-/// `input` readable and `inout` readable and writable for `n * repr.size()` bytes.
-pub(super) unsafe fn dispatch(op: PredefOp, repr: Repr, input: *const u8, inout: *mut u8, n: usize) -> bool {
+/// `input` readable and `inout` readable and writable for `n` elements of `repr` in that
+/// layout (`repr.size()` or `repr.packed_size()` bytes each).
+pub(super) unsafe fn dispatch(op: PredefOp, repr: Repr, input: *const u8, inout: *mut u8, n: usize, packed: bool) -> bool {
     // SAFETY (all arms): forwarded caller's contract; each arm's element type has size
     // `repr.size()` (checked by the `layouts` test).
     unsafe {
@@ -276,19 +292,19 @@ pub(super) unsafe fn dispatch(op: PredefOp, repr: Repr, input: *const u8, inout:
             Repr::F64 => real::<f64>(op, input, inout, n),
             Repr::C32 => complex::<f32>(op, input, inout, n),
             Repr::C64 => complex::<f64>(op, input, inout, n),
-            Repr::FloatInt => loc::<f32, i32>(op, input, inout, n),
-            Repr::DoubleInt => loc::<f64, i32>(op, input, inout, n),
-            Repr::LongInt => loc::<i64, i32>(op, input, inout, n),
-            Repr::ShortInt => loc::<i16, i32>(op, input, inout, n),
-            Repr::IntInt => loc::<i32, i32>(op, input, inout, n),
-            Repr::RealReal => loc::<f32, f32>(op, input, inout, n),
-            Repr::DoubleDouble => loc::<f64, f64>(op, input, inout, n),
+            Repr::FloatInt => loc::<f32, i32>(op, input, inout, n, packed),
+            Repr::DoubleInt => loc::<f64, i32>(op, input, inout, n, packed),
+            Repr::LongInt => loc::<i64, i32>(op, input, inout, n, packed),
+            Repr::ShortInt => loc::<i16, i32>(op, input, inout, n, packed),
+            Repr::IntInt => loc::<i32, i32>(op, input, inout, n, packed),
+            Repr::RealReal => loc::<f32, f32>(op, input, inout, n, packed),
+            Repr::DoubleDouble => loc::<f64, f64>(op, input, inout, n, packed),
             #[cfg(target_arch = "x86_64")]
             Repr::F80 => real::<F80>(op, input, inout, n),
             #[cfg(target_arch = "x86_64")]
             Repr::C80 => complex::<F80>(op, input, inout, n),
             #[cfg(target_arch = "x86_64")]
-            Repr::LongDoubleInt => loc::<F80, i32>(op, input, inout, n),
+            Repr::LongDoubleInt => loc::<F80, i32>(op, input, inout, n, packed),
             #[cfg(not(target_arch = "x86_64"))]
             Repr::F80 | Repr::C80 | Repr::LongDoubleInt => false,
         }

@@ -77,6 +77,17 @@ impl Repr {
             Repr::LongDoubleInt => 32,
         }
     }
+
+    /// Bytes of data in one element: `size()` less a pair's padding. Staged (packed) data
+    /// holds elements this far apart.
+    pub fn packed_size(self) -> usize {
+        match self {
+            Repr::DoubleInt | Repr::LongInt => 12,
+            Repr::ShortInt => 6,
+            Repr::LongDoubleInt => 20,
+            other => other.size(),
+        }
+    }
 }
 
 /// Declares `Elem` with its MPI name, group and representation in one table.
@@ -169,9 +180,14 @@ elems! {
 }
 
 impl Elem {
-    /// Bytes one element occupies.
+    /// Bytes one element occupies in memory (its extent).
     pub fn size(self) -> usize {
         self.repr().size()
+    }
+
+    /// Bytes of data in one element (`size()` less a pair's padding).
+    pub fn packed_size(self) -> usize {
+        self.repr().packed_size()
     }
 }
 
@@ -278,7 +294,9 @@ pub fn undefined(op: PredefOp, elem: Elem) -> MpiError {
     )
 }
 
-/// `inout[i] = input[i] op inout[i]` for `count` elements of kind `elem`.
+/// `inout[i] = input[i] op inout[i]` for `count` elements of kind `elem` laid out as in
+/// memory (`elem.size()` bytes apart, pairs with their C struct padding, which is neither
+/// read nor written).
 ///
 /// Buffers need no particular alignment. They should not overlap, except that `input ==
 /// inout` is allowed (each element is then combined with itself).
@@ -287,6 +305,26 @@ pub fn undefined(op: PredefOp, elem: Elem) -> MpiError {
 /// `input` must be valid for reads and `inout` for reads and writes of
 /// `count * elem.size()` bytes.
 pub unsafe fn reduce(op: PredefOp, elem: Elem, input: *const u8, inout: *mut u8, count: usize) -> Result<(), MpiError> {
+    // SAFETY: forwarded caller's contract.
+    unsafe { reduce_in(op, elem, input, inout, count, false) }
+}
+
+/// As `reduce`, on packed data (what pack produces and collectives stage): elements
+/// `elem.packed_size()` bytes apart, a pair's value and index adjacent.
+///
+/// # Safety
+/// `input` must be valid for reads and `inout` for reads and writes of
+/// `count * elem.packed_size()` bytes.
+pub unsafe fn reduce_packed(op: PredefOp, elem: Elem, input: *const u8, inout: *mut u8, count: usize) -> Result<(), MpiError> {
+    // SAFETY: forwarded caller's contract.
+    unsafe { reduce_in(op, elem, input, inout, count, true) }
+}
+
+/// `reduce` (`packed` false) or `reduce_packed` (true).
+///
+/// # Safety
+/// As those, for the layout `packed` names.
+unsafe fn reduce_in(op: PredefOp, elem: Elem, input: *const u8, inout: *mut u8, count: usize, packed: bool) -> Result<(), MpiError> {
     if !op.applies_to(elem.group()) {
         return Err(undefined(op, elem));
     }
@@ -294,13 +332,15 @@ pub unsafe fn reduce(op: PredefOp, elem: Elem, input: *const u8, inout: *mut u8,
         return Ok(());
     }
     if op == PredefOp::Replace {
-        // SAFETY: both buffers hold count elements (caller's contract); `copy` allows overlap.
-        unsafe { std::ptr::copy(input, inout, count * elem.size()) };
+        let len = count * if packed { elem.packed_size() } else { elem.size() };
+        // SAFETY: both buffers hold count elements in that layout (caller's contract);
+        // `copy` allows overlap. A padded pair's padding travels along as plain bytes.
+        unsafe { std::ptr::copy(input, inout, len) };
         return Ok(());
     }
     // SAFETY: forwarded caller's contract; each kernel reads/writes count elements of the
-    // size `repr` names.
-    let done = unsafe { kernels::dispatch(op, elem.repr(), input, inout, count) };
+    // representation and layout named.
+    let done = unsafe { kernels::dispatch(op, elem.repr(), input, inout, count, packed) };
     if done {
         Ok(())
     } else {

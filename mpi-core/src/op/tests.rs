@@ -272,8 +272,10 @@ fn check_loc<V: Copy + PartialEq + std::fmt::Debug, I: Copy + PartialEq + std::f
     assert_eq!(run(P::Maxloc, e, &a, &b).unwrap(), [l(5, 1), l(4, 2), l(3, 4), l(3, 2), l(-2, 0)], "{}", e.name());
     assert_eq!(run(P::Minloc, e, &a, &b).unwrap(), [l(2, 0), l(1, 7), l(3, 4), l(3, 2), l(-2, 0)], "{}", e.name());
     assert_eq!(run_shifted(P::Maxloc, e, &a, &b, 3), [l(5, 1), l(4, 2), l(3, 4), l(3, 2), l(-2, 0)], "{}", e.name());
+    check_loc_layouts(e, v, i);
 }
 
+/// Also on packed pairs and with marked padding (`check_loc_layouts`).
 #[test]
 fn maxloc_minloc_ties_take_lower_index() {
     check_loc(E::FloatInt, |x| x as f32, |i| i);
@@ -285,6 +287,59 @@ fn maxloc_minloc_ties_take_lower_index() {
     check_loc(E::TwoReal, |x| x as f32, |i| i as f32);
     check_loc(E::TwoDoublePrecision, |x| x as f64, |i| i as f64);
     check_loc(E::LongDoubleInt, |x| LdEq(ld(x as f64)), |i| i);
+}
+
+/// The packed form of a pair (value bytes, then index bytes) and back.
+fn pack_pair<V: Copy, I: Copy>(x: &Loc<V, I>) -> Vec<u8> {
+    let (v, i) = (x.v, x.i);
+    // SAFETY: reading the bytes of plain values.
+    unsafe {
+        let mut out = std::slice::from_raw_parts(&v as *const V as *const u8, size_of::<V>()).to_vec();
+        out.extend_from_slice(std::slice::from_raw_parts(&i as *const I as *const u8, size_of::<I>()));
+        out
+    }
+}
+
+/// MAXLOC/MINLOC on packed pairs equal the struct-layout results; in struct layout the
+/// padding of neither operand is read or written.
+fn check_loc_layouts<V: Copy + PartialEq + std::fmt::Debug, I: Copy + PartialEq + std::fmt::Debug>(e: Elem, v: impl Fn(i32) -> V, i: impl Fn(i32) -> I) {
+    let l = |a, b| Loc { v: v(a), i: i(b) };
+    let a = [l(5, 1), l(1, 7), l(3, 4), l(3, 9), l(-2, 0), l(7, 6), l(7, 5)];
+    let b = [l(2, 0), l(4, 2), l(3, 8), l(3, 2), l(-2, 3), l(7, 5), l(7, 6)];
+    assert_eq!(e.packed_size(), size_of::<V>() + size_of::<I>(), "{}", e.name());
+    for op in [P::Maxloc, P::Minloc] {
+        let want = run(op, e, &a, &b).unwrap();
+        let pa: Vec<u8> = a.iter().flat_map(pack_pair).collect();
+        let mut pb: Vec<u8> = b.iter().flat_map(pack_pair).collect();
+        // SAFETY: both hold a.len() packed pairs.
+        unsafe { reduce_packed(op, e, pa.as_ptr(), pb.as_mut_ptr(), a.len()) }.unwrap();
+        let pw: Vec<u8> = want.iter().flat_map(pack_pair).collect();
+        assert_eq!(pb, pw, "{} {} packed", op.name(), e.name());
+        // Struct layout with the padding set to marks: the inout's marks survive and the
+        // input's garbage does not reach the result.
+        let n = a.len() * e.size();
+        let (mut ma, mut mb) = (vec![0x55u8; n], vec![0xAAu8; n]);
+        let ioff = size_of::<V>().next_multiple_of(std::mem::align_of::<I>());
+        for k in 0..a.len() {
+            let (x, y) = (pack_pair(&a[k]), pack_pair(&b[k]));
+            let base = k * e.size();
+            ma[base..base + size_of::<V>()].copy_from_slice(&x[..size_of::<V>()]);
+            ma[base + ioff..base + ioff + size_of::<I>()].copy_from_slice(&x[size_of::<V>()..]);
+            mb[base..base + size_of::<V>()].copy_from_slice(&y[..size_of::<V>()]);
+            mb[base + ioff..base + ioff + size_of::<I>()].copy_from_slice(&y[size_of::<V>()..]);
+        }
+        let before = mb.clone();
+        // SAFETY: both hold a.len() pairs in struct layout.
+        unsafe { reduce(op, e, ma.as_ptr(), mb.as_mut_ptr(), a.len()) }.unwrap();
+        for k in 0..a.len() {
+            let base = k * e.size();
+            for off in (size_of::<V>()..ioff).chain(ioff + size_of::<I>()..e.size()) {
+                assert_eq!(mb[base + off], before[base + off], "{} {}: padding byte {off} of pair {k} written", op.name(), e.name());
+            }
+            let got = [&mb[base..base + size_of::<V>()], &mb[base + ioff..base + ioff + size_of::<I>()]].concat();
+            assert_eq!(got, pack_pair(&want[k]), "{} {} pair {k}", op.name(), e.name());
+        }
+    }
 }
 
 /// F80 compared by value for `assert_eq!`.
