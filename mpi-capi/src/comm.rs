@@ -21,7 +21,7 @@ use std::os::raw::{c_char, c_int};
 use std::sync::Arc;
 
 /// Tag of leader-to-leader messages of an intercommunicator's agreements. They travel on
-/// the local-group context, whose schedule tags stay below 2^30, so they never match those.
+/// the collective context, whose schedule tags stay below 2^30, so they never match those.
 const LEADER_TAG: i32 = 0x7fff_0001;
 /// Offset of the tags of `MPI_Intercomm_create` and `MPI_Comm_create_group` exchanges
 /// (the user's tag is added), also above every schedule tag.
@@ -157,7 +157,7 @@ fn agree_slot(parent: u32, mut view: impl FnMut() -> Result<(CollComm, i32), Arg
 /// The leader-to-leader view of intercommunicator `c`: this process as rank 0 talking to
 /// the remote leader on the local-group context.
 fn leader_view(c: &Comm) -> CollComm {
-    CollComm { ctx: c.ctx + 1, rank: 0, world_ranks: Arc::new([c.world_ranks[0]]) }
+    CollComm::new(c.ctx + 1, 0, Arc::new([c.world_ranks[0]]))
 }
 
 /// A context slot agreed by all members of communicator `idx` (both groups of an
@@ -481,7 +481,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group
     };
     // Only the group's members take part: they agree among themselves on the parent's
     // collective context, under the user's tag (above every schedule tag).
-    let cc = CollComm { ctx: cctx, rank: my, world_ranks: g.clone() };
+    let cc = CollComm::new(cctx, my, g.clone());
     let t = USER_TAG_BASE | (tag & 0x3fff_ffff);
     // The thread-priority key must differ from the parent's own agreements: use a value
     // above every context id.
@@ -551,7 +551,7 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leade
     let lidx = comm_index(local_comm).unwrap();
     // The leader's view of the peer communicator.
     let peer_view = if me == leader {
-        let r = runtime::with(|rt| comm_of(rt, peer_comm).map(|c| CollComm { ctx: c.coll_ctx(), rank: c.rank, world_ranks: c.world_ranks.clone() }));
+        let r = runtime::with(|rt| comm_of(rt, peer_comm).map(|c| CollComm::new(c.coll_ctx(), c.rank, c.world_ranks.clone())));
         match r {
             Ok(v) if remote_leader >= 0 && (remote_leader as usize) < v.size() => Some(v),
             Ok(_) => return raise(local_comm, func, MPI_ERR_RANK, format!("invalid remote_leader {remote_leader}")),
@@ -599,7 +599,7 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leade
     let rotated = |cc: CollComm| -> CollComm {
         let n = cc.size();
         let ranks: Arc<[usize]> = (0..n).map(|i| cc.world_ranks[(i + leader) % n]).collect();
-        CollComm { ctx: cc.ctx, rank: (cc.rank + n - leader) % n, world_ranks: ranks }
+        CollComm::new(cc.ctx, (cc.rank + n - leader) % n, ranks)
     };
     let slot = match agree_slot(lctx, || local_view(lidx).map(|(cc, tg)| (rotated(cc), tg)), &scope, true) {
         Ok(s) => s,
