@@ -347,11 +347,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
-    na = (size - 1) / 2 > 1 ? (size - 1) / 2 : 1;
-    g = w >= na;
-    MPI_Comm half, ic;
-    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, g, w, &half));
-    MPI_OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, g == 0 ? na : 0, 77, &ic));
+    MPI_Comm half, ic = tu_intercomm(77, &na, &g, &half);
     MPI_Comm_rank(ic, &lr);
     MPI_Comm_size(ic, &ln);
     MPI_Comm_remote_size(ic, &rn);
