@@ -14,6 +14,7 @@ use crate::p2p_args::ArgError;
 use crate::ops::{self, OpKind};
 use crate::types::lookup;
 use mpi_core::coll::direct::{self, Direct, DirectOp, DIRECT_TMP};
+use mpi_core::coll::inter::{self, Role};
 use mpi_core::comm::Comm;
 use mpi_core::coll::{algorithms, ReduceFn, Reducer, Schedule, Slice, UnpackTarget};
 use mpi_core::datatype::Datatype;
@@ -47,9 +48,6 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
         let c = comm_index(comm).and_then(|i| rt.comms.get_mut(i)).ok_or_else(|| {
             (MPI_ERR_COMM, if comm == MPI_COMM_NULL { "communicator is MPI_COMM_NULL".to_string() } else { format!("invalid communicator handle {comm:#x}") })
         })?;
-        if c.is_inter() {
-            return Err((MPI_ERR_COMM, format!("{func} on an intercommunicator is not supported by OxMPI yet")));
-        }
         let (cc, tag) = c.next_collective();
         let mut s = rt.engine.new_schedule(cc, tag);
         if let Err(e) = build(rt, &mut s) {
@@ -275,6 +273,39 @@ fn root_rank(root: c_int, n: usize) -> Result<usize, ArgError> {
     usize::try_from(root).ok().filter(|&r| r < n).ok_or_else(|| (MPI_ERR_ROOT, format!("invalid root {root} (the communicator has {n} ranks)")))
 }
 
+/// Whether schedule `s` runs on an intercommunicator (its builder then takes the
+/// `mpi_core::coll::inter` algorithms).
+fn is_inter(s: &Schedule) -> bool {
+    s.comm.remote.is_some()
+}
+
+/// Number of processes a collective sends to or receives from: the remote group on an
+/// intercommunicator (the length of per-peer arrays, and of the root's buffers).
+fn peers(s: &Schedule) -> usize {
+    if is_inter(s) {
+        s.comm.remote_size()
+    } else {
+        s.comm.size()
+    }
+}
+
+/// This process's part in a rooted collective on an intercommunicator, from `root`:
+/// `MPI_ROOT`, `MPI_PROC_NULL` (the root's group), or a rank of the remote group.
+fn inter_role(root: c_int, remote: usize) -> Result<Role, ArgError> {
+    match root {
+        MPI_ROOT => Ok(Role::Root),
+        MPI_PROC_NULL => Ok(Role::Idle),
+        r => usize::try_from(r).ok().filter(|&r| r < remote).map(|root| Role::Leaf { root }).ok_or_else(|| {
+            (MPI_ERR_ROOT, format!("invalid root {r} on an intercommunicator (give MPI_ROOT, MPI_PROC_NULL or a rank of the remote group of {remote})"))
+        }),
+    }
+}
+
+/// An empty byte range (a buffer this process does not use).
+fn unused() -> Slice {
+    Slice::user(std::ptr::null(), 0)
+}
+
 /// The `n` entries of a C int array argument (counts or displacements).
 ///
 /// # Safety
@@ -299,6 +330,22 @@ unsafe fn counts(p: *const c_int, n: usize, what: &str) -> Result<Vec<usize>, Ar
 /// `ptr` advanced by `displ` items of `ty` (a displacement in units of the extent).
 fn displaced(ptr: *const c_void, displ: c_int, ty: &Datatype) -> *const c_void {
     (ptr as *const u8).wrapping_offset(displ as isize * ty.extent()) as *const c_void
+}
+
+/// The `n` blocks of a v-collective's buffer: block i is `cnts[i]` items of `dt` at
+/// `buf + displs[i]` extents, used in direction `dir` (`InOut` for block `in_place`).
+///
+/// # Safety
+/// `cnts` and `displs` hold `n` ints when non-null.
+#[allow(clippy::too_many_arguments)]
+unsafe fn blocks(st: &mut Staging, buf: *const c_void, cnts: *const c_int, displs: *const c_int, dt: MPI_Datatype, n: usize, dir: Dir, in_place: Option<usize>) -> Result<Vec<Slice>, ArgError> {
+    let ty = datatype(dt)?;
+    let what = if dir == Dir::In { "sendcounts" } else { "recvcounts" };
+    // SAFETY: per the function contract.
+    let c = unsafe { counts(cnts, n, what) }?;
+    // SAFETY: as above.
+    let dis = unsafe { ints(displs, n, "displs") }?;
+    (0..n).map(|i| st.view(displaced(buf, dis[i], &ty), c[i], &ty, if in_place == Some(i) { Dir::InOut } else { dir })).collect()
 }
 
 // ------------------------------------------------------------------ reductions
@@ -402,18 +449,22 @@ pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
     if let Some(rc) = run_direct("MPI_Barrier", comm, barrier) {
         return rc;
     }
-    run_collective("MPI_Barrier", comm, None, |_, s| {
+    run_collective("MPI_Barrier", comm, None, barrier_schedule)
+}
+
+/// The barrier schedule (intra- or intercommunicator).
+fn barrier_schedule(_: &mut Runtime, s: &mut Schedule) -> Result<(), ArgError> {
+    if is_inter(s) {
+        inter::barrier(s);
+    } else {
         algorithms::barrier(s);
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    run_collective("MPI_Ibarrier", comm, Some(request), |_, s| {
-        algorithms::barrier(s);
-        Ok(())
-    })
+    run_collective("MPI_Ibarrier", comm, Some(request), barrier_schedule)
 }
 
 // ------------------------------------------------------------------ bcast
@@ -431,6 +482,15 @@ fn bcast(func: &str, buffer: *mut c_void, cnt: c_int, dt: MPI_Datatype, root: c_
         }
     }
     run_staged(func, comm, req, |s, st| {
+        if is_inter(s) {
+            let role = inter_role(root, s.comm.remote_size())?;
+            if role != Role::Idle {
+                let dir = if role == Role::Root { Dir::In } else { Dir::Out };
+                let buf = st.view(buffer, count(cnt, "count")?, &datatype(dt)?, dir)?;
+                inter::bcast(s, buf, role);
+            }
+            return Ok(());
+        }
         let root = root_rank(root, s.comm.size())?;
         let ty = datatype(dt)?;
         let dir = if s.comm.rank == root { Dir::In } else { Dir::Out };
@@ -496,11 +556,20 @@ fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, 
         }
     }
     run_staged(func, comm, req, |s, st| {
-        let root = root_rank(root, s.comm.size())?;
+        let role = if is_inter(s) { Some(inter_role(root, s.comm.remote_size())?) } else { None };
+        if role == Some(Role::Idle) {
+            return Ok(());
+        }
         let n = count(cnt, "count")?;
         let ty = datatype(dt)?;
         let (f, commutative) = reduction(op, dt, &ty)?;
         s.set_reducer(f);
+        if let Some(role) = role {
+            let (input, output) = if role == Role::Root { (unused(), st.view(recvbuf, n, &ty, Dir::Out)?) } else { (st.view(sendbuf, n, &ty, Dir::In)?, unused()) };
+            inter::reduce(s, input, output, role, commutative);
+            return Ok(());
+        }
+        let root = root_rank(root, s.comm.size())?;
         let at_root = s.comm.rank == root;
         let (input, output) = reduction_bufs(st, sendbuf, recvbuf, n, &ty, at_root, at_root)?;
         algorithms::reduce(s, input, output, root, commutative);
@@ -529,10 +598,18 @@ enum AllKind {
 #[allow(clippy::too_many_arguments)]
 fn allreduce_like(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     run_staged(func, comm, req, |s, st| {
+        if is_inter(s) && kind != AllKind::Allreduce {
+            return Err((MPI_ERR_COMM, format!("{func} is not defined on intercommunicators (MPI 4.1 §6.11)")));
+        }
         let n = count(cnt, "count")?;
         let ty = datatype(dt)?;
         let (f, commutative) = reduction(op, dt, &ty)?;
         s.set_reducer(f);
+        if is_inter(s) {
+            let (input, output) = (st.view(sendbuf, n, &ty, Dir::In)?, st.view(recvbuf, n, &ty, Dir::Out)?);
+            inter::allreduce(s, input, output, commutative);
+            return Ok(());
+        }
         let (input, output) = reduction_bufs(st, sendbuf, recvbuf, n, &ty, true, true)?;
         match kind {
             AllKind::Allreduce => algorithms::allreduce(s, input, output, ty.size(), commutative),
@@ -600,13 +677,18 @@ fn reduce_scatter_counts(st: &mut Staging, s: &mut Schedule, sendbuf: *const c_v
     let (f, commutative) = reduction(op, dt, &ty)?;
     s.set_reducer(f);
     let total: usize = lens.iter().sum();
+    let byte_lens: Vec<usize> = lens.iter().map(|&c| c * ty.size()).collect();
+    if is_inter(s) {
+        let (input, output) = (st.view(sendbuf, total, &ty, Dir::In)?, st.view(recvbuf, lens[me], &ty, Dir::Out)?);
+        inter::reduce_scatter(s, input, output, &byte_lens, commutative);
+        return Ok(());
+    }
     let (input, output) = if in_place(sendbuf) {
         let all = st.view(recvbuf, total, &ty, Dir::InOut)?;
         (all, all.sub(0, lens[me] * ty.size()))
     } else {
         (st.view(sendbuf, total, &ty, Dir::In)?, st.view(recvbuf, lens[me], &ty, Dir::Out)?)
     };
-    let byte_lens: Vec<usize> = lens.iter().map(|&c| c * ty.size()).collect();
     algorithms::reduce_scatter(s, input, output, &byte_lens, commutative);
     Ok(())
 }
@@ -653,6 +735,21 @@ pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recv
 #[allow(clippy::too_many_arguments)]
 fn gather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     run_staged(func, comm, req, |s, st| {
+        if is_inter(s) {
+            let role = inter_role(root, s.comm.remote_size())?;
+            match role {
+                Role::Root => {
+                    let (rty, rc) = (datatype(recvtype)?, count(recvcount, "recvcount")?);
+                    let blk = rc * rty.size();
+                    let recv = st.view(recvbuf, s.comm.remote_size() * rc, &rty, Dir::Out)?;
+                    let parts: Vec<Slice> = (0..s.comm.remote_size()).map(|j| recv.sub(j * blk, blk)).collect();
+                    inter::gatherv(s, unused(), &parts, role);
+                }
+                Role::Leaf { .. } => inter::gatherv(s, st.view(sendbuf, count(sendcount, "sendcount")?, &datatype(sendtype)?, Dir::In)?, &[], role),
+                Role::Idle => {}
+            }
+            return Ok(());
+        }
         let (n, me) = (s.comm.size(), s.comm.rank);
         let root = root_rank(root, n)?;
         if me == root {
@@ -694,21 +791,25 @@ pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, 
 #[allow(clippy::too_many_arguments)]
 fn gatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     run_staged(func, comm, req, |s, st| {
+        if is_inter(s) {
+            let n = s.comm.remote_size();
+            match inter_role(root, n)? {
+                // SAFETY: the root passes one count and displacement per remote rank (MPI rule).
+                Role::Root => inter::gatherv(s, unused(), &unsafe { blocks(st, recvbuf, recvcounts, displs, recvtype, n, Dir::Out, None) }?, Role::Root),
+                role @ Role::Leaf { .. } => inter::gatherv(s, st.view(sendbuf, count(sendcount, "sendcount")?, &datatype(sendtype)?, Dir::In)?, &[], role),
+                Role::Idle => {}
+            }
+            return Ok(());
+        }
         let (n, me) = (s.comm.size(), s.comm.rank);
         let root = root_rank(root, n)?;
         let place = me == root && in_place(sendbuf);
-        let mut parts = Vec::new();
-        if me == root {
-            let rty = datatype(recvtype)?;
+        let parts = if me == root {
             // SAFETY: the root passes one count and displacement per rank (MPI rule).
-            let rc = unsafe { counts(recvcounts, n, "recvcounts") }?;
-            // SAFETY: as above.
-            let dis = unsafe { ints(displs, n, "displs") }?;
-            for i in 0..n {
-                let dir = if place && i == me { Dir::InOut } else { Dir::Out };
-                parts.push(st.view(displaced(recvbuf, dis[i], &rty), rc[i], &rty, dir)?);
-            }
-        }
+            unsafe { blocks(st, recvbuf, recvcounts, displs, recvtype, n, Dir::Out, place.then_some(me)) }?
+        } else {
+            Vec::new()
+        };
         let send = if place {
             parts[me]
         } else {
@@ -761,6 +862,21 @@ fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_D
         }
     }
     run_staged(func, comm, req, |s, st| {
+        if is_inter(s) {
+            let n = s.comm.remote_size();
+            match inter_role(root, n)? {
+                Role::Root => {
+                    let (sty, sc) = (datatype(sendtype)?, count(sendcount, "sendcount")?);
+                    let blk = sc * sty.size();
+                    let send = st.view(sendbuf, n * sc, &sty, Dir::In)?;
+                    let parts: Vec<Slice> = (0..n).map(|j| send.sub(j * blk, blk)).collect();
+                    inter::scatterv(s, &parts, unused(), Role::Root);
+                }
+                role @ Role::Leaf { .. } => inter::scatterv(s, &[], st.view(recvbuf, count(recvcount, "recvcount")?, &datatype(recvtype)?, Dir::Out)?, role),
+                Role::Idle => {}
+            }
+            return Ok(());
+        }
         let (n, me) = (s.comm.size(), s.comm.rank);
         let root = root_rank(root, n)?;
         if me == root {
@@ -801,20 +917,25 @@ pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int,
 #[allow(clippy::too_many_arguments)]
 fn scatterv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     run_staged(func, comm, req, |s, st| {
+        if is_inter(s) {
+            let n = s.comm.remote_size();
+            match inter_role(root, n)? {
+                // SAFETY: the root passes one count and displacement per remote rank (MPI rule).
+                Role::Root => inter::scatterv(s, &unsafe { blocks(st, sendbuf, sendcounts, displs, sendtype, n, Dir::In, None) }?, unused(), Role::Root),
+                role @ Role::Leaf { .. } => inter::scatterv(s, &[], st.view(recvbuf, count(recvcount, "recvcount")?, &datatype(recvtype)?, Dir::Out)?, role),
+                Role::Idle => {}
+            }
+            return Ok(());
+        }
         let (n, me) = (s.comm.size(), s.comm.rank);
         let root = root_rank(root, n)?;
         let place = me == root && in_place(recvbuf);
-        let mut parts = Vec::new();
-        if me == root {
-            let sty = datatype(sendtype)?;
+        let parts = if me == root {
             // SAFETY: the root passes one count and displacement per rank (MPI rule).
-            let sc = unsafe { counts(sendcounts, n, "sendcounts") }?;
-            // SAFETY: as above.
-            let dis = unsafe { ints(displs, n, "displs") }?;
-            for i in 0..n {
-                parts.push(st.view(displaced(sendbuf, dis[i], &sty), sc[i], &sty, Dir::In)?);
-            }
-        }
+            unsafe { blocks(st, sendbuf, sendcounts, displs, sendtype, n, Dir::In, None) }?
+        } else {
+            Vec::new()
+        };
         let recv = if place {
             parts[me]
         } else {
@@ -861,12 +982,17 @@ fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI
         }
     }
     run_staged(func, comm, req, |s, st| {
-        let n = s.comm.size();
+        let n = peers(s);
         let rty = datatype(recvtype)?;
         let rc = count(recvcount, "recvcount")?;
         let blk = rc * rty.size();
         let place = in_place(sendbuf);
         let recv = st.view(recvbuf, n * rc, &rty, if place { Dir::InOut } else { Dir::Out })?;
+        if is_inter(s) {
+            // The other group's blocks: this group's send size may differ from `blk`.
+            inter::allgather(s, st.view(sendbuf, count(sendcount, "sendcount")?, &datatype(sendtype)?, Dir::In)?, recv, blk);
+            return Ok(());
+        }
         let send = if place {
             None
         } else {
@@ -895,17 +1021,15 @@ pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_in
 #[allow(clippy::too_many_arguments)]
 fn allgatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     run_staged(func, comm, req, |s, st| {
-        let (n, me) = (s.comm.size(), s.comm.rank);
-        let rty = datatype(recvtype)?;
-        // SAFETY: one count and displacement per rank (MPI rule).
-        let rc = unsafe { counts(recvcounts, n, "recvcounts") }?;
-        // SAFETY: as above.
-        let dis = unsafe { ints(displs, n, "displs") }?;
-        let place = in_place(sendbuf);
+        let (n, me) = (peers(s), s.comm.rank);
+        let place = in_place(sendbuf) && !is_inter(s);
         // One view per rank's block of the receive buffer.
-        let views: Vec<Slice> = (0..n)
-            .map(|i| st.view(displaced(recvbuf, dis[i], &rty), rc[i], &rty, if place && i == me { Dir::InOut } else { Dir::Out }))
-            .collect::<Result<_, _>>()?;
+        // SAFETY: one count and displacement per rank (per remote rank on an intercommunicator).
+        let views = unsafe { blocks(st, recvbuf, recvcounts, displs, recvtype, n, Dir::Out, place.then_some(me)) }?;
+        if is_inter(s) {
+            inter::allgatherv(s, st.view(sendbuf, count(sendcount, "sendcount")?, &datatype(sendtype)?, Dir::In)?, &views);
+            return Ok(());
+        }
         let send = if place {
             None
         } else {
@@ -932,12 +1056,20 @@ pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_i
 #[allow(clippy::too_many_arguments)]
 fn alltoall(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     run_staged(func, comm, req, |s, st| {
-        let n = s.comm.size();
+        let n = peers(s);
         let rty = datatype(recvtype)?;
         let rc = count(recvcount, "recvcount")?;
         let blk = rc * rty.size();
         let place = in_place(sendbuf);
         let recv = st.view(recvbuf, n * rc, &rty, if place { Dir::InOut } else { Dir::Out })?;
+        if is_inter(s) {
+            let (sty, sc) = (datatype(sendtype)?, count(sendcount, "sendcount")?);
+            let (send, sblk) = (st.view(sendbuf, n * sc, &sty, Dir::In)?, sc * sty.size());
+            let sends: Vec<Slice> = (0..n).map(|j| send.sub(j * sblk, sblk)).collect();
+            let recvs: Vec<Slice> = (0..n).map(|j| recv.sub(j * blk, blk)).collect();
+            inter::alltoallv(s, &sends, &recvs);
+            return Ok(());
+        }
         let send = if place {
             None
         } else {
@@ -983,8 +1115,9 @@ impl Side {
 
 /// Alltoallv/Alltoallw once both sides are described.
 fn alltoallv_sides(s: &mut Schedule, st: &mut Staging, sendbuf: *const c_void, send: Option<Side>, recvbuf: *mut c_void, recv: Side) -> Result<(), ArgError> {
-    let n = s.comm.size();
+    let n = peers(s);
     match send {
+        None if is_inter(s) => return Err((MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on an intercommunicator".into())),
         None => {
             let recvs: Vec<Slice> = (0..n).map(|i| recv.view(st, recvbuf, i, Dir::InOut)).collect::<Result<_, _>>()?;
             algorithms::alltoallv_in_place(s, &recvs);
@@ -992,7 +1125,11 @@ fn alltoallv_sides(s: &mut Schedule, st: &mut Staging, sendbuf: *const c_void, s
         Some(send) => {
             let sends: Vec<Slice> = (0..n).map(|i| send.view(st, sendbuf, i, Dir::In)).collect::<Result<_, _>>()?;
             let recvs: Vec<Slice> = (0..n).map(|i| recv.view(st, recvbuf, i, Dir::Out)).collect::<Result<_, _>>()?;
-            algorithms::alltoallv(s, &sends, &recvs);
+            if is_inter(s) {
+                inter::alltoallv(s, &sends, &recvs);
+            } else {
+                algorithms::alltoallv(s, &sends, &recvs);
+            }
         }
     }
     Ok(())
@@ -1023,7 +1160,7 @@ unsafe fn side(n: usize, cnts: *const c_int, displs: *const c_int, ty: MPI_Datat
 #[allow(clippy::too_many_arguments)]
 fn alltoallv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     run_staged(func, comm, req, |s, st| {
-        let n = s.comm.size();
+        let n = peers(s);
         // SAFETY: one entry per rank in each array (MPI rule).
         let recv = unsafe { side(n, recvcounts, rdispls, recvtype, None, "recv") }?;
         let send = if in_place(sendbuf) {
@@ -1049,7 +1186,7 @@ pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *co
 #[allow(clippy::too_many_arguments)]
 fn alltoallw(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
     run_staged(func, comm, req, |s, st| {
-        let n = s.comm.size();
+        let n = peers(s);
         // SAFETY: one entry per rank in each array (MPI rule).
         let mut recv = unsafe { side(n, recvcounts, rdispls, MPI_DATATYPE_NULL, Some(recvtypes), "recv") }?;
         recv.bytes_displ = true;

@@ -21,7 +21,7 @@ use std::os::raw::{c_char, c_int};
 use std::sync::Arc;
 
 /// Tag of leader-to-leader messages of an intercommunicator's agreements. They travel on
-/// the local-group context, whose schedule tags stay below 2^30, so they never match those.
+/// the collective context, whose schedule tags stay below 2^30, so they never match those.
 const LEADER_TAG: i32 = 0x7fff_0001;
 /// Offset of the tags of `MPI_Intercomm_create` and `MPI_Comm_create_group` exchanges
 /// (the user's tag is added), also above every schedule tag.
@@ -157,7 +157,7 @@ fn agree_slot(parent: u32, mut view: impl FnMut() -> Result<(CollComm, i32), Arg
 /// The leader-to-leader view of intercommunicator `c`: this process as rank 0 talking to
 /// the remote leader on the local-group context.
 fn leader_view(c: &Comm) -> CollComm {
-    CollComm { ctx: c.ctx + 1, rank: 0, world_ranks: Arc::new([c.world_ranks[0]]) }
+    CollComm::new(c.ctx + 1, 0, Arc::new([c.world_ranks[0]]))
 }
 
 /// A context slot agreed by all members of communicator `idx` (both groups of an
@@ -215,32 +215,58 @@ pub fn dup(func: &str, comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> R
     Ok(h)
 }
 
-/// Splits intracommunicator `comm` by `color` (`MPI_UNDEFINED`: no communicator) and `key`
-/// (ties broken by rank). Returns the new handle or `MPI_COMM_NULL`.
+/// Splits `comm` by `color` (`MPI_UNDEFINED`: no communicator) and `key` (ties broken by
+/// rank). Returns the new handle or `MPI_COMM_NULL`. On an intercommunicator (MPI 4.1
+/// §7.4.2) each color's new communicator joins that color's processes of both groups,
+/// and is `MPI_COMM_NULL` when either group has none.
 pub fn split(func: &str, comm: MPI_Comm, color: c_int, key: c_int) -> Result<MPI_Comm, c_int> {
     let err = |(c, m): ArgError| raise(comm, func, c, m);
     let idx = index_of(comm).map_err(err)?;
-    if runtime::with(|rt| rt.comms.get(idx).is_some_and(|c| c.is_inter())) {
-        return Err(raise(comm, func, MPI_ERR_COMM, format!("{func} on an intercommunicator is not supported yet")));
-    }
     if color < 0 && color != MPI_UNDEFINED {
         return Err(raise(comm, func, MPI_ERR_ARG, format!("invalid color {color} (must be non-negative or MPI_UNDEFINED)")));
     }
     let (cc, tag) = local_view(idx).map_err(err)?;
-    let parent_world = cc.world_ranks.clone();
+    let (local_world, me) = (cc.world_ranks.clone(), cc.rank);
     let all = allgather(cc, tag, &[color as i64 as u64, key as i64 as u64]).map_err(err)?;
+    let remote = runtime::with(|rt| rt.comms.get(idx).filter(|c| c.is_inter()).map(|c| (c.world_ranks.clone(), leader_view(c))));
+    let remote = match remote {
+        Some((world, lv)) => Some((remote_pairs(idx, me, lv, &all, world.len()).map_err(err)?, world)),
+        None => None,
+    };
     let slot = agree_on(idx).map_err(err)?;
-    if color == MPI_UNDEFINED {
+    let remote = remote.map(|(pairs, world)| members(&pairs, color, &world));
+    if color == MPI_UNDEFINED || remote.as_ref().is_some_and(|r| r.is_empty()) {
         release_slot(slot);
         return Ok(MPI_COMM_NULL);
     }
-    let mut members: Vec<(i64, usize)> = (0..parent_world.len()).filter(|&r| all[2 * r] as i64 == color as i64).map(|r| (all[2 * r + 1] as i64, r)).collect();
-    members.sort();
-    let me = runtime::with(|rt| rt.comms.get(idx).map(|c| c.rank)).unwrap_or(0);
-    let rank = members.iter().position(|&(_, r)| r == me).unwrap();
-    let world: Arc<[usize]> = members.iter().map(|&(_, r)| parent_world[r]).collect();
+    let local = members(&all, color, &local_world);
+    let rank = local.iter().position(|&w| w == local_world[me]).unwrap();
     let eh = runtime::with(|rt| rt.comms.get(idx).map_or(MPI_ERRORS_ARE_FATAL, |c| c.errhandler));
-    Ok(install(Comm::intra(slot_ctx(slot), rank, world, eh)))
+    let mut c = Comm::intra(slot_ctx(slot), rank, local.into(), eh);
+    if let Some(r) = remote {
+        c.local_ranks = Some(std::mem::replace(&mut c.world_ranks, r.into()));
+    }
+    Ok(install(c))
+}
+
+/// World ranks of the processes `world` whose (color, key) pair in `pairs` has `color`,
+/// in (key, rank) order.
+fn members(pairs: &[u64], color: c_int, world: &[usize]) -> Vec<usize> {
+    let mut m: Vec<(i64, usize)> = (0..world.len()).filter(|&r| pairs[2 * r] as i64 == color as i64).map(|r| (pairs[2 * r + 1] as i64, r)).collect();
+    m.sort();
+    m.iter().map(|&(_, r)| world[r]).collect()
+}
+
+/// The (color, key) pairs of the remote group of intercommunicator `idx`: the leaders
+/// (rank `me` 0) swap their groups' pairs `mine` through `lv`, then broadcast them locally.
+fn remote_pairs(idx: usize, me: usize, lv: CollComm, mine: &[u64], remote_n: usize) -> Result<Vec<u64>, ArgError> {
+    let mut theirs = vec![0u64; 2 * remote_n];
+    if me == 0 {
+        sendrecv(lv, LEADER_TAG, 0, &mut mine.to_vec(), &mut theirs)?;
+    }
+    let (cc, tag) = local_view(idx)?;
+    bcast(cc, tag, &mut theirs, 0)?;
+    Ok(theirs)
 }
 
 /// Installs a copy of `c`'s attached topology on `new` (topology constructors).
@@ -426,20 +452,25 @@ pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newc
     let Some(g) = crate::group::lookup(group) else {
         return raise(comm, func, MPI_ERR_GROUP, format!("invalid group handle {group:#x}"));
     };
-    let r = runtime::with(|rt| comm_of(rt, comm).map(|c| (c.is_inter(), c.world_ranks.clone(), c.rank)));
+    let r = runtime::with(|rt| comm_of(rt, comm).map(|c| (c.is_inter(), c.local_group(), c.rank)));
     let (inter, world, me) = match r {
         Ok(x) => x,
         Err((c, m)) => return raise(comm, func, c, m),
     };
-    if inter {
-        return raise(comm, func, MPI_ERR_COMM, "MPI_Comm_create on an intercommunicator is not supported yet");
-    }
     if group_in_comm(&world, &g).is_none() {
-        return raise(comm, func, MPI_ERR_GROUP, "the group has processes outside the communicator");
+        return raise(comm, func, MPI_ERR_GROUP, "the group has processes outside the communicator's (local) group");
     }
     // Every member of `comm` takes part; the group decides membership and order.
     let color = if g.contains(&world[me]) { 0 } else { MPI_UNDEFINED };
     let key = g.iter().position(|&w| w == world[me]).unwrap_or(0) as c_int;
+    if inter {
+        // Each group names its own members; the remote side is the other group's choice
+        // (MPI 4.1 §7.4.2): a split by membership, ordered by position in the group.
+        return match split(func, comm, color, key) {
+            Ok(h) => store_comm(func, comm, newcomm, h),
+            Err(rc) => rc,
+        };
+    }
     let idx = comm_index(comm).unwrap();
     let slot = match agree_on(idx) {
         Ok(s) => s,
@@ -481,7 +512,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group
     };
     // Only the group's members take part: they agree among themselves on the parent's
     // collective context, under the user's tag (above every schedule tag).
-    let cc = CollComm { ctx: cctx, rank: my, world_ranks: g.clone() };
+    let cc = CollComm::new(cctx, my, g.clone());
     let t = USER_TAG_BASE | (tag & 0x3fff_ffff);
     // The thread-priority key must differ from the parent's own agreements: use a value
     // above every context id.
@@ -551,7 +582,7 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leade
     let lidx = comm_index(local_comm).unwrap();
     // The leader's view of the peer communicator.
     let peer_view = if me == leader {
-        let r = runtime::with(|rt| comm_of(rt, peer_comm).map(|c| CollComm { ctx: c.coll_ctx(), rank: c.rank, world_ranks: c.world_ranks.clone() }));
+        let r = runtime::with(|rt| comm_of(rt, peer_comm).map(|c| CollComm::new(c.coll_ctx(), c.rank, c.world_ranks.clone())));
         match r {
             Ok(v) if remote_leader >= 0 && (remote_leader as usize) < v.size() => Some(v),
             Ok(_) => return raise(local_comm, func, MPI_ERR_RANK, format!("invalid remote_leader {remote_leader}")),
@@ -599,7 +630,7 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leade
     let rotated = |cc: CollComm| -> CollComm {
         let n = cc.size();
         let ranks: Arc<[usize]> = (0..n).map(|i| cc.world_ranks[(i + leader) % n]).collect();
-        CollComm { ctx: cc.ctx, rank: (cc.rank + n - leader) % n, world_ranks: ranks }
+        CollComm::new(cc.ctx, (cc.rank + n - leader) % n, ranks)
     };
     let slot = match agree_slot(lctx, || local_view(lidx).map(|(cc, tg)| (rotated(cc), tg)), &scope, true) {
         Ok(s) => s,

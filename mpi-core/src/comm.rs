@@ -3,12 +3,13 @@
 //! every member; plus the table of communicators and the context-id allocator.
 //!
 //! Context ids come in slots: slot `s` owns contexts `2s` (point-to-point) and `2s + 1`
-//! (collectives; for an intercommunicator, the private traffic of its local group). A new
+//! (collectives; for an intercommunicator, also the private traffic of its local group). A new
 //! communicator's slot must be free on every member, so the members AND their free-slot
 //! masks (see `ContextAlloc`) and take the lowest bit of the result. Freeing a communicator
 //! returns its slot. Lowest-first keeps context ids small: the matching engine indexes
 //! its queues by context id.
 
+use crate::coll::schedule::COLL_TAG_MASK;
 use crate::coll::CollComm;
 use crate::topology::Topology;
 use std::collections::BTreeSet;
@@ -69,25 +70,31 @@ impl Comm {
         self.ctx + 1
     }
 
-    /// The schedule view of this communicator for the next collective (advances the tag).
-    pub fn next_collective(&mut self) -> (CollComm, i32) {
-        let tag = (self.coll_seq & 0x3fff_ffff) as i32;
+    /// The next collective's tag (advances the sequence number).
+    fn next_tag(&mut self) -> i32 {
+        let tag = (self.coll_seq & COLL_TAG_MASK) as i32;
         self.coll_seq = self.coll_seq.wrapping_add(1);
-        (CollComm { ctx: self.coll_ctx(), rank: self.rank, world_ranks: self.world_ranks.clone() }, tag)
+        tag
     }
 
-    /// The schedule view of the *local group* for internal agreement steps (context-id
-    /// allocation, splits). On an intracommunicator this is `next_collective`; on an
-    /// intercommunicator, the local group talks on `ctx + 1`, which no collective uses.
+    /// The schedule view of this communicator for the next collective (advances the tag).
+    /// On an intercommunicator the algorithms run over the local group and reach the
+    /// remote group through `CollComm::remote_peer`.
+    pub fn next_collective(&mut self) -> (CollComm, i32) {
+        let tag = self.next_tag();
+        let cc = match &self.local_ranks {
+            None => CollComm::new(self.coll_ctx(), self.rank, self.world_ranks.clone()),
+            Some(local) => CollComm { ctx: self.coll_ctx(), rank: self.rank, world_ranks: local.clone(), remote: Some(self.world_ranks.clone()) },
+        };
+        (cc, tag)
+    }
+
+    /// The schedule view of the *local group* only, for internal agreement steps
+    /// (context-id allocation, splits). It shares the tag sequence of `next_collective`, so
+    /// the local traffic of an agreement and of a collective never match each other.
     pub fn next_local_collective(&mut self) -> (CollComm, i32) {
-        match self.local_ranks.clone() {
-            None => self.next_collective(),
-            Some(local) => {
-                let tag = (self.coll_seq & 0x3fff_ffff) as i32;
-                self.coll_seq = self.coll_seq.wrapping_add(1);
-                (CollComm { ctx: self.ctx + 1, rank: self.rank, world_ranks: local }, tag)
-            }
-        }
+        let tag = self.next_tag();
+        (CollComm::new(self.coll_ctx(), self.rank, self.local_group()), tag)
     }
 }
 

@@ -1059,6 +1059,7 @@ impl Engine {
             for k in round.clone() {
                 if let Action::Recv { from, data } = s.action(k) {
                     let buf = RawBuf { ptr: s.ptr(data), len: data.len };
+                    let (_, from, tag) = s.comm.route(from, tag);
                     if let Some(slot) = self.coll_post_recv(buf, ctx, from as i32, tag) {
                         s.pending_mut().push(Pending::Recv(slot));
                     }
@@ -1067,7 +1068,7 @@ impl Engine {
             for k in round {
                 if let Action::Send { to, data, mode } = s.action(k) {
                     let buf = RawBuf { ptr: s.ptr(data), len: data.len };
-                    let dest_world = s.comm.world_ranks[to];
+                    let (dest_world, _, tag) = s.comm.route(to, tag);
                     if !self.try_send_now(buf, dest_world, ctx, me, tag) {
                         let q = self.create(Op::Send { buf, dest_world, ctx, src_rank: me, tag, mode }, false);
                         s.pending_mut().push(Pending::Req(q));

@@ -125,4 +125,19 @@ static inline void *tu_malloc(size_t n)
     return p;
 }
 
+/* An intercommunicator of two unequal groups of WORLD (size >= 2): A = the first
+ * max(1, (size-1)/2) ranks, B = the rest, joined through their rank 0s with tag `tag`.
+ * Sets *na (size of A), *in_b, and *half (the caller's group, to free with the result). */
+static inline MPI_Comm tu_intercomm(int tag, int *na, int *in_b, MPI_Comm *half)
+{
+    int size;
+    MPI_Comm ic;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    *na = (size - 1) / 2 > 1 ? (size - 1) / 2 : 1;
+    *in_b = tu_rank >= *na;
+    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, *in_b, tu_rank, half));
+    MPI_OK(MPI_Intercomm_create(*half, 0, MPI_COMM_WORLD, *in_b ? 0 : *na, tag, &ic));
+    return ic;
+}
+
 #endif

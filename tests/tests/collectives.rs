@@ -5,6 +5,8 @@
 //!   small, above-eager and >= 1 MiB sizes; run again with OxMPI tunables that force the
 //!   alternative algorithms (`alt`, `alt2`), so every algorithm runs at every rank count.
 //! - `coll_noncomm`: a non-commutative user op (2x2 matrix product) proves rank order.
+//! - `inter_coll`: every collective on an intercommunicator of two unequal groups (2–5
+//!   ranks), blocking and nonblocking, each group as the root's, plus the errors.
 //! - `coll_overlap`: nonblocking collectives overlapped with wildcard point-to-point traffic
 //!   on the same communicator, and 1200 back-to-back mixed collectives.
 //!
@@ -79,5 +81,15 @@ fn stencil_halo_columns() {
     let exe = compile("stencil");
     for np in [1, 2, 3, 4, 8] {
         run_ok("stencil", &exe, np, &[]);
+    }
+}
+
+/// Collectives on an intercommunicator (tests/c/inter_coll.c), at 2 to 5 ranks.
+#[test]
+fn inter_collectives() {
+    let _x = exclusive();
+    let exe = compile("inter_coll");
+    for np in [1, 2, 3, 4, 5] {
+        run_ok("inter_coll", &exe, np, &[]);
     }
 }

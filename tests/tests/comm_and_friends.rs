@@ -11,6 +11,15 @@ fn comm_split() {
     run_program_all("comm_split", &[]);
 }
 
+/// Split, create and idup of an intercommunicator of two unequal groups, at 2 to 5 ranks.
+#[test]
+fn inter_comm() {
+    let exe = compile("inter_comm");
+    for np in [1, 2, 3, 4, 5] {
+        run_ok("inter_comm", &exe, np, &[]);
+    }
+}
+
 /// 10 000 dup/free cycles at 2 ranks (the context-id pool has 2048 slots, so a leak
 /// would exhaust it), fewer at 4 (oversubscribed on small machines).
 #[test]

@@ -118,7 +118,7 @@ fn even_blocks(count: usize, elem: usize, n: usize) -> Vec<(usize, usize)> {
 }
 
 /// Consecutive blocks of the given byte lengths: (offset, len).
-fn packed_blocks(lens: &[usize]) -> Vec<(usize, usize)> {
+pub(super) fn packed_blocks(lens: &[usize]) -> Vec<(usize, usize)> {
     let mut off = 0;
     lens.iter()
         .map(|&len| {

@@ -6,6 +6,7 @@
 pub mod algorithms;
 pub mod direct;
 pub mod flag_barrier;
+pub mod inter;
 pub mod mailbox;
 pub mod schedule;
 

@@ -33,18 +33,60 @@ impl Reducer {
     }
 }
 
+/// Tag bit of the traffic between the two groups of an intercommunicator collective.
+/// Schedule tags stay below it (`COLL_TAG_MASK`), so a message between the groups never
+/// matches local-group traffic of the same collective: both travel on one context and
+/// their senders' rank labels overlap (each is a rank in its own group).
+pub const REMOTE_TAG: i32 = 0x2000_0000;
+/// Schedule tags (a communicator's collective sequence number) are taken modulo this + 1.
+pub const COLL_TAG_MASK: u32 = 0x1fff_ffff;
+
 /// The communicator a schedule runs on, as the engine needs it.
+///
+/// Peers `0..size()` are the ranks of `world_ranks`, the group the algorithms run over.
+/// An intercommunicator collective also reaches the `remote` group: its rank j is peer
+/// `size() + j` (`remote_peer`), so the algorithms of `coll::algorithms` run unchanged
+/// over the local group inside the same schedule.
 #[derive(Clone, Debug)]
 pub struct CollComm {
     /// Collective context id (never matches user point-to-point traffic).
     pub ctx: u32,
     pub rank: usize,
     pub world_ranks: Arc<[usize]>,
+    /// Intercommunicators: the remote group (world ranks).
+    pub remote: Option<Arc<[usize]>>,
 }
 
 impl CollComm {
+    /// A view of `world_ranks` only (intracommunicators, or one group).
+    pub fn new(ctx: u32, rank: usize, world_ranks: Arc<[usize]>) -> CollComm {
+        CollComm { ctx, rank, world_ranks, remote: None }
+    }
+
+    /// Size of the group the algorithms run over (the local group of an intercommunicator).
     pub fn size(&self) -> usize {
         self.world_ranks.len()
+    }
+
+    /// Size of the remote group (0 on an intracommunicator).
+    pub fn remote_size(&self) -> usize {
+        self.remote.as_ref().map_or(0, |r| r.len())
+    }
+
+    /// The peer index of rank `j` of the remote group.
+    pub fn remote_peer(&self, j: usize) -> usize {
+        self.size() + j
+    }
+
+    /// Where peer `p` is: (world rank, its rank in its own group, the tag its traffic
+    /// with this process uses, given the schedule's `tag`).
+    #[inline]
+    pub(crate) fn route(&self, p: usize, tag: i32) -> (usize, usize, i32) {
+        let n = self.world_ranks.len();
+        match &self.remote {
+            Some(r) if p >= n => (r[p - n], p - n, tag | REMOTE_TAG),
+            _ => (self.world_ranks[p], p, tag),
+        }
     }
 }
 
