@@ -48,7 +48,7 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
         let c = comm_index(comm).and_then(|i| rt.comms.get_mut(i)).ok_or_else(|| {
             (MPI_ERR_COMM, if comm == MPI_COMM_NULL { "communicator is MPI_COMM_NULL".to_string() } else { format!("invalid communicator handle {comm:#x}") })
         })?;
-        let (cc, tag) = c.next_collective();
+        let (cc, tag) = c.next_collective(request.is_some());
         let mut s = rt.engine.new_schedule(cc, tag);
         if let Err(e) = build(rt, &mut s) {
             rt.engine.recycle_schedule(s);
@@ -122,7 +122,7 @@ fn run_direct(func: &str, comm: MPI_Comm, make: impl FnOnce(&Comm, *mut u8, bool
         let c = comm_index(comm).and_then(|i| rt.comms.get_mut(i)).filter(|c| !c.is_inter())?;
         let flat = algorithms::flat(rt.engine.oversubscribed, c.size());
         let (op, buf, len) = make(c, tmp, flat, &rt.engine).filter(|x| x.2 <= max)?;
-        let (cc, tag) = c.next_collective();
+        let (cc, tag) = c.next_collective(false);
         let d = slot.insert(Direct::new(cc, tag, op, buf, len, tmp));
         Some(rt.engine.advance_direct(d))
     })?;

@@ -14,7 +14,9 @@ use crate::handles::{comm_handle, comm_index};
 use crate::p2p_args::{comm_of, ArgError};
 use crate::requests::{finish, wait_request};
 use mpi_core::coll::{algorithms, CollComm, Schedule, Slice};
-use mpi_core::comm::{slot_ctx, Comm, MASK_WORDS};
+use mpi_core::agreement::{Agreement, LeaderLink};
+use mpi_core::coll::schedule::REMOTE_TAG;
+use mpi_core::comm::{slot_ctx, Comm, PENDING_CTX};
 use mpi_core::runtime;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
@@ -42,20 +44,6 @@ fn run(s: Schedule) -> Result<(), ArgError> {
 
 fn bytes_of(v: &mut [u64]) -> Slice {
     Slice::user(v.as_mut_ptr() as *const u8, v.len() * 8)
-}
-
-/// Bitwise AND of `v` over the members of `cc`.
-fn allreduce_and(cc: CollComm, tag: i32, v: &mut [u64]) -> Result<(), ArgError> {
-    let mut s = Schedule::new(cc, tag);
-    s.set_reduce(Arc::new(|input: *const u8, inout: *mut u8, n: usize| {
-        for i in 0..n {
-            // SAFETY: the schedule passes two valid ranges of n bytes.
-            unsafe { *inout.add(i) &= *input.add(i) };
-        }
-    }));
-    let b = bytes_of(v);
-    algorithms::allreduce(&mut s, b, b, 8, true);
-    run(s)
 }
 
 /// Broadcast of `v` from `root` over the members of `cc`.
@@ -96,62 +84,17 @@ fn sendrecv(cc: CollComm, tag: i32, peer: usize, out: &mut [u64], inn: &mut [u64
 
 /// The next schedule view of the local group of communicator `idx`.
 fn local_view(idx: usize) -> Result<(CollComm, i32), ArgError> {
-    runtime::with(|rt| rt.comms.get_mut(idx).map(|c| c.next_local_collective())).ok_or((MPI_ERR_COMM, "communicator freed during construction".into()))
+    runtime::with(|rt| rt.comms.get_mut(idx).map(|c| c.next_local_collective(false))).ok_or((MPI_ERR_COMM, "communicator freed during construction".into()))
 }
 
-/// How one agreement round combines masks beyond the local group.
-enum Scope {
-    /// Over the members of an intracommunicator (or the local group only).
-    Local,
-    /// Local group, then the two groups' leaders (rank 0 of each local view) swap masks
-    /// through `leader_view` with rank `peer` under `tag`, then a local broadcast.
-    Inter { leader_view: CollComm, peer: usize, tag: i32 },
-}
-
-/// Agrees on a free context slot among the processes reached through `view` (a fresh
-/// schedule view and tag per round) and `scope`. `parent` is the parent's context (the
-/// thread-priority key).
-/// `two_groups`: the agreement spans two groups (a broadcast follows the leaders' swap on
-/// every member, even those whose `scope` is `Local` because they never talk to the peer).
-fn agree_slot(parent: u32, mut view: impl FnMut() -> Result<(CollComm, i32), ArgError>, scope: &Scope, two_groups: bool) -> Result<usize, ArgError> {
-    loop {
-        let (mask, owner) = runtime::with(|rt| rt.comms.contexts.offer(parent));
-        let mut buf = [0u64; MASK_WORDS + 1];
-        buf[..MASK_WORDS].copy_from_slice(&mask);
-        buf[MASK_WORDS] = owner as u64; // ANDed: 1 iff every process offered its real mask
-        let step = (|| {
-            let (cc, tag) = view()?;
-            let leader = cc.rank == 0;
-            allreduce_and(cc, tag, &mut buf)?;
-            if let Scope::Inter { leader_view, peer, tag } = scope {
-                if leader {
-                    let mut theirs = [0u64; MASK_WORDS + 1];
-                    sendrecv(leader_view.clone(), *tag, *peer, &mut buf, &mut theirs)?;
-                    for (a, b) in buf.iter_mut().zip(theirs.iter()) {
-                        *a &= *b;
-                    }
-                }
-            }
-            if two_groups {
-                let (cc, tag) = view()?;
-                bcast(cc, tag, &mut buf, 0)?;
-            }
-            Ok(())
-        })();
-        if let Err(e) = step {
-            runtime::with(|rt| rt.comms.contexts.abandon(parent));
-            return Err(e);
-        }
-        let agreed: [u64; MASK_WORDS] = buf[..MASK_WORDS].try_into().unwrap();
-        if let Some(slot) = runtime::with(|rt| rt.comms.contexts.conclude(parent, owner, &agreed)) {
-            return Ok(slot);
-        }
-        if buf[MASK_WORDS] == 1 {
-            runtime::with(|rt| rt.comms.contexts.abandon(parent));
-            return Err((MPI_ERR_OTHER, format!("out of communicator context ids ({} in use); free unused communicators", mpi_core::comm::CONTEXT_SLOTS)));
-        }
-        std::thread::yield_now();
-    }
+/// Runs context agreement `ag` to completion: the slot agreed on.
+fn agree(mut ag: Agreement) -> Result<usize, ArgError> {
+    let mut out = None;
+    runtime::wait_until(|rt| {
+        out = ag.poll(rt);
+        out.is_some()
+    });
+    out.expect("wait_until returns once done").map_err(|e| (e.class as c_int, e.msg))
 }
 
 /// The leader-to-leader view of intercommunicator `c`: this process as rank 0 talking to
@@ -160,15 +103,26 @@ fn leader_view(c: &Comm) -> CollComm {
     CollComm::new(c.ctx + 1, 0, Arc::new([c.world_ranks[0]]))
 }
 
+/// The context agreement among all members of communicator `idx` (both groups of an
+/// intercommunicator), as the next collective on it. Its traffic between the groups'
+/// leaders is tagged with the schedule tag plus `REMOTE_TAG`, like an intercommunicator
+/// collective's, so concurrent agreements on one intercommunicator never cross.
+/// `nonblocking`: it is `MPI_Comm_idup`'s, a nonblocking collective.
+fn agreement_on(idx: usize, nonblocking: bool) -> Result<Agreement, ArgError> {
+    runtime::with(|rt| {
+        let c = rt.comms.get_mut(idx).ok_or((MPI_ERR_COMM, "invalid communicator".to_string()))?;
+        let (ctx, inter) = (c.ctx, c.is_inter());
+        let leader = inter.then(|| leader_view(c));
+        let (cc, tag) = c.next_local_collective(nonblocking);
+        let leader = leader.filter(|_| cc.rank == 0).map(|view| LeaderLink { view, peer: 0, tag: tag | REMOTE_TAG });
+        Ok(Agreement::new(Agreement::key_of(ctx, tag), cc, tag, leader, inter))
+    })
+}
+
 /// A context slot agreed by all members of communicator `idx` (both groups of an
 /// intercommunicator).
 pub fn agree_on(idx: usize) -> Result<usize, ArgError> {
-    let (parent, scope) = runtime::with(|rt| {
-        let c = rt.comms.get(idx).ok_or((MPI_ERR_COMM, "invalid communicator".to_string()))?;
-        Ok::<_, ArgError>((c.ctx, if c.is_inter() { Scope::Inter { leader_view: leader_view(c), peer: 0, tag: LEADER_TAG } } else { Scope::Local }))
-    })?;
-    let two = matches!(scope, Scope::Inter { .. });
-    agree_slot(parent, || local_view(idx), &scope, two)
+    agree(agreement_on(idx, false)?)
 }
 
 /// Registers `c` (its slot already taken) and returns its handle.
@@ -203,7 +157,7 @@ pub fn dup(func: &str, comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> R
     let slot = agree_on(idx).map_err(|(c, m)| raise(comm, func, c, m))?;
     let mut new = runtime::with(|rt| rt.comms.get(idx).cloned()).ok_or_else(|| raise(comm, func, MPI_ERR_COMM, "communicator freed during MPI_Comm_dup"))?;
     new.ctx = slot_ctx(slot);
-    new.coll_seq = 0;
+    new.reset_sequences();
     new.name = String::new();
     if let Some(i) = info {
         new.info = i;
@@ -391,25 +345,50 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info,
     }
 }
 
-/// `MPI_Comm_idup`: the duplicate is built at once (a blocking agreement, so every member
-/// must reach the call); the request is already complete.
+/// `MPI_Comm_idup`: the duplicate enters the table at once (attributes copied now, as
+/// MPICH does) with a context no message matches; its context agreement runs as the next
+/// collective on `comm`, moved on by every progress pass (`Runtime::pending_comms`), and
+/// the request completes when the duplicate is usable.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
-    let func = "MPI_Comm_idup";
+    // SAFETY: same contract.
+    unsafe { idup("MPI_Comm_idup", comm, newcomm, request) }
+}
+
+/// # Safety
+/// `newcomm` and `request` are null or valid for writes.
+unsafe fn idup(func: &str, comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
     require_init!(func);
     if request.is_null() {
         return raise(comm, func, MPI_ERR_ARG, "request is NULL");
     }
-    let rc = match dup(func, comm, None) {
-        Ok(h) => store_comm(func, comm, newcomm, h),
-        Err(rc) => return rc,
-    };
-    if rc != MPI_SUCCESS {
-        return rc;
+    if newcomm.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "newcomm is NULL");
     }
-    // A barrier on MPI_COMM_SELF completes at once: a valid, finished request.
-    // SAFETY: request checked non-null.
-    unsafe { crate::coll::PMPI_Ibarrier(MPI_COMM_SELF, request) }
+    let idx = match index_of(comm) {
+        Ok(i) => i,
+        Err((c, m)) => return raise(comm, func, c, m),
+    };
+    let mut new = runtime::with(|rt| rt.comms.get(idx).cloned()).expect("checked by index_of");
+    new.ctx = PENDING_CTX;
+    new.reset_sequences();
+    new.name = String::new();
+    let h = install(new);
+    if let Err(rc) = attributes::copy_attrs(Kind::Comm, comm, h) {
+        runtime::with(|rt| rt.comms.remove(comm_index(h).unwrap()));
+        return raise(comm, func, MPI_ERR_OTHER, format!("an attribute copy callback returned {rc}"));
+    }
+    let ag = match agreement_on(idx, true) {
+        Ok(a) => a,
+        Err((c, m)) => return raise(comm, func, c, m),
+    };
+    let rid = runtime::with(|rt| rt.start_pending_comm(comm_index(h).unwrap(), ag));
+    // SAFETY: both checked non-null.
+    unsafe {
+        *newcomm = h;
+        *request = crate::handles::request_handle(rid);
+    }
+    MPI_SUCCESS
 }
 
 #[no_mangle]
@@ -502,7 +481,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group
         Err((c, m)) => return raise(comm, func, c, m),
     };
     if inter {
-        return raise(comm, func, MPI_ERR_COMM, "MPI_Comm_create_group on an intercommunicator is not supported yet");
+        return raise(comm, func, MPI_ERR_COMM, "MPI_Comm_create_group takes an intracommunicator (MPI 4.1 §7.4.2); use MPI_Comm_create on intercommunicators");
     }
     if group_in_comm(&world, &g).is_none() {
         return raise(comm, func, MPI_ERR_GROUP, "the group has processes outside the communicator");
@@ -516,8 +495,8 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group
     let t = USER_TAG_BASE | (tag & 0x3fff_ffff);
     // The thread-priority key must differ from the parent's own agreements: use a value
     // above every context id.
-    let key = u32::MAX - (tag as u32 & 0x3fff_ffff);
-    match agree_slot(key, || Ok((cc.clone(), t)), &Scope::Local, false) {
+    let key = Agreement::key_of(u32::MAX, t);
+    match agree(Agreement::new(key, cc, t, None, false)) {
         Ok(slot) => store_comm(func, comm, newcomm, install(Comm::intra(slot_ctx(slot), my, g, eh))),
         Err((c, m)) => raise(comm, func, c, m),
     }
@@ -623,16 +602,15 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leade
     }
     // 3. Context agreement: local AND, leaders combine over the peer communicator, local
     // broadcast. The local views are rank-rotated so the leader is rank 0 of the exchange.
-    let scope = match &peer_view {
-        Some(pv) => Scope::Inter { leader_view: pv.clone(), peer: remote_leader as usize, tag: t },
-        None => Scope::Local, // non-leaders never talk to the other group
-    };
+    // Non-leaders never talk to the other group.
+    let link = peer_view.map(|view| LeaderLink { view, peer: remote_leader as usize, tag: t });
     let rotated = |cc: CollComm| -> CollComm {
         let n = cc.size();
         let ranks: Arc<[usize]> = (0..n).map(|i| cc.world_ranks[(i + leader) % n]).collect();
         CollComm::new(cc.ctx, (cc.rank + n - leader) % n, ranks)
     };
-    let slot = match agree_slot(lctx, || local_view(lidx).map(|(cc, tg)| (rotated(cc), tg)), &scope, true) {
+    let ag = local_view(lidx).map(|(cc, tg)| Agreement::new(Agreement::key_of(lctx, tg), rotated(cc), tg, link, true));
+    let slot = match ag.and_then(agree) {
         Ok(s) => s,
         Err(e) => return err(e),
     };

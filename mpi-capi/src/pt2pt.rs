@@ -279,7 +279,7 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI
                 BlockingRecv::Request(rid) => rid,
                 BlockingRecv::Waiting => {
                     // As below: the message may already sit in the transport.
-                    rt.engine.progress();
+                    rt.progress();
                     return Ok(match rt.engine.poll_blocking_recv() {
                         BlockingRecv::Done(st) => Started::Done(st),
                         BlockingRecv::Request(rid) => Started::Pending(rid),
@@ -296,7 +296,7 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI
         };
         // The message may already sit in the transport: one progress pass in this critical
         // section often completes the receive without another lock round trip.
-        rt.engine.progress();
+        rt.progress();
         if is_complete(rt, rid) {
             return Ok(Started::Done(finish(rt, rid)));
         }
@@ -398,7 +398,7 @@ pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, 
         if source == MPI_PROC_NULL {
             return Ok(Some(proc_null_status()));
         }
-        rt.engine.progress();
+        rt.progress();
         Ok(rt.engine.iprobe(ctx, source, tag))
     });
     match r {
@@ -446,7 +446,7 @@ pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, comm: MPI_Comm,
         if source == MPI_PROC_NULL {
             return Ok(Some((MPI_MESSAGE_NO_PROC, proc_null_status())));
         }
-        rt.engine.progress();
+        rt.progress();
         Ok(improbe(rt, ctx, source, tag, comm))
     });
     match r {

@@ -183,7 +183,7 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
             Slot::Null => Ok(Some((empty_status(), MPI_COMM_WORLD))),
             Slot::Active(rid) => {
                 if !is_complete(rt, rid) {
-                    rt.engine.progress();
+                    rt.progress();
                 }
                 Ok(is_complete(rt, rid).then(|| finish_handle(rt, h, rid)))
             }
@@ -350,7 +350,7 @@ pub unsafe extern "C" fn PMPI_Testall(count: c_int, array_of_requests: *mut MPI_
     let hs = unsafe { slice_mut(array_of_requests, count) };
     let r = runtime::with(|rt| -> Result<Option<Option<(MPI_Comm, c_int)>>, String> {
         check_slots(rt, hs)?;
-        rt.engine.progress();
+        rt.progress();
         if !all_complete(rt, hs, &mut 0) {
             return Ok(None);
         }
@@ -428,7 +428,7 @@ pub unsafe extern "C" fn PMPI_Testany(count: c_int, array_of_requests: *mut MPI_
         if ids.iter().all(|id| id.is_none()) {
             return Ok((true, None));
         }
-        rt.engine.progress();
+        rt.progress();
         Ok((false, any_complete(rt, hs, &ids)))
     });
     match r {
@@ -489,7 +489,7 @@ fn some_impl(func: &str, incount: c_int, array_of_requests: *mut MPI_Request, ou
         runtime::wait_until(&mut step);
     } else {
         runtime::with(|rt| {
-            rt.engine.progress();
+            rt.progress();
             step(rt)
         });
     }
@@ -556,7 +556,7 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mu
         match slot(rt, request)? {
             Slot::Null => Ok(Some(empty_status())),
             Slot::Active(rid) => {
-                rt.engine.progress();
+                rt.progress();
                 let st = rt.engine.reqs.get(rid).filter(|r| r.is_complete()).map(|r| r.status);
                 // A generalized request's status is its query callback's.
                 Ok(st.map(|st| if crate::grequest::any() { crate::grequest::peek(rid).unwrap_or(st) } else { st }))

@@ -28,9 +28,14 @@ pub struct Comm {
     pub world_ranks: Arc<[usize]>,
     /// Intercommunicators only: the local group (this process is `local_ranks[rank]`).
     pub local_ranks: Option<Arc<[usize]>>,
-    /// Collectives started on this communicator: their tag, identical on every member
-    /// because all members call collectives in the same order.
+    /// Blocking collectives started on this communicator, and nonblocking ones: the tag of
+    /// each, identical on every member because all members call collectives in the same
+    /// order. Two sequences, in disjoint tag ranges (`NONBLOCKING_TAG`), as MPICH and Open
+    /// MPI keep them apart too: programs that order blocking and nonblocking collectives
+    /// differently on different ranks (erroneous by MPI 4.1 §6.12, but mpi4py's ULFM
+    /// fallbacks do it) still match up.
     pub coll_seq: u32,
+    pub nb_coll_seq: u32,
     /// Error handler handle of the C layer (opaque here).
     pub errhandler: i32,
     pub name: String,
@@ -43,7 +48,7 @@ pub struct Comm {
 impl Comm {
     /// A fresh intracommunicator on context `ctx` over `world_ranks`.
     pub fn intra(ctx: u32, rank: usize, world_ranks: Arc<[usize]>, errhandler: i32) -> Comm {
-        Comm { ctx, rank, world_ranks, local_ranks: None, coll_seq: 0, errhandler, name: String::new(), topo: None, info: Vec::new() }
+        Comm { ctx, rank, world_ranks, local_ranks: None, coll_seq: 0, nb_coll_seq: 0, errhandler, name: String::new(), topo: None, info: Vec::new() }
     }
 
     /// Number of ranks point-to-point calls address (remote group size on intercomms).
@@ -70,18 +75,29 @@ impl Comm {
         self.ctx + 1
     }
 
-    /// The next collective's tag (advances the sequence number).
-    fn next_tag(&mut self) -> i32 {
-        let tag = (self.coll_seq & COLL_TAG_MASK) as i32;
-        self.coll_seq = self.coll_seq.wrapping_add(1);
-        tag
+    /// The next collective's tag (advances its sequence number).
+    fn next_tag(&mut self, nonblocking: bool) -> i32 {
+        let seq = if nonblocking { &mut self.nb_coll_seq } else { &mut self.coll_seq };
+        let tag = (*seq & SEQ_TAG_MASK) as i32;
+        *seq = seq.wrapping_add(1);
+        if nonblocking {
+            tag | NONBLOCKING_TAG
+        } else {
+            tag
+        }
     }
 
-    /// The schedule view of this communicator for the next collective (advances the tag).
-    /// On an intercommunicator the algorithms run over the local group and reach the
-    /// remote group through `CollComm::remote_peer`.
-    pub fn next_collective(&mut self) -> (CollComm, i32) {
-        let tag = self.next_tag();
+    /// Restarts both sequences (a new communicator from a copy of this one).
+    pub fn reset_sequences(&mut self) {
+        self.coll_seq = 0;
+        self.nb_coll_seq = 0;
+    }
+
+    /// The schedule view of this communicator for the next collective (advances the tag of
+    /// the blocking or the nonblocking sequence). On an intercommunicator the algorithms
+    /// run over the local group and reach the remote group through `CollComm::remote_peer`.
+    pub fn next_collective(&mut self, nonblocking: bool) -> (CollComm, i32) {
+        let tag = self.next_tag(nonblocking);
         let cc = match &self.local_ranks {
             None => CollComm::new(self.coll_ctx(), self.rank, self.world_ranks.clone()),
             Some(local) => CollComm { ctx: self.coll_ctx(), rank: self.rank, world_ranks: local.clone(), remote: Some(self.world_ranks.clone()) },
@@ -90,17 +106,27 @@ impl Comm {
     }
 
     /// The schedule view of the *local group* only, for internal agreement steps
-    /// (context-id allocation, splits). It shares the tag sequence of `next_collective`, so
-    /// the local traffic of an agreement and of a collective never match each other.
-    pub fn next_local_collective(&mut self) -> (CollComm, i32) {
-        let tag = self.next_tag();
+    /// (context-id allocation, splits). It shares the tag sequences of `next_collective`,
+    /// so the local traffic of an agreement and of a collective never match each other.
+    pub fn next_local_collective(&mut self, nonblocking: bool) -> (CollComm, i32) {
+        let tag = self.next_tag(nonblocking);
         (CollComm::new(self.coll_ctx(), self.rank, self.local_group()), tag)
     }
 }
 
+/// Tag bit of nonblocking collectives (below `REMOTE_TAG`, within `COLL_TAG_MASK`).
+pub const NONBLOCKING_TAG: i32 = 0x1000_0000;
+/// Sequence numbers are taken modulo this + 1 before the `NONBLOCKING_TAG` bit is added.
+const SEQ_TAG_MASK: u32 = 0x0fff_ffff;
+const _: () = assert!(NONBLOCKING_TAG as u32 | SEQ_TAG_MASK == COLL_TAG_MASK);
+
 /// Index of `MPI_COMM_WORLD` and `MPI_COMM_SELF` in the table.
 pub const WORLD: usize = 0;
 pub const SELF: usize = 1;
+
+/// Context of a communicator from `MPI_Comm_idup` whose agreement has not ended: no
+/// slot's context, so nothing matches it (using the communicator then is erroneous).
+pub const PENDING_CTX: u32 = u32::MAX - 1;
 
 /// Number of context slots (each is two context ids).
 pub const CONTEXT_SLOTS: usize = 2048;
@@ -110,13 +136,14 @@ pub const MASK_WORDS: usize = CONTEXT_SLOTS / 64;
 /// Free context slots of this process, and the state that lets several threads create
 /// communicators at once (MPICH's scheme): only one agreement at a time may offer the real
 /// mask; the others offer an empty mask and retry. The pending agreement whose parent has
-/// the lowest context id goes first, the same choice on every process, so one always wins.
+/// the lowest key (`Agreement::key_of`: parent context, then tag) goes first, the same
+/// choice on every process, so one always wins.
 pub struct ContextAlloc {
     used: [u64; MASK_WORDS],
-    /// Parent context of the agreement currently offering the real mask.
-    owner: Option<u32>,
-    /// Parent contexts of agreements waiting for the mask.
-    waiting: BTreeSet<u32>,
+    /// Key of the agreement currently offering the real mask.
+    owner: Option<u64>,
+    /// Keys of agreements waiting for the mask.
+    waiting: BTreeSet<u64>,
 }
 
 impl ContextAlloc {
@@ -126,9 +153,9 @@ impl ContextAlloc {
         ContextAlloc { used, owner: None, waiting: BTreeSet::new() }
     }
 
-    /// The mask this process offers for an agreement on parent context `parent`: the free
+    /// The mask this process offers for the agreement with key `parent`: the free
     /// slots if this agreement may use them now, else all zero. Returns (mask, owner).
-    pub fn offer(&mut self, parent: u32) -> ([u64; MASK_WORDS], bool) {
+    pub fn offer(&mut self, parent: u64) -> ([u64; MASK_WORDS], bool) {
         self.waiting.insert(parent);
         let first = self.waiting.iter().next().copied();
         if self.owner.is_none() && first == Some(parent) {
@@ -145,7 +172,7 @@ impl ContextAlloc {
 
     /// Ends one agreement round on `parent` with the ANDed mask `agreed`: takes and returns
     /// its lowest slot if any (possible only if every member offered its real mask).
-    pub fn conclude(&mut self, parent: u32, owner: bool, agreed: &[u64; MASK_WORDS]) -> Option<usize> {
+    pub fn conclude(&mut self, parent: u64, owner: bool, agreed: &[u64; MASK_WORDS]) -> Option<usize> {
         if owner {
             self.owner = None;
         }
@@ -157,7 +184,7 @@ impl ContextAlloc {
     }
 
     /// Gives up an agreement (the caller reports an error).
-    pub fn abandon(&mut self, parent: u32) {
+    pub fn abandon(&mut self, parent: u64) {
         self.waiting.remove(&parent);
     }
 

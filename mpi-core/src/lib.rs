@@ -12,6 +12,7 @@ pub mod matching;
 pub mod protocol;
 pub mod request;
 pub mod comm;
+pub mod agreement;
 pub mod group;
 pub mod topology;
 pub mod runtime;

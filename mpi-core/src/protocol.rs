@@ -1546,6 +1546,22 @@ impl Engine {
         }
     }
 
+    /// A collective request completed by the runtime (`close_coll_request`) rather than by
+    /// one schedule: `MPI_Comm_idup`, whose agreement is a chain of schedules.
+    pub fn open_coll_request(&mut self) -> ReqId {
+        let rid = self.create(Op::Coll, false);
+        self.reqs.get_mut(rid).unwrap().state = State::CollActive;
+        rid
+    }
+
+    /// Completes a request from `open_coll_request`, with `error` in its status.
+    pub fn close_coll_request(&mut self, rid: ReqId, error: Option<ErrorClass>) {
+        if let Some(r) = self.reqs.get_mut(rid) {
+            r.status.error = error;
+            self.complete(rid);
+        }
+    }
+
     /// `MPI_Grequest_start`: a request that completes when `grequest_complete` says so.
     pub fn grequest_start(&mut self) -> ReqId {
         let rid = self.create(Op::Generalized, false);

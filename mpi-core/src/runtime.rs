@@ -2,10 +2,12 @@
 //! (spin, then yield, then sleep on the transport's doorbell; yield at once when local ranks
 //! outnumber CPUs).
 
+use crate::agreement::Agreement;
 use crate::bootstrap::Bootstrap;
 use crate::comm::CommTable;
 use crate::config::config;
 use crate::protocol::{Engine, Route};
+use crate::request::ReqId;
 use crate::transport::shm::{ShmShape, ShmTransport};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
@@ -16,6 +18,72 @@ pub struct Runtime {
     pub bootstrap: Bootstrap,
     pub engine: Engine,
     pub comms: CommTable,
+    /// Communicators from `MPI_Comm_idup` whose context agreement is still running.
+    pub pending_comms: Vec<PendingComm>,
+}
+
+/// A nonblocking communicator construction: when `agreement` ends, communicator `target`
+/// gets the agreed context and request `req` completes.
+pub struct PendingComm {
+    pub target: usize,
+    pub agreement: Agreement,
+    pub req: ReqId,
+}
+
+impl Runtime {
+    /// One progress pass: the engine, then pending communicator constructions. Returns how
+    /// many events happened (0 = idle).
+    #[inline]
+    pub fn progress(&mut self) -> usize {
+        let mut n = self.engine.progress();
+        if !self.pending_comms.is_empty() {
+            n += self.advance_pending_comms();
+        }
+        n
+    }
+
+    /// Starts the nonblocking construction of communicator `target` (in the table with
+    /// context `comm::PENDING_CTX`): returns the request that completes when it is usable.
+    pub fn start_pending_comm(&mut self, target: usize, agreement: Agreement) -> ReqId {
+        let req = self.engine.open_coll_request();
+        self.pending_comms.push(PendingComm { target, agreement, req });
+        // First round at once: the peers need not wait for this process's next MPI call.
+        self.advance_pending_comms();
+        req
+    }
+
+    #[cold]
+    fn advance_pending_comms(&mut self) -> usize {
+        let mut ended = 0;
+        let mut i = 0;
+        while i < self.pending_comms.len() {
+            let mut p = self.pending_comms.swap_remove(i);
+            let Some(outcome) = p.agreement.poll(self) else {
+                self.pending_comms.push(p);
+                let last = self.pending_comms.len() - 1;
+                self.pending_comms.swap(i, last);
+                i += 1;
+                continue;
+            };
+            let error = match outcome {
+                Ok(slot) => match self.comms.get_mut(p.target) {
+                    Some(c) => {
+                        c.ctx = crate::comm::slot_ctx(slot);
+                        None
+                    }
+                    // Freed before completion (erroneous): give the slot back.
+                    None => {
+                        self.comms.contexts.release(crate::comm::slot_ctx(slot));
+                        None
+                    }
+                },
+                Err(e) => Some(e.class),
+            };
+            self.engine.close_coll_request(p.req, error);
+            ended += 1;
+        }
+        ended
+    }
 }
 
 /// `MPI_THREAD_MULTIPLE` (MPICH's value; the C layer passes levels through unchanged).
@@ -206,7 +274,7 @@ pub fn wait_until(mut done: impl FnMut(&mut Runtime) -> bool) {
         let (token, spin) = {
             let mut g = lock();
             let rt = g.as_mut().expect("MPI used before MPI_Init or after MPI_Finalize");
-            if rt.engine.progress() > 0 {
+            if rt.progress() > 0 {
                 polls = 0;
             }
             if done(rt) {
@@ -303,7 +371,7 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
     let comms = CommTable::new(rank, size, default_errhandler);
     RUNTIME.multiple.store(thread_level >= THREAD_MULTIPLE, Ordering::Relaxed);
     THREAD_LEVEL.store(thread_level, Ordering::Relaxed);
-    *lock() = Some(Runtime { bootstrap: bs, engine, comms });
+    *lock() = Some(Runtime { bootstrap: bs, engine, comms, pending_comms: Vec::new() });
     Ok(())
 }
 

@@ -20,6 +20,16 @@ fn inter_comm() {
     }
 }
 
+/// Nonblocking MPI_Comm_idup: progresses during other traffic (a blocking one deadlocks
+/// in case 1), several outstanding beside other collectives, intercommunicators, cycles.
+#[test]
+fn comm_idup() {
+    let exe = compile("comm_idup");
+    for np in [1, 2, 3, 4, 5] {
+        run_ok("comm_idup", &exe, np, &[]);
+    }
+}
+
 /// 10 000 dup/free cycles at 2 ranks (the context-id pool has 2048 slots, so a leak
 /// would exhaust it), fewer at 4 (oversubscribed on small machines).
 #[test]
