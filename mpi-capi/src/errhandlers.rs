@@ -5,12 +5,14 @@
 //! only nulls the user's handle, while communicators that still use the handler keep
 //! working (the standard frees it "when no longer referenced").
 //!
-//! User classes are numbered from `FIRST_USER_CLASS` up to the 7-bit class field of our
-//! error codes; a user code is its class plus a serial number above the bits that
-//! `errors::make_code` uses for its message ring, so the two never collide.
+//! User classes and codes carry `DYN_BIT` (MPICH's encoding of dynamic codes), so they
+//! lie above `MPI_ERR_LASTCODE` as the standard and programs expect. Each new class or code
+//! takes the next value of one counter, so `MPI_LASTUSEDCODE` (the largest value in use) is
+//! also the last one handed out; a table maps each to its class. A user class or code has
+//! the empty string until `MPI_Add_error_string` gives it one.
 
 use crate::abi::*;
-use crate::errors::{error_class, invoke_handler, raise};
+use crate::errors::{invoke_handler, raise};
 use crate::handles::{comm_index, errhandler_handle, errhandler_index};
 use std::collections::BTreeMap;
 use std::ffi::CStr;
@@ -18,23 +20,49 @@ use std::os::raw::{c_char, c_int};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 
-const FIRST_USER_CLASS: c_int = 80;
-const LAST_USER_CLASS: c_int = 127;
-/// Serial numbers of user codes start here (above the 256 message-ring slots).
-const FIRST_USER_SERIAL: c_int = 0x1000;
+/// Bit of every user error class and code.
+pub const DYN_BIT: c_int = 0x4000_0000;
+/// Predefined classes are below this (the class field of our codes is 7 bits).
+const PREDEFINED_CLASS_END: c_int = 80;
 
 static HANDLERS: Mutex<Vec<MPI_Comm_errhandler_function>> = Mutex::new(Vec::new());
 
 struct UserErrors {
-    next_class: c_int,
-    next_serial: c_int,
+    /// Low bits of the next user class or code.
+    next: c_int,
+    /// Every user class and code -> its class (a class maps to itself).
+    class_of: BTreeMap<c_int, c_int>,
     strings: BTreeMap<c_int, String>,
 }
 
-static USER_ERRORS: Mutex<UserErrors> = Mutex::new(UserErrors { next_class: FIRST_USER_CLASS, next_serial: FIRST_USER_SERIAL, strings: BTreeMap::new() });
+static USER_ERRORS: Mutex<UserErrors> = Mutex::new(UserErrors { next: 1, class_of: BTreeMap::new(), strings: BTreeMap::new() });
 
-/// Value of the `MPI_LASTUSEDCODE` attribute.
-pub static LAST_USED_CODE: AtomicI32 = AtomicI32::new(FIRST_USER_CLASS - 1);
+fn user_errors() -> std::sync::MutexGuard<'static, UserErrors> {
+    USER_ERRORS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl UserErrors {
+    /// A new value mapped to `class` (itself when None); None when the values ran out.
+    fn add(&mut self, class: Option<c_int>) -> Option<c_int> {
+        if self.next >= DYN_BIT {
+            return None;
+        }
+        let v = DYN_BIT | self.next;
+        self.next += 1;
+        self.class_of.insert(v, class.unwrap_or(v));
+        LAST_USED_CODE.fetch_max(v, Ordering::Relaxed);
+        Some(v)
+    }
+}
+
+/// The class of user code or class `code` (`DYN_BIT` set), if it exists.
+pub fn user_class_of(code: c_int) -> Option<c_int> {
+    user_errors().class_of.get(&code).copied()
+}
+
+/// Value of the `MPI_LASTUSEDCODE` attribute: `MPI_ERR_LASTCODE` until a user class or
+/// code exists.
+pub static LAST_USED_CODE: AtomicI32 = AtomicI32::new(MPI_ERR_LASTCODE);
 
 /// Whether `h` is a user error handler handle.
 pub fn is_handler(h: MPI_Errhandler) -> bool {
@@ -57,9 +85,9 @@ pub fn call_user_handler(h: MPI_Errhandler, comm: &mut MPI_Comm, code: &mut c_in
     }
 }
 
-/// The string the user set for `code` (a user code or class, or a predefined class).
-pub fn user_error_string(code: c_int) -> Option<String> {
-    USER_ERRORS.lock().unwrap_or_else(|p| p.into_inner()).strings.get(&code).cloned()
+/// The string of user class or code `code` (empty until `MPI_Add_error_string`).
+pub fn user_error_string(code: c_int) -> String {
+    user_errors().strings.get(&code).cloned().unwrap_or_default()
 }
 
 fn create(func: &str, f: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
@@ -113,19 +141,9 @@ pub unsafe extern "C" fn PMPI_Add_error_class(errorclass: *mut c_int) -> c_int {
     if errorclass.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Add_error_class", MPI_ERR_ARG, "errorclass is NULL");
     }
-    let class = {
-        let mut u = USER_ERRORS.lock().unwrap_or_else(|p| p.into_inner());
-        if u.next_class > LAST_USER_CLASS {
-            None
-        } else {
-            u.next_class += 1;
-            Some(u.next_class - 1)
-        }
+    let Some(class) = user_errors().add(None) else {
+        return raise(MPI_COMM_WORLD, "MPI_Add_error_class", MPI_ERR_OTHER, "no more user error classes and codes");
     };
-    let Some(class) = class else {
-        return raise(MPI_COMM_WORLD, "MPI_Add_error_class", MPI_ERR_OTHER, format!("no more user error classes (OxMPI has {})", LAST_USER_CLASS - FIRST_USER_CLASS + 1));
-    };
-    LAST_USED_CODE.fetch_max(class, Ordering::Relaxed);
     // SAFETY: checked non-null.
     unsafe { *errorclass = class };
     MPI_SUCCESS
@@ -137,22 +155,24 @@ pub unsafe extern "C" fn PMPI_Add_error_code(errorclass: c_int, errorcode: *mut 
     if errorcode.is_null() {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "errorcode is NULL");
     }
+    // A code may belong to a user class or to a predefined one (MPI 4.1 §9.5).
     let code = {
-        let mut u = USER_ERRORS.lock().unwrap_or_else(|p| p.into_inner());
-        if !(FIRST_USER_CLASS..u.next_class).contains(&errorclass) {
-            None
+        let mut u = user_errors();
+        let predefined = (1..PREDEFINED_CLASS_END).contains(&errorclass);
+        if predefined || u.class_of.get(&errorclass) == Some(&errorclass) {
+            u.add(Some(errorclass)).ok_or("no more user error classes and codes".to_string())
         } else {
-            u.next_serial += 1;
-            Some(errorclass | ((u.next_serial - 1) << 7))
+            Err(format!("{errorclass} is not an error class (predefined, other than MPI_SUCCESS, or from MPI_Add_error_class)"))
         }
     };
-    let Some(code) = code else {
-        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, format!("{errorclass} is not a class from MPI_Add_error_class"));
-    };
-    LAST_USED_CODE.fetch_max(code, Ordering::Relaxed);
-    // SAFETY: checked non-null.
-    unsafe { *errorcode = code };
-    MPI_SUCCESS
+    match code {
+        Ok(code) => {
+            // SAFETY: checked non-null.
+            unsafe { *errorcode = code };
+            MPI_SUCCESS
+        }
+        Err(m) => raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, m),
+    }
 }
 
 #[no_mangle]
@@ -166,13 +186,16 @@ pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const 
     if s.len() >= MPI_MAX_ERROR_STRING as usize {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, format!("string is longer than MPI_MAX_ERROR_STRING-1 ({})", MPI_MAX_ERROR_STRING - 1));
     }
-    let mut u = USER_ERRORS.lock().unwrap_or_else(|p| p.into_inner());
-    let class = error_class(errorcode);
-    let user = (FIRST_USER_CLASS..u.next_class).contains(&class) && (errorcode == class || (errorcode >> 7) < u.next_serial);
-    if !user {
-        drop(u);
+    let known = {
+        let mut u = user_errors();
+        let known = u.class_of.contains_key(&errorcode);
+        if known {
+            u.strings.insert(errorcode, s);
+        }
+        known
+    };
+    if !known {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, format!("{errorcode} is not a user error class or code (predefined ones keep their strings)"));
     }
-    u.strings.insert(errorcode, s);
     MPI_SUCCESS
 }

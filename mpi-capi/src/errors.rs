@@ -104,13 +104,16 @@ pub fn make_code(class: c_int, msg: String) -> c_int {
 }
 
 pub fn error_class(code: c_int) -> c_int {
+    if code > 0 && code & crate::errhandlers::DYN_BIT != 0 {
+        return crate::errhandlers::user_class_of(code).unwrap_or(MPI_ERR_UNKNOWN);
+    }
     code & CLASS_MASK
 }
 
 /// The text of `code`: its specific message if still remembered, else the class's.
 pub fn error_text(code: c_int) -> String {
-    if let Some(t) = crate::errhandlers::user_error_string(code) {
-        return t;
+    if code >= 0 && code & crate::errhandlers::DYN_BIT != 0 {
+        return crate::errhandlers::user_error_string(code);
     }
     let slot = (code >> 7) as usize;
     let (name, generic, _) = class_text(error_class(code));

@@ -61,6 +61,55 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_call_errhandler(d, code));
     CHECK(calls == 4 && last_code == code && last_class == cls, "call_errhandler");
 
+    /* User classes and codes lie above MPI_ERR_LASTCODE, have empty strings until one is
+       added, MPI_LASTUSEDCODE follows them, and codes may be added to predefined classes. */
+    int cls2, ucode, pcode, pcode2;
+    MPI_OK(MPI_Add_error_class(&cls2));
+    CHECK(cls > MPI_ERR_LASTCODE && cls2 > MPI_ERR_LASTCODE && cls2 != cls, "user classes %d %d not above MPI_ERR_LASTCODE", cls, cls2);
+    MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last == cls2, "MPI_LASTUSEDCODE %d after Add_error_class gave %d", *last, cls2);
+    s[0] = 'x';
+    MPI_OK(MPI_Error_string(cls2, s, &len));
+    CHECK(len == 0 && s[0] == 0, "new user class has string \"%s\"", s);
+    MPI_OK(MPI_Add_error_code(cls2, &ucode));
+    MPI_OK(MPI_Error_string(ucode, s, &len));
+    CHECK(len == 0, "new user code has string \"%s\"", s);
+    MPI_OK(MPI_Error_class(ucode, &c2));
+    CHECK(c2 == cls2, "class of code %d on class %d is %d", ucode, cls2, c2);
+    MPI_OK(MPI_Add_error_string(cls2, "class two"));
+    MPI_OK(MPI_Error_string(cls2, s, &len));
+    CHECK(strcmp(s, "class two") == 0, "class string \"%s\"", s);
+    MPI_OK(MPI_Error_string(ucode, s, &len));
+    CHECK(len == 0, "code string changed with its class's: \"%s\"", s);
+    MPI_OK(MPI_Add_error_code(MPI_ERR_OTHER, &pcode));
+    MPI_OK(MPI_Add_error_code(MPI_ERR_OTHER, &pcode2));
+    CHECK(pcode > MPI_ERR_LASTCODE && pcode2 != pcode, "codes on MPI_ERR_OTHER: %d %d", pcode, pcode2);
+    MPI_OK(MPI_Error_class(pcode, &c2));
+    CHECK(c2 == MPI_ERR_OTHER, "class of a code on MPI_ERR_OTHER is %d", c2);
+    MPI_OK(MPI_Add_error_string(pcode, "other, specifically"));
+    MPI_OK(MPI_Error_string(pcode, s, &len));
+    CHECK(strcmp(s, "other, specifically") == 0, "string \"%s\"", s);
+    MPI_OK(MPI_Error_string(MPI_ERR_OTHER, s, &len));
+    CHECK(strcmp(s, "other, specifically") != 0 && len > 0, "predefined class string changed");
+    MPI_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(*last >= pcode2 && *last >= ucode, "MPI_LASTUSEDCODE %d below codes %d %d", *last, ucode, pcode2);
+    /* Bad inputs: not a class, MPI_SUCCESS, a predefined class's string. */
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int bad;
+    rc = MPI_Add_error_code(MPI_SUCCESS, &bad);
+    MPI_Error_class(rc, &c2);
+    CHECK(c2 == MPI_ERR_ARG, "Add_error_code(MPI_SUCCESS): class %d", c2);
+    rc = MPI_Add_error_code(cls2 + 40, &bad);
+    MPI_Error_class(rc, &c2);
+    CHECK(c2 == MPI_ERR_ARG, "Add_error_code(unknown class): class %d", c2);
+    rc = MPI_Add_error_code(ucode, &bad);
+    MPI_Error_class(rc, &c2);
+    CHECK(c2 == MPI_ERR_ARG, "Add_error_code(a code): class %d", c2);
+    rc = MPI_Add_error_string(MPI_ERR_OTHER, "nope");
+    MPI_Error_class(rc, &c2);
+    CHECK(c2 == MPI_ERR_ARG, "Add_error_string(predefined): class %d", c2);
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+
     /* MPI_ERRORS_RETURN: no handler call, code returned. */
     MPI_OK(MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN));
     rc = MPI_Send(&x, 1, MPI_INT, size + 3, 0, d);
