@@ -346,16 +346,22 @@ pub unsafe extern "C" fn PMPI_Topo_test(comm: MPI_Comm, status: *mut c_int) -> c
 
 // ------------------------------------------------------------------ distributed graphs
 
-/// Weights argument: None for MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY / NULL.
+/// Weights argument of `n` edges: `None` for `MPI_UNWEIGHTED` (an unweighted graph);
+/// otherwise the weights, where `MPI_WEIGHTS_EMPTY` (or any pointer) stands for none when
+/// `n` is 0 — the graph is still weighted (MPI 4.1 §8.5.4; MPICH likewise).
 ///
 /// # Safety
-/// `w` must hold `n` ints unless it is one of the sentinels.
-unsafe fn weights(w: *const c_int, n: usize) -> Option<Vec<i32>> {
-    if w.is_null() || crate::abi::statics::is_unweighted(w) || crate::abi::statics::is_weights_empty(w) {
-        None
+/// `w` must hold `n` ints unless it is one of the sentinels or `n` is 0.
+unsafe fn weights(w: *const c_int, n: usize) -> Result<Option<Vec<i32>>, ArgError> {
+    if crate::abi::statics::is_unweighted(w) {
+        Ok(None)
+    } else if n == 0 {
+        Ok(Some(Vec::new()))
+    } else if w.is_null() || crate::abi::statics::is_weights_empty(w) {
+        Err((MPI_ERR_ARG, format!("the weights are {} but there are {n} edges", if w.is_null() { "NULL" } else { "MPI_WEIGHTS_EMPTY" })))
     } else {
         // SAFETY: per the function contract.
-        Some(unsafe { ints(w, n as c_int) }.to_vec())
+        Ok(Some(unsafe { ints(w, n as c_int) }.to_vec()))
     }
 }
 
@@ -379,14 +385,13 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(comm_old: MPI_Comm, ind
     if s.iter().chain(d.iter()).any(|&r| r < 0 || r as usize >= size) {
         return raise(comm_old, func, MPI_ERR_RANK, format!("a neighbour is outside 0..{size}"));
     }
-    let t = Topology::DistGraph {
-        sources: s.iter().map(|&x| x as usize).collect(),
-        // SAFETY: as above.
-        source_weights: unsafe { weights(sourceweights, s.len()) },
-        dests: d.iter().map(|&x| x as usize).collect(),
-        // SAFETY: as above.
-        dest_weights: unsafe { weights(destweights, d.len()) },
-    };
+    // SAFETY: as above.
+    let (sw, dw) = unsafe { (weights(sourceweights, s.len()), weights(destweights, d.len())) };
+    let (sw, dw) = (tryc!(sw.map_err(err_at(comm_old, func))), tryc!(dw.map_err(err_at(comm_old, func))));
+    if sw.is_some() != dw.is_some() {
+        return raise(comm_old, func, MPI_ERR_ARG, "MPI_UNWEIGHTED must be given for both sourceweights and destweights, or for neither");
+    }
+    let t = Topology::DistGraph { sources: s.iter().map(|&x| x as usize).collect(), source_weights: sw, dests: d.iter().map(|&x| x as usize).collect(), dest_weights: dw };
     dist_graph_comm(func, comm_old, info, t, comm_dist_graph)
 }
 
@@ -407,7 +412,7 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create(comm_old: MPI_Comm, n: c_int, so
     // SAFETY: as above.
     let dst = unsafe { ints(destinations, total as c_int) };
     // SAFETY: as above.
-    let w = unsafe { weights(weights_, total) };
+    let w = tryc!(unsafe { weights(weights_, total) }.map_err(err_at(comm_old, func)));
     let mut mine: Vec<i64> = Vec::with_capacity(3 * total);
     let mut k = 0;
     for (i, &s) in src.iter().enumerate() {

@@ -175,6 +175,35 @@ int main(int argc, char **argv)
     MPI_Comm_free(&dg);
     MPI_Comm_free(&da);
 
+    /* MPI_WEIGHTS_EMPTY: a weighted graph without edges here (MPI 4.1 §8.5.4), in both
+     * constructors; MPI_UNWEIGHTED: unweighted; weights missing for real edges: an error. */
+    MPI_Comm de;
+    MPI_OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_WEIGHTS_EMPTY, 0, NULL, MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &de));
+    MPI_OK(MPI_Dist_graph_neighbors_count(de, &indeg, &outdeg, &weighted));
+    CHECK(indeg == 0 && outdeg == 0 && weighted, "WEIGHTS_EMPTY adjacent: %d %d weighted=%d", indeg, outdeg, weighted);
+    MPI_Comm_free(&de);
+    MPI_OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &de));
+    MPI_OK(MPI_Dist_graph_neighbors_count(de, &indeg, &outdeg, &weighted));
+    CHECK(indeg == 0 && outdeg == 0 && !weighted, "UNWEIGHTED empty adjacent: weighted=%d", weighted);
+    MPI_Comm_free(&de);
+    /* Rank 0 contributes every edge i -> i+1 with weight 10+i; the others none. */
+    int ns = rank == 0 ? size : 0, es[64], ed[64], ew[64], ones[64];
+    for (int i = 0; i < ns && i < 64; i++) {
+        es[i] = i; ed[i] = (i + 1) % size; ew[i] = 10 + i; ones[i] = 1;
+    }
+    MPI_OK(MPI_Dist_graph_create(MPI_COMM_WORLD, ns, es, ones, ed, ns ? ew : MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &de));
+    MPI_OK(MPI_Dist_graph_neighbors_count(de, &indeg, &outdeg, &weighted));
+    CHECK(indeg == 1 && outdeg == 1 && weighted, "create with WEIGHTS_EMPTY elsewhere: %d %d %d", indeg, outdeg, weighted);
+    MPI_OK(MPI_Dist_graph_neighbors(de, 1, srcs, sw, 1, dsts, dw));
+    CHECK(srcs[0] == left && sw[0] == 10 + left && dsts[0] == d1 && dw[0] == 10 + rank, "weights %d %d", sw[0], dw[0]);
+    MPI_Comm_free(&de);
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int erc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, MPI_WEIGHTS_EMPTY, 1, &d1, MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &de);
+    int cls;
+    MPI_Error_class(erc, &cls);
+    CHECK(cls == MPI_ERR_ARG, "WEIGHTS_EMPTY with edges: class %d", cls);
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         printf("topo_cart: OK\n");
