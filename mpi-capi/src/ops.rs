@@ -135,6 +135,7 @@ pub fn elem_of(dt: MPI_Datatype) -> Option<Elem> {
         MPI_2DOUBLE_PRECISION => Elem::TwoDoublePrecision,
         MPI_REAL4 => Elem::Real4,
         MPI_REAL8 => Elem::Real8,
+        MPIX_C_FLOAT16 => Elem::CFloat16,
         MPI_COMPLEX8 => Elem::Complex8,
         MPI_COMPLEX16 => Elem::Complex16,
         MPI_INTEGER1 => Elem::Integer1,
@@ -244,6 +245,7 @@ pub fn basic_handle(b: mpi_core::datatype::Basic) -> Option<MPI_Datatype> {
         Basic::U32 => MPI_UNSIGNED,
         Basic::I64 => MPI_LONG,
         Basic::U64 => MPI_UNSIGNED_LONG,
+        Basic::F16 => MPIX_C_FLOAT16,
         Basic::F32 => MPI_FLOAT,
         Basic::F64 => MPI_DOUBLE,
         Basic::LongDouble => MPI_LONG_DOUBLE,
@@ -426,7 +428,7 @@ mod tests {
         MPI_INTEGER4, MPI_INTEGER8, MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T, MPI_UINT8_T, MPI_UINT16_T,
         MPI_UINT32_T, MPI_UINT64_T, MPI_C_BOOL, MPI_C_COMPLEX, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
         MPI_C_LONG_DOUBLE_COMPLEX, MPI_AINT, MPI_OFFSET, MPI_COUNT, MPI_CXX_BOOL, MPI_CXX_FLOAT_COMPLEX,
-        MPI_CXX_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX,
+        MPI_CXX_DOUBLE_COMPLEX, MPI_CXX_LONG_DOUBLE_COMPLEX, MPIX_C_FLOAT16,
     ];
 
     #[test]

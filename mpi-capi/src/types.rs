@@ -65,6 +65,7 @@ const PREDEFINED: &[(MPI_Datatype, &str, Def)] = &[
     (MPI_CHARACTER, "MPI_CHARACTER", Def::B(Basic::Char)),
     (MPI_REAL4, "MPI_REAL4", Def::B(Basic::F32)),
     (MPI_REAL8, "MPI_REAL8", Def::B(Basic::F64)),
+    (MPIX_C_FLOAT16, "MPIX_C_FLOAT16", Def::B(Basic::F16)),
     (MPI_REAL16, "MPI_REAL16", Def::B(Basic::F128)),
     (MPI_COMPLEX8, "MPI_COMPLEX8", Def::B(Basic::ComplexF32)),
     (MPI_COMPLEX16, "MPI_COMPLEX16", Def::B(Basic::ComplexF64)),

@@ -163,6 +163,12 @@ fn datatypes_basic() {
     run_program_all("datatypes_basic", &[]);
 }
 
+/// MPIX_C_FLOAT16: queries, point-to-point through a vector, pack, reductions.
+#[test]
+fn float16() {
+    run_program_all("float16", &[]);
+}
+
 #[test]
 fn init_misc() {
     run_program_all("init_misc", &[]);

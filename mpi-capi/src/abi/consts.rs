@@ -81,6 +81,8 @@ pub const MPI_CHARACTER: MPI_Datatype = 0x4c00011a as MPI_Datatype;
 // ---- Predefined datatypes: size-specific Fortran -----------------------------------------
 pub const MPI_REAL4: MPI_Datatype = 0x4c000427 as MPI_Datatype;
 pub const MPI_REAL8: MPI_Datatype = 0x4c000829 as MPI_Datatype;
+/// IEEE binary16 (C `_Float16`), MPICH's value (an MPICH 4.1+ extension).
+pub const MPIX_C_FLOAT16: MPI_Datatype = 0x4c000246 as MPI_Datatype;
 pub const MPI_REAL16: MPI_Datatype = 0x4c00102b as MPI_Datatype;
 pub const MPI_COMPLEX8: MPI_Datatype = 0x4c000828 as MPI_Datatype;
 pub const MPI_COMPLEX16: MPI_Datatype = 0x4c00102a as MPI_Datatype;

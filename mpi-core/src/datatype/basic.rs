@@ -15,6 +15,8 @@ pub enum Basic {
     U32,
     I64,
     U64,
+    /// IEEE binary16 (C `_Float16`; MPICH's `MPIX_C_FLOAT16`).
+    F16,
     F32,
     F64,
     /// C `long double`: x87 80-bit extended precision stored in 16 bytes.
@@ -40,7 +42,7 @@ pub enum Basic {
 
 impl Basic {
     /// Every basic type, for tests and tables.
-    pub const ALL: [Basic; 25] = [
+    pub const ALL: [Basic; 26] = [
         Basic::Char,
         Basic::I8,
         Basic::U8,
@@ -50,6 +52,7 @@ impl Basic {
         Basic::U32,
         Basic::I64,
         Basic::U64,
+        Basic::F16,
         Basic::F32,
         Basic::F64,
         Basic::LongDouble,
@@ -72,7 +75,7 @@ impl Basic {
     pub const fn size(self) -> usize {
         match self {
             Basic::Char | Basic::I8 | Basic::U8 | Basic::Bool | Basic::Byte | Basic::Packed => 1,
-            Basic::I16 | Basic::U16 => 2,
+            Basic::I16 | Basic::U16 | Basic::F16 => 2,
             Basic::I32 | Basic::U32 | Basic::F32 | Basic::Logical | Basic::Wchar => 4,
             Basic::I64 | Basic::U64 | Basic::F64 | Basic::ComplexF32 => 8,
             Basic::Aint | Basic::Offset | Basic::Count => 8,

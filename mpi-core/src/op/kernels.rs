@@ -57,7 +57,7 @@ macro_rules! floats {
         }
     )*};
 }
-floats!(f32, f64);
+floats!(f32, f64, half::f16);
 
 // SAFETY: 16 plain bytes.
 unsafe impl Plain for F80 {}
@@ -288,6 +288,7 @@ pub(super) unsafe fn dispatch(op: PredefOp, repr: Repr, input: *const u8, inout:
             Repr::U32 => int::<u32>(op, input, inout, n),
             Repr::I64 => int::<i64>(op, input, inout, n),
             Repr::U64 => int::<u64>(op, input, inout, n),
+            Repr::F16 => real::<half::f16>(op, input, inout, n),
             Repr::F32 => real::<f32>(op, input, inout, n),
             Repr::F64 => real::<f64>(op, input, inout, n),
             Repr::C32 => complex::<f32>(op, input, inout, n),
@@ -319,6 +320,7 @@ pub(super) fn kernel_size(repr: Repr) -> usize {
         Repr::I16 | Repr::U16 => size_of::<i16>(),
         Repr::I32 | Repr::U32 => size_of::<i32>(),
         Repr::I64 | Repr::U64 => size_of::<i64>(),
+        Repr::F16 => size_of::<half::f16>(),
         Repr::F32 => size_of::<f32>(),
         Repr::F64 => size_of::<f64>(),
         Repr::F80 => size_of::<F80>(),

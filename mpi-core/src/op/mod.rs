@@ -43,6 +43,8 @@ pub enum Repr {
     U32,
     I64,
     U64,
+    /// IEEE binary16, computed in f32 and rounded back (as C `_Float16` arithmetic).
+    F16,
     F32,
     F64,
     /// x87 80-bit extended in 16 bytes (C `long double`).
@@ -67,7 +69,7 @@ impl Repr {
     pub fn size(self) -> usize {
         match self {
             Repr::I8 | Repr::U8 => 1,
-            Repr::I16 | Repr::U16 => 2,
+            Repr::I16 | Repr::U16 | Repr::F16 => 2,
             Repr::I32 | Repr::U32 | Repr::F32 => 4,
             Repr::I64 | Repr::U64 | Repr::F64 | Repr::C32 => 8,
             Repr::F80 | Repr::C64 => 16,
@@ -150,6 +152,7 @@ elems! {
     Float = "MPI_FLOAT", FloatingPoint, F32;
     Double = "MPI_DOUBLE", FloatingPoint, F64;
     LongDouble = "MPI_LONG_DOUBLE", FloatingPoint, F80;
+    CFloat16 = "MPIX_C_FLOAT16", FloatingPoint, F16;
     Real = "MPI_REAL", FloatingPoint, F32;
     DoublePrecision = "MPI_DOUBLE_PRECISION", FloatingPoint, F64;
     Real4 = "MPI_REAL4", FloatingPoint, F32;

@@ -42,7 +42,7 @@ const C_INT: &[Elem] = &[
 ];
 const F_INT: &[Elem] = &[E::Integer, E::Integer1, E::Integer2, E::Integer4, E::Integer8];
 const MULTI: &[Elem] = &[E::Aint, E::Offset, E::Count];
-const FLOAT: &[Elem] = &[E::Float, E::Double, E::LongDouble, E::Real, E::DoublePrecision, E::Real4, E::Real8];
+const FLOAT: &[Elem] = &[E::Float, E::Double, E::LongDouble, E::Real, E::DoublePrecision, E::Real4, E::Real8, E::CFloat16];
 const LOGICAL: &[Elem] = &[E::Logical, E::CBool, E::CxxBool];
 const COMPLEX: &[Elem] = &[
     E::Complex, E::DoubleComplex, E::Complex8, E::Complex16, E::CFloatComplex, E::CDoubleComplex,
@@ -211,6 +211,14 @@ fn float_ops() {
     assert_eq!(run(P::Min, E::Real, &a, &b).unwrap(), [1.5, -4.0]);
     assert_eq!(run(P::Sum, E::Real4, &a, &b).unwrap(), [3.5, -6.0]);
     assert_eq!(run(P::Prod, E::Float, &a, &b).unwrap(), [3.0, 8.0]);
+    // binary16: computed in f32, rounded back (2049 is not representable: rounds to even).
+    let h = |v: &[f32]| v.iter().map(|&x| half::f16::from_f32(x)).collect::<Vec<_>>();
+    let (a, b) = (h(&[1.5, -2.0, 2048.0]), h(&[2.0, -4.0, 1.0]));
+    assert_eq!(run(P::Sum, E::CFloat16, &a, &b).unwrap(), h(&[3.5, -6.0, 2048.0]));
+    assert_eq!(run(P::Prod, E::CFloat16, &a, &b).unwrap(), h(&[3.0, 8.0, 2048.0]));
+    assert_eq!(run(P::Max, E::CFloat16, &a, &b).unwrap(), h(&[2.0, -2.0, 2048.0]));
+    assert_eq!(run(P::Min, E::CFloat16, &a, &b).unwrap(), h(&[1.5, -4.0, 1.0]));
+    assert_eq!(run(P::Band, E::CFloat16, &a, &b).unwrap_err().class, ErrorClass::Op);
 }
 
 #[test]
