@@ -13,6 +13,10 @@
  *  4. Attributes with a copy callback reach the duplicate; an idup of an intercommunicator.
  *  5. 300 idup/free cycles (context slots are reused; a leak would show later).
  *  6. Errors: MPI_COMM_NULL -> MPI_ERR_COMM, NULL request -> MPI_ERR_ARG.
+ *  7. Blocking and nonblocking collectives ordered differently on different ranks (one
+ *     rank starts an Iallreduce / Comm_idup before a Barrier, the others after it), as
+ *     mpi4py's ULFM fallbacks do: erroneous by MPI 4.1 §6.12, but MPICH and Open MPI keep
+ *     the two kinds apart and so does OxMPI.
  */
 #include "testutil.h"
 #include <string.h>
@@ -194,6 +198,27 @@ int main(int argc, char **argv)
         MPI_Error_class(rc, &cls);
         CHECK(cls == MPI_ERR_ARG, "idup(request NULL): class %d", cls);
         MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    }
+
+    /* 7. */
+    for (int root = 0; root < size; root++) {
+        int flag = rank == root ? 0xb : 0xd, got = 0;
+        MPI_Request r[2];
+        MPI_Comm d;
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (rank == root) {
+            MPI_OK(MPI_Iallreduce(&flag, &got, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD, &r[0]));
+            MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &d, &r[1]));
+            MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        } else {
+            MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+            MPI_OK(MPI_Iallreduce(&flag, &got, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD, &r[0]));
+            MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &d, &r[1]));
+        }
+        MPI_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+        CHECK(got == (size > 1 ? 0x9 : 0xb), "root %d: band %#x", root, got);
+        ring_check(d, 700 + root, "idup ordered after a barrier elsewhere");
+        MPI_OK(MPI_Comm_free(&d));
     }
 
     MPI_Barrier(MPI_COMM_WORLD);
