@@ -98,7 +98,7 @@ fn free_user_op(op: MPI_Op) -> bool {
 }
 
 /// The element kind of a predefined datatype handle (None for derived types, MPI_PACKED,
-/// MPI_CHARACTER, MPI_LB/UB and the quad-precision MPI_REAL16/MPI_COMPLEX32).
+/// MPI_CHARACTER, MPI_LB/UB).
 pub fn elem_of(dt: MPI_Datatype) -> Option<Elem> {
     Some(match dt {
         MPI_CHAR => Elem::Char,
@@ -138,6 +138,8 @@ pub fn elem_of(dt: MPI_Datatype) -> Option<Elem> {
         MPIX_C_FLOAT16 => Elem::CFloat16,
         MPI_COMPLEX8 => Elem::Complex8,
         MPI_COMPLEX16 => Elem::Complex16,
+        MPI_REAL16 => Elem::Real16,
+        MPI_COMPLEX32 => Elem::Complex32,
         MPI_INTEGER1 => Elem::Integer1,
         MPI_INTEGER2 => Elem::Integer2,
         MPI_INTEGER4 => Elem::Integer4,
@@ -173,8 +175,6 @@ fn other_predefined_name(dt: MPI_Datatype) -> Option<&'static str> {
         MPI_CHARACTER => "MPI_CHARACTER",
         MPI_LB => "MPI_LB",
         MPI_UB => "MPI_UB",
-        MPI_REAL16 => "MPI_REAL16",
-        MPI_COMPLEX32 => "MPI_COMPLEX32",
         _ => return None,
     })
 }
@@ -186,9 +186,6 @@ fn elem_for(p: PredefOp, dt: MPI_Datatype) -> Result<Elem, (c_int, String)> {
     }
     let name = p.name();
     Err(match other_predefined_name(dt) {
-        Some(t @ ("MPI_REAL16" | "MPI_COMPLEX32")) => {
-            (MPI_ERR_OP, format!("{name} on {t} is not supported by OxMPI (no quad-precision arithmetic)"))
-        }
         Some(t) => (MPI_ERR_OP, format!("{name} is not defined for {t}")),
         None if dt == MPI_DATATYPE_NULL => (MPI_ERR_TYPE, "the datatype is MPI_DATATYPE_NULL".to_string()),
         None => (
@@ -249,6 +246,8 @@ pub fn basic_handle(b: mpi_core::datatype::Basic) -> Option<MPI_Datatype> {
         Basic::F32 => MPI_FLOAT,
         Basic::F64 => MPI_DOUBLE,
         Basic::LongDouble => MPI_LONG_DOUBLE,
+        Basic::F128 => MPI_REAL16,
+        Basic::ComplexF128 => MPI_COMPLEX32,
         Basic::ComplexF32 => MPI_C_FLOAT_COMPLEX,
         Basic::ComplexF64 => MPI_C_DOUBLE_COMPLEX,
         Basic::ComplexLongDouble => MPI_C_LONG_DOUBLE_COMPLEX,
@@ -292,7 +291,7 @@ pub fn elem_of_derived(p: PredefOp, ty: &mpi_core::datatype::Datatype) -> Result
         Some(h) => elem_for(p, h),
         None => Err((
             MPI_ERR_TYPE,
-            format!("{} on a derived datatype needs a type built from one basic or pair type (this one mixes several, or is built on MPI_PACKED, MPI_REAL16 or MPI_COMPLEX32)", p.name()),
+            format!("{} on a derived datatype needs a type built from one basic or pair type (this one mixes several, or is built on MPI_PACKED or MPI_CHARACTER)", p.name()),
         )),
     }
 }
@@ -517,7 +516,7 @@ mod tests {
         assert_eq!(class, MPI_ERR_OP);
         assert!(msg.starts_with("MPI_BAND is not defined for MPI_DOUBLE"), "{msg}");
         assert_eq!(call(MPI_SUM, MPI_PACKED, 1), (MPI_ERR_OP, "MPI_SUM is not defined for MPI_PACKED".into()));
-        assert_eq!(call(MPI_SUM, MPI_REAL16, 1).0, MPI_ERR_OP);
+        assert_eq!(call(MPI_BAND, MPI_REAL16, 1).0, MPI_ERR_OP);
         assert_eq!(call(MPI_SUM, MPI_DATATYPE_NULL, 1).0, MPI_ERR_TYPE);
         assert_eq!(call(MPI_SUM, 0x8c00_0100u32 as MPI_Datatype, 1).0, MPI_ERR_TYPE);
         assert_eq!(call(MPI_OP_NULL, MPI_DOUBLE, 1).0, MPI_ERR_OP);

@@ -74,6 +74,15 @@ fn reductions_on_pair_and_derived_types() {
     }
 }
 
+/// MPI_REAL16 / MPI_COMPLEX32 reductions in quad precision, 1-5 ranks, up to 1.1 MB.
+#[test]
+fn reductions_in_quad_precision() {
+    let exe = compile("reduce_quad");
+    for np in [1, 2, 3, 4, 5] {
+        run_ok("reduce_quad", &exe, np, &[]);
+    }
+}
+
 /// A Jacobi stencil exchanging halo columns with `MPI_Type_vector` (Sendrecv, Isend/Irecv +
 /// Waitall, and vector-to-contiguous), checked exactly against a serial run on every rank.
 #[test]

@@ -306,8 +306,12 @@ pub(super) unsafe fn dispatch(op: PredefOp, repr: Repr, input: *const u8, inout:
             Repr::C80 => complex::<F80>(op, input, inout, n),
             #[cfg(target_arch = "x86_64")]
             Repr::LongDoubleInt => loc::<F80, i32>(op, input, inout, n, packed),
+            #[cfg(target_arch = "x86_64")]
+            Repr::F128 => quad::reduce(op, input, inout, n, false),
+            #[cfg(target_arch = "x86_64")]
+            Repr::C128 => quad::reduce(op, input, inout, n, true),
             #[cfg(not(target_arch = "x86_64"))]
-            Repr::F80 | Repr::C80 | Repr::LongDoubleInt => false,
+            Repr::F80 | Repr::C80 | Repr::LongDoubleInt | Repr::F128 | Repr::C128 => false,
         }
     }
 }
@@ -327,6 +331,8 @@ pub(super) fn kernel_size(repr: Repr) -> usize {
         Repr::C32 => size_of::<Cplx<f32>>(),
         Repr::C64 => size_of::<Cplx<f64>>(),
         Repr::C80 => size_of::<Cplx<F80>>(),
+        Repr::F128 => 16,
+        Repr::C128 => 32,
         Repr::FloatInt => size_of::<Loc<f32, i32>>(),
         Repr::DoubleInt => size_of::<Loc<f64, i32>>(),
         Repr::LongInt => size_of::<Loc<i64, i32>>(),
@@ -335,5 +341,40 @@ pub(super) fn kernel_size(repr: Repr) -> usize {
         Repr::LongDoubleInt => size_of::<Loc<F80, i32>>(),
         Repr::RealReal => size_of::<Loc<f32, f32>>(),
         Repr::DoubleDouble => size_of::<Loc<f64, f64>>(),
+    }
+}
+
+/// Quad precision (`MPI_REAL16`, `MPI_COMPLEX32`): the loops of `quad.c`.
+#[cfg(target_arch = "x86_64")]
+mod quad {
+    use super::PredefOp;
+    use std::ffi::{c_int, c_void};
+
+    extern "C" {
+        fn oxmpi_quad_reduce(op: c_int, input: *const c_void, inout: *mut c_void, n: usize) -> c_int;
+        fn oxmpi_quad_complex_reduce(op: c_int, input: *const c_void, inout: *mut c_void, n: usize) -> c_int;
+    }
+
+    /// # Safety
+    /// `input` readable, `inout` readable and writable for `n` elements (16 bytes each,
+    /// 32 when `complex`), any alignment.
+    pub(super) unsafe fn reduce(op: PredefOp, input: *const u8, inout: *mut u8, n: usize, complex: bool) -> bool {
+        let code = match op {
+            PredefOp::Max => 0,
+            PredefOp::Min => 1,
+            PredefOp::Sum => 2,
+            PredefOp::Prod => 3,
+            _ => return false,
+        };
+        // SAFETY: FFI to the C loops, which read and write exactly those ranges (memcpy per
+        // element, so alignment does not matter).
+        let done = unsafe {
+            if complex {
+                oxmpi_quad_complex_reduce(code, input as *const c_void, inout as *mut c_void, n)
+            } else {
+                oxmpi_quad_reduce(code, input as *const c_void, inout as *mut c_void, n)
+            }
+        };
+        done != 0
     }
 }

@@ -49,10 +49,13 @@ pub enum Repr {
     F64,
     /// x87 80-bit extended in 16 bytes (C `long double`).
     F80,
-    /// Complex numbers: (re, im) of F32, F64, F80.
+    /// IEEE binary128 (Fortran `REAL(16)`), computed by `quad.c`.
+    F128,
+    /// Complex numbers: (re, im) of F32, F64, F80, F128.
     C32,
     C64,
     C80,
+    C128,
     /// Pairs {value, index}: C struct layout, padding included.
     FloatInt,
     DoubleInt,
@@ -72,8 +75,8 @@ impl Repr {
             Repr::I16 | Repr::U16 | Repr::F16 => 2,
             Repr::I32 | Repr::U32 | Repr::F32 => 4,
             Repr::I64 | Repr::U64 | Repr::F64 | Repr::C32 => 8,
-            Repr::F80 | Repr::C64 => 16,
-            Repr::C80 => 32,
+            Repr::F80 | Repr::F128 | Repr::C64 => 16,
+            Repr::C80 | Repr::C128 => 32,
             Repr::FloatInt | Repr::ShortInt | Repr::IntInt | Repr::RealReal => 8,
             Repr::DoubleInt | Repr::LongInt | Repr::DoubleDouble => 16,
             Repr::LongDoubleInt => 32,
@@ -157,6 +160,7 @@ elems! {
     DoublePrecision = "MPI_DOUBLE_PRECISION", FloatingPoint, F64;
     Real4 = "MPI_REAL4", FloatingPoint, F32;
     Real8 = "MPI_REAL8", FloatingPoint, F64;
+    Real16 = "MPI_REAL16", FloatingPoint, F128;
     Logical = "MPI_LOGICAL", Logical, I32;
     CBool = "MPI_C_BOOL", Logical, U8;
     CxxBool = "MPI_CXX_BOOL", Logical, U8;
@@ -164,6 +168,7 @@ elems! {
     DoubleComplex = "MPI_DOUBLE_COMPLEX", Complex, C64;
     Complex8 = "MPI_COMPLEX8", Complex, C32;
     Complex16 = "MPI_COMPLEX16", Complex, C64;
+    Complex32 = "MPI_COMPLEX32", Complex, C128;
     CFloatComplex = "MPI_C_FLOAT_COMPLEX", Complex, C32;
     CDoubleComplex = "MPI_C_DOUBLE_COMPLEX", Complex, C64;
     CLongDoubleComplex = "MPI_C_LONG_DOUBLE_COMPLEX", Complex, C80;

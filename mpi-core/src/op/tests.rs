@@ -42,11 +42,11 @@ const C_INT: &[Elem] = &[
 ];
 const F_INT: &[Elem] = &[E::Integer, E::Integer1, E::Integer2, E::Integer4, E::Integer8];
 const MULTI: &[Elem] = &[E::Aint, E::Offset, E::Count];
-const FLOAT: &[Elem] = &[E::Float, E::Double, E::LongDouble, E::Real, E::DoublePrecision, E::Real4, E::Real8, E::CFloat16];
+const FLOAT: &[Elem] = &[E::Float, E::Double, E::LongDouble, E::Real, E::DoublePrecision, E::Real4, E::Real8, E::CFloat16, E::Real16];
 const LOGICAL: &[Elem] = &[E::Logical, E::CBool, E::CxxBool];
 const COMPLEX: &[Elem] = &[
     E::Complex, E::DoubleComplex, E::Complex8, E::Complex16, E::CFloatComplex, E::CDoubleComplex,
-    E::CLongDoubleComplex, E::CxxFloatComplex, E::CxxDoubleComplex, E::CxxLongDoubleComplex,
+    E::CLongDoubleComplex, E::CxxFloatComplex, E::CxxDoubleComplex, E::CxxLongDoubleComplex, E::Complex32,
 ];
 const BYTE: &[Elem] = &[E::Byte];
 const PAIRS: &[Elem] = &[
@@ -219,6 +219,27 @@ fn float_ops() {
     assert_eq!(run(P::Max, E::CFloat16, &a, &b).unwrap(), h(&[2.0, -2.0, 2048.0]));
     assert_eq!(run(P::Min, E::CFloat16, &a, &b).unwrap(), h(&[1.5, -4.0, 1.0]));
     assert_eq!(run(P::Band, E::CFloat16, &a, &b).unwrap_err().class, ErrorClass::Op);
+}
+
+/// binary128 (MPI_REAL16, MPI_COMPLEX32) as bit patterns: `q(h)` has high word `h`.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn quad_ops() {
+    let q = |hi: u64| (hi as u128) << 64;
+    let (one_half3, two, m2, m4) = (q(0x3fff_8000_0000_0000), q(0x4000_0000_0000_0000), q(0xc000_0000_0000_0000), q(0xc001_0000_0000_0000));
+    let (a, b) = ([one_half3, m2], [two, m4]);
+    assert_eq!(run(P::Sum, E::Real16, &a, &b).unwrap(), [q(0x4000_c000_0000_0000), q(0xc001_8000_0000_0000)]);
+    assert_eq!(run(P::Prod, E::Real16, &a, &b).unwrap(), [q(0x4000_8000_0000_0000), q(0x4002_0000_0000_0000)]);
+    assert_eq!(run(P::Max, E::Real16, &a, &b).unwrap(), [two, m2]);
+    assert_eq!(run(P::Min, E::Real16, &a, &b).unwrap(), [one_half3, m4]);
+    // 1 + 2^-112 is exact only in quad precision (its last mantissa bit).
+    assert_eq!(run(P::Sum, E::Real16, &[q(0x3fff_0000_0000_0000)], &[q(0x3f8f_0000_0000_0000)]).unwrap(), [q(0x3fff_0000_0000_0000) | 1]);
+    assert_eq!(run(P::Band, E::Real16, &a, &b).unwrap_err().class, ErrorClass::Op);
+    // (1.5 + 2i) * (2 - 2i) = 7 + 1i; sum = 3.5 + 0i.
+    let (x, y) = ([[one_half3, two]], [[two, m2]]);
+    assert_eq!(run(P::Prod, E::Complex32, &x, &y).unwrap(), [[q(0x4001_c000_0000_0000), q(0x3fff_0000_0000_0000)]]);
+    assert_eq!(run(P::Sum, E::Complex32, &x, &y).unwrap(), [[q(0x4000_c000_0000_0000), 0]]);
+    assert_eq!(run(P::Max, E::Complex32, &x, &y).unwrap_err().class, ErrorClass::Op);
 }
 
 #[test]
