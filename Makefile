@@ -4,7 +4,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 RELEASE_DIR := target/release
 
-.PHONY: all build gen install demo check deps clean
+.PHONY: all build gen install demo check check-mpi4py deps clean
 
 all: install
 
@@ -27,8 +27,18 @@ install: build
 demo: deps install
 	@scripts/demo.sh "$(PREFIX)"
 
+## check: the whole suite (scripts/check.sh), then mpi4py's own test suite (check-mpi4py);
+## both run even if the first fails; the exit status is non-zero if either did.
 check: deps install
-	@scripts/check.sh "$(PREFIX)"
+	@status=0; scripts/check.sh "$(PREFIX)" || status=1; \
+	tests/external/mpi4py.sh "$(PREFIX)" || status=1; \
+	if [ $$status = 0 ]; then echo "make check: PASS (test suite and mpi4py)"; else echo "make check: FAIL"; fi; \
+	exit $$status
+
+## check-mpi4py: mpi4py's test suite alone (pinned sdist built with our mpicc, 1/2/4 ranks,
+## then the PyPI binary wheel on our libmpi.so.12); needs network access to PyPI once.
+check-mpi4py: deps install
+	@tests/external/mpi4py.sh "$(PREFIX)"
 
 clean:
 	$(CARGO) clean
