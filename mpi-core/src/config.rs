@@ -53,6 +53,26 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "1 = a rank about to sleep forces a memory barrier on the node's running ranks with membarrier(2) (when the kernel offers it), so senders skip a fence per message (bw 16 B-1 KiB up to 2x); 0 = a fence per message",
     },
     Tunable {
+        name: "SHM",
+        default: 1,
+        doc: "0 = no shared memory: ranks of one node talk over the network transport (tests; as OXMPI_TRANSPORT=tcp)",
+    },
+    Tunable {
+        name: "TCP_EAGER_MAX",
+        default: 65536,
+        doc: "largest message (bytes) sent eagerly over TCP; larger ones use rendezvous (the receiver's clear-to-send, then chunks of TCP_CHUNK)",
+    },
+    Tunable {
+        name: "TCP_CHUNK",
+        default: 262144,
+        doc: "largest TCP frame payload (bytes): the rendezvous chunk size, and so what a receiver buffers per connection at most",
+    },
+    Tunable {
+        name: "VERBOSE",
+        default: 0,
+        doc: "1 = each rank prints at start-up which transport reaches each peer and why, and TCP connections refused at the handshake",
+    },
+    Tunable {
         name: "SHM_PUSH_MAX",
         default: 0,
         doc: "messages above the eager limit and up to this many bytes are pushed: streamed through the ring right behind their envelope, without waiting for the receiver to match (the send completes once all is in the ring); 0 = never. Oversubscribed runs use OSUB_PUSH_MAX instead",

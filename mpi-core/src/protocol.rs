@@ -6,18 +6,13 @@
 //! Rendezvous: `Rts` → receiver matches → `Cts` → sender streams `Data` chunks in a
 //! pipeline through the transport. An unmatched large message is never buffered whole.
 
-use crate::coll::algorithms::tuning as coll_tuning;
-use crate::coll::direct::{Direct, DirectOp};
-use crate::coll::flag_barrier;
-use crate::coll::mailbox::{is_coll_ctx, Early, EarlyMsg, Posted, RecvState};
-use crate::coll::schedule::Pending;
-use crate::coll::{Action, CollComm, Colls, Schedule};
+use crate::coll::mailbox::is_coll_ctx;
+use crate::coll::Colls;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::{Header, Kind, FLAG_COOP, FLAG_PUSH, FLAG_ROOTED, FLAG_SYNC, FLAG_TO_ROOT, HEADER_LEN};
 use crate::matching::{accepts, Envelope, Matcher};
 use crate::request::{Layout, Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
-use crate::transport::shm::ShmTransport;
-use crate::transport::{Incoming, SleepToken, Transport};
+use crate::transport::{Incoming, Link, SleepToken, Transports};
 use std::collections::VecDeque;
 
 /// `dest_world` of a send to `MPI_PROC_NULL`: completes at once.
@@ -40,7 +35,7 @@ pub enum Unexpected {
 
 impl Unexpected {
     /// The offer carried by an `Rts` header from `world`.
-    fn offer(world: usize, hdr: &Header) -> Unexpected {
+    pub(crate) fn offer(world: usize, hdr: &Header) -> Unexpected {
         if hdr.flags & FLAG_PUSH != 0 {
             Unexpected::Pushed { world, len: hdr.len as usize }
         } else {
@@ -60,14 +55,14 @@ impl Unexpected {
     }
 }
 
-/// How a world rank is reached.
+/// How a world rank is reached (decided once, by `transport::wireup`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
     /// This process.
     Local,
-    /// Shared memory, local rank index.
-    Shm(usize),
-    /// On another node and no network transport exists yet.
+    /// Through a transport.
+    Peer(Link),
+    /// On another node with the network transports turned off (`OXMPI_TRANSPORT=shm`).
     Unreachable,
 }
 
@@ -148,10 +143,9 @@ impl BsendBuffer {
 pub struct Engine {
     pub rank: usize,
     pub size: usize,
-    routes: Vec<Route>,
-    shm: Option<ShmTransport>,
-    /// Local rank index → world rank.
-    shm_world: Vec<usize>,
+    pub(crate) routes: Vec<Route>,
+    /// Every transport; the protocol addresses them through `Link`s only.
+    pub(crate) net: Transports,
     matcher: Matcher<ReqId, Unexpected>,
     pub reqs: RequestTable,
     outq: Vec<VecDeque<Outgoing>>,
@@ -161,6 +155,8 @@ pub struct Engine {
     recv_seq: Vec<u32>,
     /// Messages to this process itself.
     self_q: VecDeque<(Header, Vec<u8>)>,
+    /// The largest eager limit of any transport (receives, which do not know their sender,
+    /// use it to choose between staging and streaming a non-contiguous buffer).
     eager_max: usize,
     /// Rendezvous sends of at least this many contiguous bytes offer a single-copy read
     /// (`OXMPI_SHM_CMA_MIN`; usize::MAX = never).
@@ -171,8 +167,8 @@ pub struct Engine {
     bsend: BsendBuffer,
     /// More local ranks than CPUs: blocked waits yield at once instead of spinning.
     pub oversubscribed: bool,
-    /// Active collective schedules and recycled ones (see the collectives section).
-    colls: Colls,
+    /// Active collective schedules and recycled ones (see `coll/stepping.rs`).
+    pub(crate) colls: Colls,
     /// Buffers of consumed unexpected eager messages, reused for the next ones.
     spare: Vec<Vec<u8>>,
     /// A blocking receive waiting without a request, if any.
@@ -188,7 +184,7 @@ pub struct Engine {
     pushing: Vec<Option<Push>>,
     /// Per world rank: bound to the same CPU as this process (oversubscribed; see
     /// `FLAG_ROOTED`). A guess from the binding rule, used only for speed.
-    cpu_mates: Vec<bool>,
+    pub(crate) cpu_mates: Vec<bool>,
 }
 
 /// Most buffers `Engine::spare` keeps, and the largest capacity worth keeping (held
@@ -207,14 +203,16 @@ fn fatal(msg: &str) -> ! {
 
 impl Engine {
     /// An engine for `size` ranks; `routes[r]` tells how rank `r` is reached.
-    pub fn new(rank: usize, size: usize, routes: Vec<Route>, shm: Option<ShmTransport>, shm_world: Vec<usize>, oversubscribed: bool) -> Engine {
-        let eager_max = shm.as_ref().map_or(usize::MAX, |s| s.eager_max().min(s.max_payload()));
+    pub fn new(rank: usize, size: usize, routes: Vec<Route>, net: Transports, oversubscribed: bool) -> Engine {
+        let eager_max = match net.any_eager_max() {
+            0 => usize::MAX,
+            n => n,
+        };
         Engine {
             rank,
             size,
             routes,
-            shm,
-            shm_world,
+            net,
             matcher: Matcher::new(),
             reqs: RequestTable::default(),
             outq: (0..size).map(|_| VecDeque::new()).collect(),
@@ -250,15 +248,11 @@ impl Engine {
         }
     }
 
-    pub fn shm_mut(&mut self) -> Option<&mut ShmTransport> {
-        self.shm.as_mut()
-    }
-
     fn route(&self, world: usize) -> MpiResult<Route> {
         match self.routes.get(world) {
             Some(Route::Unreachable) => Err(MpiError::new(
                 ErrorClass::Other,
-                format!("rank {world} runs on another node and OxMPI has no network transport yet; run all ranks on one node"),
+                format!("rank {world} runs on another node and OXMPI_TRANSPORT=shm turned the network transports off"),
             )),
             Some(r) => Ok(*r),
             None => Err(MpiError::new(ErrorClass::Rank, format!("world rank {world} out of range"))),
@@ -271,31 +265,30 @@ impl Engine {
     /// once, with no request. Returns false when the caller must take the general path.
     #[inline]
     pub fn try_send_now(&mut self, buf: RawBuf, dest: usize, ctx: u32, src_rank: i32, tag: i32) -> bool {
-        if buf.len > self.eager_max {
+        let Some(Route::Peer(link)) = self.routes.get(dest).copied() else { return false };
+        if buf.len > self.net.eager_max(link) {
             return false;
         }
-        let Some(Route::Shm(p)) = self.routes.get(dest).copied() else { return false };
         let mut hdr = Header::new(Kind::Eager);
         hdr.ctx = ctx;
         hdr.src = src_rank;
         hdr.tag = tag;
         hdr.len = buf.len as u64;
-        self.push_now(dest, p, &mut hdr, buf.ptr, buf.len)
+        self.push_now(dest, link, &mut hdr, buf.ptr, buf.len)
     }
 
     /// Hands one message to the transport at once if nothing is queued for `dest`; true
     /// when it went out (the caller queues it otherwise, preserving order).
     #[inline]
-    fn push_now(&mut self, dest: usize, p: usize, hdr: &mut Header, payload: *const u8, len: usize) -> bool {
+    fn push_now(&mut self, dest: usize, link: Link, hdr: &mut Header, payload: *const u8, len: usize) -> bool {
         if !self.outq[dest].is_empty() {
             return false;
         }
         hdr.seq = self.send_seq[dest];
-        let shm = self.shm.as_mut().expect("shm route without shm transport");
         // SAFETY: the caller's buffer is valid for `len` bytes while the send is pending.
-        if unsafe { shm.try_send(p, &hdr.encode(), payload, len) } {
+        if unsafe { self.net.try_send(link, &hdr.encode(), payload, len) } {
             self.send_seq[dest] = self.send_seq[dest].wrapping_add(1);
-            shm.wake(p);
+            self.net.wake(link);
             true
         } else {
             false
@@ -335,7 +328,7 @@ impl Engine {
             let streamed = l.bytes() > self.eager_max
                 && match r.op {
                     Op::Send { dest_world, mode, .. } => {
-                        mode != SendMode::Buffered && matches!(self.routes.get(dest_world), Some(Route::Shm(_)))
+                        mode != SendMode::Buffered && matches!(self.routes.get(dest_world), Some(Route::Peer(_)))
                     }
                     _ => true,
                 };
@@ -367,38 +360,26 @@ impl Engine {
     fn start_send(&mut self, rid: ReqId, buf: RawBuf, dest: usize, ctx: u32, src_rank: i32, tag: i32, mode: SendMode) -> MpiResult<()> {
         let route = self.route(dest)?;
         let sync = mode == SendMode::Synchronous;
-        let push_max = if mode == SendMode::TowardRoot { self.push_root_max } else { self.push_max };
-        let mut hdr = Header::new(Kind::Eager);
-        hdr.ctx = ctx;
-        hdr.src = src_rank;
-        hdr.tag = tag;
-        hdr.sreq = rid;
-        hdr.len = buf.len as u64;
-        if sync {
-            hdr.flags |= FLAG_SYNC;
-        }
-        if route == Route::Local {
-            // SAFETY: the user buffer is valid for `len` bytes.
-            let data = unsafe { copy_to_vec(buf) };
-            self.self_q.push_back((hdr, data));
-            if sync {
-                self.reqs.get_mut(rid).unwrap().state = State::SendPending;
-            } else {
-                self.complete(rid);
-            }
-            return Ok(());
-        }
-        if buf.len <= self.eager_max {
+        let Route::Peer(link) = route else { return self.send_to_self(rid, buf, ctx, src_rank, tag, sync) };
+        // Pushing unmatched data ahead of the clear-to-send suits bounded rings; a byte
+        // stream would make the receiver buffer it whole.
+        let push_max = if self.net.streams(link) {
+            0
+        } else if mode == SendMode::TowardRoot {
+            self.push_root_max
+        } else {
+            self.push_max
+        };
+        let mut hdr = eager_header(ctx, src_rank, tag, rid, buf.len, sync);
+        if buf.len <= self.net.eager_max(link) {
             self.reqs.get_mut(rid).unwrap().state = State::SendPending;
             // Nothing queued for this peer: hand the message over directly (the common case
             // of MPI_Isend), skipping the queue bookkeeping.
-            if let Route::Shm(p) = route {
-                if self.push_now(dest, p, &mut hdr, buf.ptr, buf.len) {
-                    if !sync {
-                        self.complete(rid);
-                    }
-                    return Ok(());
+            if self.push_now(dest, link, &mut hdr, buf.ptr, buf.len) {
+                if !sync {
+                    self.complete(rid);
                 }
+                return Ok(());
             }
             let done = if sync { None } else { Some(rid) };
             self.push_or_queue(dest, Outgoing::Msg { hdr, payload: buf.ptr, len: buf.len, done });
@@ -420,13 +401,28 @@ impl Engine {
             };
             // A contiguous buffer (a streamed non-contiguous one has a null pointer) is
             // offered for a single-copy read: `offset` carries its address.
-            if buf.len >= self.cma_min && !buf.ptr.is_null() {
+            if buf.len >= self.cma_min && !buf.ptr.is_null() && self.net.has_zcopy(link) {
                 hdr.offset = buf.ptr as u64;
             }
             let r = self.reqs.get_mut(rid).unwrap();
             r.state = State::SendAwaitCts;
             r.total = buf.len;
             self.push_or_queue(dest, Outgoing::Msg { hdr, payload: std::ptr::null(), len: 0, done: None });
+        }
+        Ok(())
+    }
+
+    /// A send to this process itself: the message is copied into the self queue.
+    #[allow(clippy::too_many_arguments)]
+    fn send_to_self(&mut self, rid: ReqId, buf: RawBuf, ctx: u32, src_rank: i32, tag: i32, sync: bool) -> MpiResult<()> {
+        let hdr = eager_header(ctx, src_rank, tag, rid, buf.len, sync);
+        // SAFETY: the user buffer is valid for `len` bytes.
+        let data = unsafe { copy_to_vec(buf) };
+        self.self_q.push_back((hdr, data));
+        if sync {
+            self.reqs.get_mut(rid).unwrap().state = State::SendPending;
+        } else {
+            self.complete(rid);
         }
         Ok(())
     }
@@ -475,7 +471,7 @@ impl Engine {
         (b.base as *mut u8, b.size)
     }
 
-    fn send_ctrl(&mut self, dest: usize, hdr: Header) {
+    pub(crate) fn send_ctrl(&mut self, dest: usize, hdr: Header) {
         if self.routes[dest] == Route::Local {
             self.self_q.push_back((hdr, Vec::new()));
         } else {
@@ -494,15 +490,14 @@ impl Engine {
     /// Hands queued work for `dest` to its transport until it runs out of room; returns
     /// whether anything moved (progress, so a waiting sender keeps spinning, not yielding).
     fn flush(&mut self, dest: usize) -> bool {
-        let Route::Shm(p) = self.routes[dest] else { unreachable!("queued work only for shm peers") };
+        let Route::Peer(link) = self.routes[dest] else { unreachable!("queued work only for peers behind a transport") };
         let mut pushed = false;
         while let Some(front) = self.outq[dest].front_mut() {
             match front {
                 Outgoing::Msg { hdr, payload, len, done } => {
                     hdr.seq = self.send_seq[dest];
-                    let shm = self.shm.as_mut().unwrap();
                     // SAFETY: payload is a pending user buffer or null with len 0.
-                    if !unsafe { shm.try_send(p, &hdr.encode(), *payload, *len) } {
+                    if !unsafe { self.net.try_send(link, &hdr.encode(), *payload, *len) } {
                         break;
                     }
                     pushed = true;
@@ -519,8 +514,8 @@ impl Engine {
                     let Op::Send { buf, .. } = r.op else { unreachable!() };
                     // A streamed non-contiguous buffer is packed chunk by chunk into the cells.
                     let layout = if buf.ptr.is_null() { r.layout().cloned() } else { None };
-                    let shm = self.shm.as_mut().unwrap();
-                    let chunk_max = shm.max_payload();
+                    let net = &mut self.net;
+                    let chunk_max = net.max_payload(link);
                     let mut hdr = Header::new(Kind::Data);
                     hdr.rreq = r.rreq;
                     if r.state == State::SendPushing {
@@ -535,12 +530,12 @@ impl Engine {
                             Some(l) => {
                                 let from = r.done;
                                 // SAFETY: the layout describes the pending user send buffer.
-                                shm.try_send_with(p, &hdr.encode(), n, &mut |dst| unsafe {
+                                net.try_send_with(link, &hdr.encode(), n, &mut |dst| unsafe {
                                     l.dt.pack_range(l.base, l.count, from, dst);
                                 })
                             }
                             // SAFETY: [done, done+n) lies within the pending user buffer.
-                            None => unsafe { shm.try_send(p, &hdr.encode(), buf.ptr.add(r.done), n) },
+                            None => unsafe { net.try_send(link, &hdr.encode(), buf.ptr.add(r.done), n) },
                         };
                         if !sent {
                             stalled = true;
@@ -559,7 +554,7 @@ impl Engine {
             }
         }
         if pushed {
-            self.shm.as_mut().unwrap().wake(p);
+            self.net.wake(link);
         }
         pushed
     }
@@ -663,14 +658,14 @@ impl Engine {
         }
     }
 
-    fn ack_sync(&mut self, world: usize, sreq: ReqId) {
+    pub(crate) fn ack_sync(&mut self, world: usize, sreq: ReqId) {
         let mut h = Header::new(Kind::SyncAck);
         h.sreq = sreq;
         self.send_ctrl(world, h);
     }
 
     /// A matched message meets receive request `rid`.
-    fn deliver(&mut self, rid: ReqId, env: Envelope, u: Unexpected) {
+    pub(crate) fn deliver(&mut self, rid: ReqId, env: Envelope, u: Unexpected) {
         let r = self.reqs.get_mut(rid).unwrap();
         let buf = match r.op {
             Op::Recv { buf, .. } => buf,
@@ -697,10 +692,10 @@ impl Engine {
                 // Single copy: read the sender's buffer straight into ours. The Cts then
                 // tells the sender how many bytes it need not stream (`len`); all of them
                 // (the truncated excess is dropped) completes both sides at once.
-                if let (true, None, Route::Shm(p)) = (addr != 0, r.layout(), self.routes[world]) {
+                if let (true, None, Route::Peer(link)) = (addr != 0, r.layout(), self.routes[world]) {
                     // A rooted collective's message from a rank on our CPU: the sender
                     // writes it all (see `FLAG_ROOTED`), and completes when it has.
-                    if flags & FLAG_ROOTED != 0 && self.cpu_mates[world] && buf.len >= len && self.shm.as_mut().unwrap().cma_ready(p) {
+                    if flags & FLAG_ROOTED != 0 && self.cpu_mates[world] && buf.len >= len && self.net.zcopy_ready(link) {
                         h.flags = FLAG_COOP;
                         h.len = 0;
                         h.offset = buf.ptr as u64;
@@ -712,13 +707,13 @@ impl Engine {
                     // oversubscribed, only toward a root: see `FLAG_TO_ROOT`).
                     let split = (len / 2) & !4095;
                     let coop = len >= self.coop_min && (!self.oversubscribed || flags & FLAG_TO_ROOT != 0);
-                    if coop && buf.len >= len && split > 0 && self.shm.as_mut().unwrap().cma_ready(p) {
+                    if coop && buf.len >= len && split > 0 && self.net.zcopy_ready(link) {
                         h.flags = FLAG_COOP;
                         h.len = split as u64;
                         h.offset = buf.ptr as u64;
                         self.send_ctrl(world, h);
                         // SAFETY: as below; the sender writes only bytes [split, len).
-                        let got = unsafe { self.shm.as_mut().unwrap().pull(p, buf.ptr, addr, split) };
+                        let got = unsafe { self.net.get(link, buf.ptr, addr, split) };
                         if got != split {
                             fatal(&format!("single-copy read of a message from rank {world} failed mid-transfer (process_vm_readv)"));
                         }
@@ -728,7 +723,7 @@ impl Engine {
                     let fit = len.min(buf.len);
                     // SAFETY: buf is the pending receive buffer, valid for buf.len ≥ fit bytes;
                     // the sender keeps its buffer untouched until our Cts.
-                    let got = unsafe { self.shm.as_mut().unwrap().pull(p, buf.ptr, addr, fit) };
+                    let got = unsafe { self.net.get(link, buf.ptr, addr, fit) };
                     let skip = if got == fit { len } else { got };
                     r.done = skip;
                     h.len = skip as u64;
@@ -796,13 +791,13 @@ impl Engine {
                     // The receiver reads [0, skip) itself: write the rest into its buffer (as
                     // much as the kernel lets us; it reads whatever we could not), then wait
                     // for its ReadDone, as it may still be reading our buffer.
-                    let (Op::Send { buf, .. }, Route::Shm(p)) = (r.op, self.routes[world]) else {
+                    let (Op::Send { buf, .. }, Route::Peer(link)) = (r.op, self.routes[world]) else {
                         fatal(&format!("cooperative clear-to-send from rank {world} for a send it cannot write"))
                     };
                     let rest = r.total - skip;
                     // SAFETY: our send buffer is valid for `total` bytes; the receiver handed
                     // us [offset, offset + total) of its buffer and reads it only after PutDone.
-                    let wrote = unsafe { self.shm.as_mut().unwrap().put(p, hdr.offset + skip as u64, buf.ptr.add(skip), rest) };
+                    let wrote = unsafe { self.net.put(link, hdr.offset + skip as u64, buf.ptr.add(skip), rest) };
                     let mut h = Header::new(Kind::PutDone);
                     h.sreq = hdr.sreq;
                     h.rreq = hdr.rreq;
@@ -831,10 +826,10 @@ impl Engine {
                 let at = own + hdr.len as usize;
                 let missing = r.total - at;
                 if missing > 0 {
-                    let Route::Shm(p) = self.routes[world] else { unreachable!("cooperative transfers are shm only") };
+                    let Route::Peer(link) = self.routes[world] else { unreachable!("cooperative transfers go through a transport") };
                     // SAFETY: [at, total) lies in our receive buffer (total ≤ buf.len); the
                     // sender keeps its buffer untouched until our ReadDone.
-                    let got = unsafe { self.shm.as_mut().unwrap().pull(p, buf.ptr.add(at), hdr.offset + at as u64, missing) };
+                    let got = unsafe { self.net.get(link, buf.ptr.add(at), hdr.offset + at as u64, missing) };
                     if got != missing {
                         fatal(&format!("single-copy read of a message from rank {world} failed mid-transfer (process_vm_readv)"));
                     }
@@ -904,7 +899,7 @@ impl Engine {
     /// A pushed message whose offer matched nothing yet: its data is collected as it
     /// arrives, and matched once complete (until then it has not arrived, as far as
     /// matching and probes go; nothing else from its sender can come before it).
-    fn hold_pushed(&mut self, world: usize, hdr: &Header) {
+    pub(crate) fn hold_pushed(&mut self, world: usize, hdr: &Header) {
         self.begin_push(world, Push::Held { head: *hdr, data: Vec::with_capacity(hdr.len as usize) });
     }
 
@@ -925,7 +920,7 @@ impl Engine {
         self.handle(world, &h, data.as_ptr(), data.len());
     }
 
-    fn complete(&mut self, rid: ReqId) {
+    pub(crate) fn complete(&mut self, rid: ReqId) {
         let r = self.reqs.get_mut(rid).unwrap();
         r.state = State::Complete;
         if let Some(e) = r.extra.as_mut() {
@@ -966,8 +961,9 @@ impl Engine {
             self.handle(self.rank, &hdr, data.as_ptr(), data.len());
             events += 1;
         }
+        self.net.progress();
         for _ in 0..64 {
-            let Some(m) = self.shm.as_mut().and_then(|s| s.recv_next()) else { break };
+            let Some(m) = self.net.recv_next() else { break };
             self.receive(m);
             events += 1;
         }
@@ -977,479 +973,8 @@ impl Engine {
         events
     }
 
-    // ----------------------------------------------------------- collectives
-
-    /// An empty schedule for a collective on `comm` with `tag`, recycled when possible (its
-    /// vectors and temporary arena keep their capacity, so a repeated collective allocates
-    /// nothing).
-    pub fn new_schedule(&mut self, comm: CollComm, tag: i32) -> Box<Schedule> {
-        let flat = crate::coll::algorithms::flat(self.oversubscribed, comm.size());
-        let mut s = match self.colls.spare.pop() {
-            Some(mut s) => {
-                s.comm = comm;
-                s.tag = tag;
-                s
-            }
-            None => Box::new(Schedule::new(comm, tag)),
-        };
-        s.flat = flat;
-        s
-    }
-
-    /// Returns a schedule that ran to completion (or never started) to the spare pool.
-    pub fn recycle_schedule(&mut self, mut s: Box<Schedule>) {
-        let t = coll_tuning();
-        if self.colls.spare.len() < t.spare_schedules {
-            s.recycle(t.keep_temp);
-            self.colls.spare.push(s);
-        }
-    }
-
-    /// Starts collective schedule `s`; returns the request that completes with it.
-    pub fn start_schedule(&mut self, s: Schedule) -> MpiResult<ReqId> {
-        self.start_boxed(Box::new(s))
-    }
-
-    /// Starts schedule `s` (from `new_schedule`) as a nonblocking collective; returns the
-    /// request that completes with it.
-    pub fn start_boxed(&mut self, mut s: Box<Schedule>) -> MpiResult<ReqId> {
-        let rid = self.create(Op::Coll, false);
-        self.reqs.get_mut(rid).unwrap().state = State::CollActive;
-        if self.advance(&mut s)? {
-            self.complete(rid);
-            self.recycle_schedule(s);
-        } else {
-            self.colls.active.push((rid, s));
-        }
-        Ok(rid)
-    }
-
-    /// Blocking collectives: advances schedule `s`, held by the caller (no request), as far
-    /// as it goes without waiting; true when finished. Call it again after progress.
-    pub fn advance_schedule(&mut self, s: &mut Schedule) -> MpiResult<bool> {
-        self.advance(s)
-    }
-
-    /// Advances one schedule as far as it goes without waiting; true when finished.
-    ///
-    /// A round posts its receives first (an arrival then lands in the receive buffer
-    /// instead of being copied aside as unexpected), then its sends: eager sends go out at
-    /// once with no request; only transfers that cannot complete now get a request.
-    fn advance(&mut self, s: &mut Schedule) -> MpiResult<bool> {
-        loop {
-            if s.in_flight {
-                if !s.pending_mut().iter().all(|&p| self.coll_done(p)) {
-                    return Ok(false);
-                }
-                let mut failed = None;
-                for p in s.pending_mut().drain(..) {
-                    failed = failed.or(self.coll_finish(p));
-                }
-                if let Some(e) = failed {
-                    return Err(MpiError::new(e, "a transfer inside a collective failed (message larger than expected: do all ranks pass matching counts and datatypes?)"));
-                }
-                s.in_flight = false;
-                s.finish_round();
-            }
-            if s.done() {
-                return Ok(true);
-            }
-            let round = s.round_range();
-            let (ctx, me, tag) = (s.comm.ctx, s.comm.rank as i32, s.tag);
-            for k in round.clone() {
-                if let Action::Recv { from, data } = s.action(k) {
-                    let buf = RawBuf { ptr: s.ptr(data), len: data.len };
-                    let (_, from, tag) = s.comm.route(from, tag);
-                    if let Some(slot) = self.coll_post_recv(buf, ctx, from as i32, tag) {
-                        s.pending_mut().push(Pending::Recv(slot));
-                    }
-                }
-            }
-            for k in round {
-                if let Action::Send { to, data, mode } = s.action(k) {
-                    let buf = RawBuf { ptr: s.ptr(data), len: data.len };
-                    let (dest_world, _, tag) = s.comm.route(to, tag);
-                    if !self.try_send_now(buf, dest_world, ctx, me, tag) {
-                        let q = self.create(Op::Send { buf, dest_world, ctx, src_rank: me, tag, mode }, false);
-                        s.pending_mut().push(Pending::Req(q));
-                        if let Err(e) = self.start(q) {
-                            // The schedule is dropped on error: nothing may point into it.
-                            for p in s.pending_mut().drain(..) {
-                                if let Pending::Recv(slot) = p {
-                                    self.colls.mail.cancel(slot);
-                                }
-                            }
-                            return Err(e);
-                        }
-                    }
-                }
-            }
-            s.in_flight = true;
-        }
-    }
-
-    /// Whether a pending transfer of a schedule has completed.
-    #[inline]
-    fn coll_done(&self, p: Pending) -> bool {
-        let rid = match p {
-            Pending::Req(q) => q,
-            Pending::Recv(i) => match self.colls.mail.slot(i) {
-                RecvState::Waiting => return false,
-                RecvState::Req(q) => q,
-                _ => return true,
-            },
-        };
-        self.reqs.get(rid).is_none_or(|r| r.is_complete())
-    }
-
-    /// Releases a completed pending transfer; its error, if it failed.
-    fn coll_finish(&mut self, p: Pending) -> Option<ErrorClass> {
-        let rid = match p {
-            Pending::Req(q) => q,
-            Pending::Recv(i) => {
-                let st = self.colls.mail.slot(i);
-                self.colls.mail.free_slot(i);
-                match st {
-                    RecvState::Req(q) => q,
-                    RecvState::Failed(e) => return Some(e),
-                    _ => return None,
-                }
-            }
-        };
-        self.reqs.remove(rid).and_then(|r| r.status.error)
-    }
-
-    /// Posts a collective receive into `buf`: matched at once against early messages (then
-    /// None, unless it failed or needs a rendezvous), else queued in the mailbox. Returns
-    /// the mailbox slot to watch.
-    fn coll_post_recv(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32) -> Option<u32> {
-        let state = match self.colls.mail.take_early(ctx, src, tag) {
-            Some(Early { msg: EarlyMsg::Eager { data, sync }, .. }) => {
-                let state = coll_copy(buf, &data);
-                self.colls.mail.recycle(data);
-                if let Some((w, s)) = sync {
-                    self.ack_sync(w, s);
-                }
-                if state == RecvState::Done {
-                    return None;
-                }
-                state
-            }
-            Some(Early { msg: EarlyMsg::Rts { world, sreq, len, addr, flags }, .. }) => {
-                RecvState::Req(self.coll_rendezvous(buf, ctx, src, tag, Unexpected::Rts { world, sreq, len, addr, flags }))
-            }
-            None => {
-                let slot = self.colls.mail.new_slot(RecvState::Waiting);
-                self.colls.mail.post(Posted { ctx, src, tag, buf, slot });
-                return Some(slot);
-            }
-        };
-        Some(self.colls.mail.new_slot(state))
-    }
-
-    /// A message on a collective context arrived (eager or rendezvous offer): delivered to
-    /// the earliest matching posted receive, else kept as early.
-    fn coll_arrival(&mut self, world: usize, hdr: &Header, payload: *const u8, len: usize) {
-        let (ctx, src, tag) = (hdr.ctx, hdr.src, hdr.tag);
-        let sync = (hdr.flags & FLAG_SYNC != 0).then_some((world, hdr.sreq));
-        let rts = (hdr.kind == Kind::Rts).then(|| Unexpected::offer(world, hdr));
-        // SAFETY: the transport holds `len` payload bytes until release.
-        let data = unsafe { std::slice::from_raw_parts(payload, len) };
-        match (self.colls.mail.take_posted(ctx, src, tag), rts) {
-            (Some(p), None) => {
-                let state = coll_copy(p.buf, data);
-                self.colls.mail.set_slot(p.slot, state);
-                if let Some((w, s)) = sync {
-                    self.ack_sync(w, s);
-                }
-            }
-            (Some(p), Some(offer)) => {
-                let rid = self.coll_rendezvous(p.buf, ctx, src, tag, offer);
-                self.colls.mail.set_slot(p.slot, RecvState::Req(rid));
-            }
-            (None, None) => {
-                let data = self.colls.mail.copy_of(data);
-                self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Eager { data, sync } });
-            }
-            (None, Some(Unexpected::Rts { world, sreq, len, addr, flags })) => {
-                self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Rts { world, sreq, len, addr, flags } });
-            }
-            (None, Some(Unexpected::Pushed { .. })) => self.hold_pushed(world, hdr),
-            (None, Some(Unexpected::Eager { .. })) => unreachable!("offers are rendezvous"),
-        }
-    }
-
-    /// A receive request for a matched rendezvous offer, started on it.
-    fn coll_rendezvous(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32, offer: Unexpected) -> ReqId {
-        let rid = self.create(Op::Recv { buf, ctx, src, tag }, false);
-        self.deliver(rid, Envelope { ctx, src, tag }, offer);
-        rid
-    }
-
-    /// Advances a small blocking collective run without a schedule (`coll::direct`) as far
-    /// as it goes without waiting; true when finished. On an error its receive is withdrawn
-    /// (nothing points into it any more).
-    pub fn advance_direct(&mut self, d: &mut Direct) -> MpiResult<bool> {
-        let r = self.step_direct(d);
-        if r.is_err() {
-            if let Some(slot) = d.recv.take() {
-                self.colls.mail.cancel(slot);
-            }
-        }
-        r
-    }
-
-    /// Whether a blocking barrier over the ranks `world` can use shared-memory flags
-    /// (`DirectOp::BarrierShm`): all on this node, at most `SHM_BARRIER_MAX` of them, not
-    /// oversubscribed (a flag barrier's waits never sleep, which suits one rank per CPU
-    /// only; the flat message barrier serves oversubscribed runs) and below
-    /// `MPI_THREAD_MULTIPLE` (one arrival word per process).
-    pub fn flag_barrier_fits(&self, world: &[usize]) -> bool {
-        static MAX: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        let max = *MAX.get_or_init(|| crate::config::config().get("SHM_BARRIER_MAX"));
-        (2..=max).contains(&world.len())
-            && self.shm.is_some()
-            && !self.oversubscribed
-            && crate::runtime::thread_level() < crate::runtime::THREAD_MULTIPLE
-            && world.iter().all(|&w| matches!(self.routes.get(w), Some(Route::Shm(_) | Route::Local)))
-    }
-
-    /// One step of a `BarrierShm` (see `coll/flag_barrier.rs`); true when it is over.
-    fn step_flag_barrier(&mut self, d: &mut Direct) -> bool {
-        let token = flag_barrier::token(d.ctx, d.tag);
-        let shm = self.shm.as_mut().expect("flag barrier without shared memory");
-        let me = shm.local_rank();
-        let local = |w: usize| match self.routes[w] {
-            Route::Shm(p) => p,
-            _ => me,
-        };
-        if d.rank != 0 {
-            if !d.in_flight {
-                flag_barrier::arrive(shm, token);
-                d.in_flight = true;
-            }
-            return flag_barrier::released(shm, token);
-        }
-        if d.round == 0 {
-            shm.hold_awake(true);
-            d.round = 1;
-        }
-        while d.round < d.size() {
-            if !flag_barrier::arrived(shm, local(d.world[d.round]), token) {
-                return false;
-            }
-            d.round += 1;
-        }
-        for k in 1..d.size() {
-            flag_barrier::release(shm, local(d.world[k]), token);
-        }
-        shm.hold_awake(false);
-        true
-    }
-
-    /// This rank frees a communicator with collective context `coll_ctx`: its flag-barrier
-    /// words must not carry that context's tokens into a later communicator.
-    pub fn forget_context(&mut self, coll_ctx: u32) {
-        if let Some(shm) = self.shm.as_ref() {
-            flag_barrier::forget(shm, coll_ctx);
-        }
-    }
-
-    fn step_direct(&mut self, d: &mut Direct) -> MpiResult<bool> {
-        if let DirectOp::BarrierShm = d.op {
-            return Ok(self.step_flag_barrier(d));
-        }
-        loop {
-            if d.in_flight {
-                if d.recv.is_some_and(|slot| !self.coll_done(Pending::Recv(slot))) {
-                    return Ok(false);
-                }
-                if !d.sends[..d.nsends].iter().all(|&q| self.coll_done(Pending::Req(q))) {
-                    return Ok(false);
-                }
-                let mut failed = d.recv.take().and_then(|slot| self.coll_finish(Pending::Recv(slot)));
-                for k in 0..d.nsends {
-                    failed = failed.or(self.coll_finish(Pending::Req(d.sends[k])));
-                }
-                d.nsends = 0;
-                if let Some(e) = failed {
-                    return Err(MpiError::new(e, "a transfer inside a collective failed (message larger than expected: do all ranks pass matching counts and datatypes?)"));
-                }
-                d.in_flight = false;
-                if let (DirectOp::Reduce { op, elem, .. } | DirectOp::ReduceFlat { op, elem, .. }, true) = (d.op, d.received) {
-                    // SAFETY: `tmp` holds a child's `len` bytes, `buf` this rank's
-                    // accumulator of `len` bytes; the C layer validated (op, elem).
-                    let _ = unsafe { crate::op::reduce(op, elem, d.tmp, d.buf, d.len / elem.size()) };
-                }
-                if let DirectOp::Allreduce { op, elem } = d.op {
-                    let partner = d.rank ^ (1 << d.round);
-                    let (tmp, buf, count) = (d.tmp_ptr(), d.buf, d.len / elem.size());
-                    // SAFETY: `buf` is the caller's vector of `len` bytes, `tmp` holds the
-                    // partner's (len ≤ DIRECT_TMP); the C layer validated (op, elem).
-                    unsafe {
-                        if partner < d.rank {
-                            let _ = crate::op::reduce(op, elem, tmp, buf, count); // lower ∘ mine
-                        } else {
-                            let _ = crate::op::reduce(op, elem, buf, tmp, count);
-                            std::ptr::copy_nonoverlapping(tmp, buf, d.len);
-                        }
-                    }
-                }
-                d.round += 1;
-            }
-            if d.round >= d.rounds() {
-                return Ok(true);
-            }
-            let (n, me, r) = (d.size(), d.rank, d.round);
-            d.received = false;
-            match d.op {
-                DirectOp::Reduce { root, .. } => {
-                    let vr = (me + n - root) % n;
-                    let mask = 1 << r;
-                    let real = |v: usize| (v + root) % n;
-                    if vr & mask != 0 {
-                        self.direct_send(d, real(vr - mask), RawBuf { ptr: d.buf, len: d.len })?;
-                    } else if vr + mask < n {
-                        let tmp = RawBuf { ptr: d.tmp, len: d.len };
-                        d.recv = self.coll_post_recv(tmp, d.ctx, real(vr + mask) as i32, d.tag);
-                        d.received = true;
-                    }
-                }
-                DirectOp::Allgather { blk } => {
-                    let mask = 1 << r;
-                    let partner = me ^ mask;
-                    let (mine, theirs) = (me & !(mask - 1), partner & !(mask - 1));
-                    // SAFETY (pointer arithmetic): both ranges lie in the caller's buffer of n
-                    // blocks.
-                    let at = |b: usize| RawBuf { ptr: d.buf.wrapping_add(b * blk), len: mask * blk };
-                    let (out, inn) = (at(mine), at(theirs));
-                    d.recv = self.coll_post_recv(inn, d.ctx, partner as i32, d.tag);
-                    self.direct_send(d, partner, out)?;
-                }
-                DirectOp::Barrier => {
-                    let k = 1 << r;
-                    d.recv = self.coll_post_recv(RawBuf::EMPTY, d.ctx, ((me + n - k) % n) as i32, d.tag);
-                    self.direct_send(d, (me + k) % n, RawBuf::EMPTY)?;
-                }
-                DirectOp::Allreduce { .. } => {
-                    let partner = me ^ (1 << r);
-                    let tmp = RawBuf { ptr: d.tmp_ptr(), len: d.len };
-                    d.recv = self.coll_post_recv(tmp, d.ctx, partner as i32, d.tag);
-                    self.direct_send(d, partner, RawBuf { ptr: d.buf, len: d.len })?;
-                }
-                DirectOp::BarrierShm => unreachable!("flag barriers do not run in rounds"),
-                DirectOp::BarrierFlat => {
-                    if me != 0 {
-                        d.recv = self.coll_post_recv(RawBuf::EMPTY, d.ctx, 0, d.tag);
-                        self.direct_send(d, 0, RawBuf::EMPTY)?;
-                    } else if r + 1 < n {
-                        d.recv = self.coll_post_recv(RawBuf::EMPTY, d.ctx, (r + 1) as i32, d.tag);
-                    } else {
-                        for k in 1..n {
-                            self.direct_send(d, k, RawBuf::EMPTY)?;
-                        }
-                    }
-                }
-                DirectOp::BcastFlat { root } => {
-                    let buf = RawBuf { ptr: d.buf, len: d.len };
-                    if me == root {
-                        for k in 1..n {
-                            self.direct_send(d, (root + k) % n, buf)?;
-                        }
-                    } else {
-                        d.recv = self.coll_post_recv(buf, d.ctx, root as i32, d.tag);
-                    }
-                }
-                DirectOp::ScatterFlat { root, blk } => {
-                    if me == root {
-                        for k in 1..n {
-                            let to = (root + k) % n;
-                            // SAFETY: the root's buffer holds n blocks of `blk` bytes.
-                            let ptr = unsafe { d.buf.add(to * blk) };
-                            self.direct_send(d, to, RawBuf { ptr, len: blk })?;
-                        }
-                    } else {
-                        d.recv = self.coll_post_recv(RawBuf { ptr: d.buf, len: d.len }, d.ctx, root as i32, d.tag);
-                    }
-                }
-                DirectOp::ReduceFlat { root, .. } => {
-                    if me == root {
-                        let tmp = RawBuf { ptr: d.tmp, len: d.len };
-                        d.recv = self.coll_post_recv(tmp, d.ctx, ((root + r + 1) % n) as i32, d.tag);
-                        d.received = true;
-                    } else {
-                        self.direct_send(d, root, RawBuf { ptr: d.buf, len: d.len })?;
-                    }
-                }
-                DirectOp::Bcast { root } => {
-                    let vr = (me + n - root) % n;
-                    let buf = RawBuf { ptr: d.buf, len: d.len };
-                    // Binomial tree: receive from the parent (vr minus its lowest set bit),
-                    // then send to the children vr + m for m below that bit.
-                    let low = if vr == 0 { n.next_power_of_two() } else { vr & vr.wrapping_neg() };
-                    if r == 0 && vr != 0 {
-                        d.recv = self.coll_post_recv(buf, d.ctx, ((vr - low + root) % n) as i32, d.tag);
-                    } else {
-                        let mut m = low >> 1;
-                        while m > 0 {
-                            if vr + m < n {
-                                self.direct_send(d, (vr + m + root) % n, buf)?;
-                            }
-                            m >>= 1;
-                        }
-                    }
-                }
-            }
-            d.in_flight = true;
-        }
-    }
-
-    /// A send of a direct collective: eager at once with no request when possible.
-    fn direct_send(&mut self, d: &mut Direct, to: usize, buf: RawBuf) -> MpiResult<()> {
-        let dest_world = d.world[to];
-        if self.try_send_now(buf, dest_world, d.ctx, d.rank as i32, d.tag) {
-            return Ok(());
-        }
-        if d.nsends == d.sends.len() {
-            return Err(MpiError::new(ErrorClass::Intern, "too many queued sends in one round of a direct collective"));
-        }
-        let q = self.create(Op::Send { buf, dest_world, ctx: d.ctx, src_rank: d.rank as i32, tag: d.tag, mode: SendMode::Standard }, false);
-        d.sends[d.nsends] = q;
-        d.nsends += 1;
-        self.start(q)
-    }
-
-    fn advance_collectives(&mut self) -> usize {
-        let mut finished = 0;
-        let mut i = 0;
-        // No allocation per poll: schedules are taken out one at a time (advancing one may
-        // start requests, which needs `&mut self`) and put back unless finished.
-        while i < self.colls.active.len() {
-            let (rid, mut s) = self.colls.active.swap_remove(i);
-            let outcome = self.advance(&mut s);
-            match outcome {
-                Ok(false) => {
-                    self.colls.active.push((rid, s));
-                    let last = self.colls.active.len() - 1;
-                    self.colls.active.swap(i, last);
-                    i += 1;
-                    continue;
-                }
-                Ok(true) => self.recycle_schedule(s),
-                Err(e) => {
-                    if let Some(r) = self.reqs.get_mut(rid) {
-                        r.status.error = Some(e.class);
-                    }
-                }
-            }
-            self.complete(rid);
-            finished += 1;
-        }
-        finished
-    }
-
     fn receive(&mut self, m: Incoming) {
-        let world = self.shm_world[m.peer];
+        let world = self.net.world_of(m.via, m.peer);
         // SAFETY: the header stays in transport memory, untouched by the peer, until release.
         let b = unsafe { &*m.header };
         let Some(hdr) = Header::decode_valid(b, m.len, 1 << 60) else {
@@ -1461,7 +986,7 @@ impl Engine {
         }
         self.recv_seq[world] = self.recv_seq[world].wrapping_add(1);
         self.handle(world, &hdr, m.payload, m.len);
-        self.shm.as_mut().unwrap().release(m.peer);
+        self.net.release(&m);
     }
 
     /// True when nothing is queued locally, so sleeping until a remote event is safe.
@@ -1474,14 +999,17 @@ impl Engine {
         if !self.idle() {
             return None;
         }
-        self.shm.as_mut()?.prepare_sleep()
+        self.net.prepare_sleep()
+    }
+
+    /// A sleep ended; the next progress pass follows (see `Transports::after_sleep`).
+    pub fn after_sleep(&mut self) {
+        self.net.after_sleep();
     }
 
     /// A wait that slept is over (see `Transport::end_sleep`).
     pub fn end_sleep(&mut self) {
-        if let Some(shm) = self.shm.as_mut() {
-            shm.end_sleep();
-        }
+        self.net.end_sleep();
     }
 
     // ----------------------------------------------------- probe, cancel, misc
@@ -1582,17 +1110,28 @@ impl Engine {
         }
         let freed = r.freed;
         self.complete(rid);
-        if let Some(shm) = self.shm.as_mut() {
-            let me = shm.local_rank();
-            shm.wake(me);
-        }
+        self.net.wake_self();
         Ok(freed)
     }
 
     /// Pending work remains that finalize must drain (queued sends, buffered sends).
     pub fn has_outgoing(&self) -> bool {
-        !self.busy.is_empty() || !self.bsend.used.is_empty()
+        !self.busy.is_empty() || !self.bsend.used.is_empty() || self.net.has_pending_output()
     }
+}
+
+/// The header of an eager message (the start of every send's envelope).
+fn eager_header(ctx: u32, src_rank: i32, tag: i32, sreq: ReqId, len: usize, sync: bool) -> Header {
+    let mut hdr = Header::new(Kind::Eager);
+    hdr.ctx = ctx;
+    hdr.src = src_rank;
+    hdr.tag = tag;
+    hdr.sreq = sreq;
+    hdr.len = len as u64;
+    if sync {
+        hdr.flags |= FLAG_SYNC;
+    }
+    hdr
 }
 
 /// Streams a non-contiguous buffer: no staging; the buffer's null pointer with the packed
@@ -1656,19 +1195,6 @@ fn stage(r: &mut Request, l: &Layout) {
         Op::Send { buf, .. } | Op::Recv { buf, .. } => *buf = RawBuf { ptr, len: bytes },
         Op::Coll | Op::Generalized => {}
     }
-}
-
-/// Copies an arrived collective payload into its receive buffer: Done, or Failed when it
-/// does not fit (the ranks disagree about the sizes).
-fn coll_copy(buf: RawBuf, data: &[u8]) -> RecvState {
-    if data.len() > buf.len {
-        return RecvState::Failed(ErrorClass::Truncate);
-    }
-    if !data.is_empty() {
-        // SAFETY: the receive buffer is valid for `buf.len` ≥ data.len() bytes.
-        unsafe { crate::copy::copy_bytes(data.as_ptr(), buf.ptr, data.len()) };
-    }
-    RecvState::Done
 }
 
 /// Copies an arrived payload into a receive buffer, truncating to fit.

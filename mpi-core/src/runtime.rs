@@ -6,9 +6,8 @@ use crate::agreement::Agreement;
 use crate::bootstrap::Bootstrap;
 use crate::comm::CommTable;
 use crate::config::config;
-use crate::protocol::{Engine, Route};
+use crate::protocol::Engine;
 use crate::request::ReqId;
-use crate::transport::shm::{ShmShape, ShmTransport};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
@@ -270,10 +269,15 @@ pub fn wait_until(mut done: impl FnMut(&mut Runtime) -> bool) {
     let mut polls: usize = 0;
     let policy = wait_policy();
     let mut slept = false;
+    let mut just_slept = false;
     loop {
         let (token, spin) = {
             let mut g = lock();
             let rt = g.as_mut().expect("MPI used before MPI_Init or after MPI_Finalize");
+            if just_slept {
+                rt.engine.after_sleep();
+                just_slept = false;
+            }
             if rt.progress() > 0 {
                 polls = 0;
             }
@@ -291,6 +295,7 @@ pub fn wait_until(mut done: impl FnMut(&mut Runtime) -> bool) {
         match token {
             Some(t) => {
                 slept = true;
+                just_slept = true;
                 t.sleep(policy.sleep_max_us)
             }
             None if polls > spin => std::thread::yield_now(),
@@ -309,61 +314,17 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
     let mut bs = Bootstrap::init().map_err(|e| e.0)?;
     let rank = bs.rank();
     let size = bs.size();
-    let nodes = bs.node_of_ranks().to_vec();
-    let my_node = nodes[rank];
-    let locals: Vec<usize> = (0..size).filter(|&r| nodes[r] == my_node).collect();
+    let wiring = crate::transport::wireup::wire_up(&mut bs)?;
+    let locals = wiring.host_ranks;
     let me = locals.iter().position(|&r| r == rank).unwrap();
-    let cfg = config();
-    let cell = cfg.get("SHM_CELL_SIZE").max(64);
-    let shape = ShmShape {
-        nlocal: locals.len(),
-        cells: cfg.get("SHM_CELLS").max(2),
-        cell_payload: cell,
-        eager_max: cfg.get("SHM_EAGER_MAX").min(cell),
-    };
-    let name = format!("oxmpi-{}-n{}", sanitize(bs.job_id()), my_node);
-    // Fence 1: the segment exists. Fence 2: everyone attached, so it can be unlinked.
-    let mut shm = None;
-    let mut err = None;
-    if locals.len() > 1 && me == 0 {
-        match create_segment(&name, shape) {
-            Ok(s) => shm = Some(s),
-            Err(e) => err = Some(e),
-        }
-    }
-    bs.fence().map_err(|e| e.0)?;
-    if locals.len() > 1 && me != 0 {
-        match ShmTransport::attach(&name, shape, me) {
-            Ok(s) => shm = Some(s),
-            Err(e) => err = Some(format!("cannot attach shared memory /dev/shm/{name}: {e}")),
-        }
-    }
-    bs.fence().map_err(|e| e.0)?;
-    if let Some(s) = shm.as_mut() {
-        s.unlink();
-        s.settle_wake();
-    }
-    if let Some(e) = err {
-        return Err(e);
-    }
-    let routes = (0..size)
-        .map(|r| {
-            if r == rank {
-                Route::Local
-            } else if let Some(i) = locals.iter().position(|&l| l == r) {
-                Route::Shm(i)
-            } else {
-                Route::Unreachable
-            }
-        })
-        .collect();
-    // Oversubscription is judged on the CPUs the node's ranks may use between them, before
-    // binding narrows them (a launcher may have given each rank a CPU of its own).
+    // Oversubscription is judged on the CPUs this host's ranks may use between them,
+    // before binding narrows them (a launcher may have given each rank a CPU of its own).
     let allowed = crate::affinity::allowed_cpus();
-    let cpus = shm.as_ref().map_or(0, |s| s.node_cpus()).max(allowed.len()).max(1);
+    let node_cpus = wiring.transports.shm.as_ref().map_or(0, |s| s.node_cpus());
+    let cpus = node_cpus.max(allowed.len()).max(1);
     let oversubscribed = locals.len() > cpus;
     let bound = config().get("BIND") != 0 && crate::affinity::bind_local_rank(me, locals.len(), &allowed).is_some();
-    let mut engine = Engine::new(rank, size, routes, shm, locals.clone(), oversubscribed);
+    let mut engine = Engine::new(rank, size, wiring.routes, wiring.transports, oversubscribed);
     if bound && oversubscribed {
         let mates: Vec<usize> = crate::affinity::cpu_mates(me, locals.len(), cpus).into_iter().map(|i| locals[i]).collect();
         engine.set_cpu_mates(&mates);
@@ -375,27 +336,6 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
     Ok(())
 }
 
-fn create_segment(name: &str, shape: ShmShape) -> Result<ShmTransport, String> {
-    match ShmTransport::create(name, shape, 0) {
-        Ok(s) => Ok(s),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            // A stale segment of a crashed job with the same id: replace it.
-            let c = std::ffi::CString::new(format!("/{name}")).unwrap();
-            // SAFETY: FFI call with a valid NUL-terminated name.
-            unsafe { libc::shm_unlink(c.as_ptr()) };
-            ShmTransport::create(name, shape, 0).map_err(|e| format!("cannot create shared memory /dev/shm/{name}: {e}"))
-        }
-        Err(e) => Err(format!(
-            "cannot create shared memory /dev/shm/{name} ({} bytes): {e}; check free space in /dev/shm or lower OXMPI_SHM_CELLS",
-            shape.segment_len()
-        )),
-    }
-}
-
-/// Job ids become file names: keep them to a safe alphabet.
-pub fn sanitize(job: &str) -> String {
-    job.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
-}
 
 /// Finalizes MPI: drains queued sends, synchronises with the other ranks, tells the PMI
 /// server, and unmaps shared memory.

@@ -9,5 +9,6 @@ pub mod flag_barrier;
 pub mod inter;
 pub mod mailbox;
 pub mod schedule;
+pub mod stepping;
 
 pub use schedule::{Action, Buf, CollComm, Colls, ReduceFn, Reducer, Schedule, Slice, UnpackTarget};

@@ -1,7 +1,15 @@
 //! Transports move bytes between ranks; protocols (eager, rendezvous, synchronous) sit
-//! above them in `protocol.rs`, so no protocol logic is duplicated per transport.
+//! above them in `protocol.rs`, so no protocol logic is duplicated per transport. A
+//! transport says what it can do (eager and chunk sizes, zero-copy get/put, whether it is a
+//! byte stream) and the protocol asks; `set::Transports` holds every transport of this
+//! process and `wireup` decides, once at start-up, which one reaches each peer.
 
+pub mod set;
 pub mod shm;
+pub mod tcp;
+pub mod wireup;
+
+pub use set::{Link, Transports, Via};
 
 use crate::header::HEADER_LEN;
 
@@ -11,6 +19,8 @@ use crate::header::HEADER_LEN;
 /// came from moving the decoded header out of a `Result`; see `Header::decode_valid`).
 #[derive(Clone, Copy, Debug)]
 pub struct Incoming {
+    /// The transport it came through.
+    pub via: Via,
     /// Transport-local peer index.
     pub peer: usize,
     pub header: *const [u8; HEADER_LEN],
@@ -38,6 +48,45 @@ pub trait Transport {
     fn release(&mut self, peer: usize);
     /// Wakes `peer` if it sleeps waiting for messages.
     fn wake(&mut self, peer: usize);
+    /// Wakes this process's own sleeping waits (another thread completed a request).
+    fn wake_self(&mut self);
+    /// Work of its own, once per progress pass before `recv_next` (sockets: readiness,
+    /// connection set-up, pending output).
+    fn progress(&mut self) {}
+    /// A kernel byte stream with its own buffering (TCP): the protocol does not push
+    /// unmatched data to such a peer ahead of its clear-to-send.
+    fn streams(&self) -> bool {
+        false
+    }
+    /// Bytes handed over by `try_send` that still sit in the transport (finalize drains
+    /// them before the ranks part).
+    fn has_pending_output(&self) -> bool {
+        false
+    }
+    /// The transport has a zero-copy get/put at all (shm: CMA); a sender offers its
+    /// buffer's address only then.
+    fn has_zcopy(&self) -> bool {
+        false
+    }
+    /// A zero-copy get/put with `peer` is possible now (shm: CMA allowed).
+    fn zcopy_ready(&mut self, _peer: usize) -> bool {
+        false
+    }
+    /// Reads `len` bytes at `remote` in `peer`'s memory into `dst`; returns how many it
+    /// read (fewer on a refusal, which callers handle by streaming).
+    ///
+    /// # Safety
+    /// `dst` must be valid for `len` bytes; `remote` must be a buffer `peer` offered.
+    unsafe fn get(&mut self, _peer: usize, _dst: *mut u8, _remote: u64, _len: usize) -> usize {
+        0
+    }
+    /// Writes `len` bytes from `src` to `remote` in `peer`'s memory; returns how many.
+    ///
+    /// # Safety
+    /// `src` must be valid for `len` bytes; `remote` must be a buffer `peer` offered.
+    unsafe fn put(&mut self, _peer: usize, _remote: u64, _src: *const u8, _len: usize) -> usize {
+        0
+    }
     /// Announces that this rank is about to sleep. `None`: a message arrived meanwhile (or
     /// the transport cannot sleep), so poll again instead.
     fn prepare_sleep(&mut self) -> Option<SleepToken>;
@@ -45,9 +94,14 @@ pub trait Transport {
     fn end_sleep(&mut self);
 }
 
-/// Permission to sleep on a transport's doorbell word; used outside the engine lock.
-pub struct SleepToken {
-    word: *const std::sync::atomic::AtomicU32,
+/// Permission to sleep until a transport has news; used outside the engine lock.
+pub enum SleepToken {
+    /// The shared-memory doorbell word (a futex).
+    Doorbell(*const std::sync::atomic::AtomicU32),
+    /// Socket readiness (TCP): the epoll instance, polled without taking its events, and
+    /// an eventfd other threads of this process write to wake us (see
+    /// `tcp::TcpTransport::prepare_sleep`).
+    Epoll { epoll: std::os::fd::RawFd, wake: std::os::fd::RawFd },
 }
 
 // SAFETY: the word lives in a mapping that outlives every wait (the engine keeps it mapped
@@ -58,17 +112,30 @@ impl SleepToken {
     /// # Safety
     /// `word` must stay mapped until `sleep` returns.
     pub unsafe fn new(word: *const std::sync::atomic::AtomicU32) -> SleepToken {
-        SleepToken { word }
+        SleepToken::Doorbell(word)
     }
 
-    /// Sleeps until a sender rings the doorbell or `timeout_us` passes. On a timeout the
-    /// doorbell stays armed (see `Transport::end_sleep`).
+    /// Sleeps until a sender rings the doorbell (or a socket is ready) or `timeout_us`
+    /// passes. On a timeout the doorbell stays armed (see `Transport::end_sleep`).
     pub fn sleep(self, timeout_us: u64) {
-        let ts = libc::timespec { tv_sec: (timeout_us / 1_000_000) as _, tv_nsec: ((timeout_us % 1_000_000) * 1000) as _ };
-        // SAFETY: futex wait on a 4-byte aligned shared word that stays mapped (see `new`).
-        unsafe {
-            let w = &*self.word;
-            libc::syscall(libc::SYS_futex, w.as_ptr(), libc::FUTEX_WAIT, 1, &ts as *const libc::timespec, 0, 0);
+        match self {
+            SleepToken::Doorbell(word) => {
+                let ts = libc::timespec { tv_sec: (timeout_us / 1_000_000) as _, tv_nsec: ((timeout_us % 1_000_000) * 1000) as _ };
+                // SAFETY: futex wait on a 4-byte aligned shared word that stays mapped (see `new`).
+                unsafe {
+                    let w = &*word;
+                    libc::syscall(libc::SYS_futex, w.as_ptr(), libc::FUTEX_WAIT, 1, &ts as *const libc::timespec, 0, 0);
+                }
+            }
+            SleepToken::Epoll { epoll, wake } => {
+                let mut fds = [libc::pollfd { fd: epoll, events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 }];
+                let ms = timeout_us.div_ceil(1000).min(i32::MAX as u64) as i32;
+                // SAFETY: both fds stay open until MPI_Finalize, which no wait overlaps.
+                // poll(2) on an epoll fd reports whether events are ready without taking
+                // them, so the next progress pass still sees every one; the eventfd is
+                // level-triggered and cleared under the engine lock once no wait sleeps.
+                unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+            }
         }
     }
 }

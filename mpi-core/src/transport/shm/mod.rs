@@ -9,7 +9,7 @@ mod membarrier;
 pub mod ring;
 pub mod segment;
 
-use super::{Incoming, SleepToken, Transport};
+use super::{Incoming, SleepToken, Transport, Via};
 use crate::header::HEADER_LEN;
 use ring::Ring;
 use segment::Segment;
@@ -288,7 +288,7 @@ impl Transport for ShmTransport {
             if let Some(ring) = &self.rx[src] {
                 if let Some((header, payload, len)) = ring.peek() {
                     self.cursor = if src + 1 == n { 0 } else { src + 1 };
-                    return Some(Incoming { peer: src, header, payload, len });
+                    return Some(Incoming { via: Via::Shm, peer: src, header, payload, len });
                 }
             }
             src = if src + 1 == n { 0 } else { src + 1 };
@@ -319,6 +319,28 @@ impl Transport for ShmTransport {
             // SAFETY: futex wake on a shared 4-byte aligned word inside the mapping.
             unsafe { libc::syscall(libc::SYS_futex, bell.as_ptr(), libc::FUTEX_WAKE, i32::MAX, 0, 0, 0) };
         }
+    }
+
+    fn wake_self(&mut self) {
+        self.wake(self.me);
+    }
+
+    fn has_zcopy(&self) -> bool {
+        true
+    }
+
+    fn zcopy_ready(&mut self, peer: usize) -> bool {
+        self.cma_ready(peer)
+    }
+
+    unsafe fn get(&mut self, peer: usize, dst: *mut u8, remote: u64, len: usize) -> usize {
+        // SAFETY: forwarded caller contract.
+        unsafe { self.pull(peer, dst, remote, len) }
+    }
+
+    unsafe fn put(&mut self, peer: usize, remote: u64, src: *const u8, len: usize) -> usize {
+        // SAFETY: forwarded caller contract.
+        unsafe { ShmTransport::put(self, peer, remote, src, len) }
     }
 
     fn prepare_sleep(&mut self) -> Option<SleepToken> {

@@ -1,0 +1,212 @@
+//! Every transport of this process behind one dispatch, so the protocol talks to a `Link`
+//! and never to a particular transport. Dispatch is a `match` on a two-valued enum (no
+//! trait objects): the shared-memory fast path pays one predictable branch.
+
+use super::shm::ShmTransport;
+use super::tcp::TcpTransport;
+use super::{Incoming, SleepToken, Transport};
+use crate::header::HEADER_LEN;
+
+/// Which transport carries a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    Shm,
+    Tcp,
+}
+
+/// How one peer is reached: a transport and the peer's index in it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Link {
+    pub via: Via,
+    pub peer: usize,
+}
+
+/// The transports of this process and, per transport, its peers' world ranks.
+pub struct Transports {
+    pub shm: Option<ShmTransport>,
+    pub tcp: Option<TcpTransport>,
+    /// Shared-memory local index → world rank.
+    shm_world: Vec<usize>,
+    /// Poll TCP before shm on the next pass (alternates, so neither starves the other).
+    tcp_first: bool,
+}
+
+/// Calls `$f` on the transport of `$link` (a `&mut dyn`-free dispatch).
+macro_rules! on {
+    ($self:ident, $link:expr, $t:ident => $e:expr) => {
+        match $link.via {
+            Via::Shm => {
+                let $t = $self.shm.as_mut().expect("a shared-memory link without the shm transport");
+                $e
+            }
+            Via::Tcp => {
+                let $t = $self.tcp.as_mut().expect("a TCP link without the TCP transport");
+                $e
+            }
+        }
+    };
+}
+
+impl Transports {
+    pub fn new(shm: Option<ShmTransport>, shm_world: Vec<usize>, tcp: Option<TcpTransport>) -> Transports {
+        Transports { shm, tcp, shm_world, tcp_first: false }
+    }
+
+    /// The world rank behind `link`'s peer (TCP peers are indexed by world rank).
+    #[inline]
+    pub fn world_of(&self, via: Via, peer: usize) -> usize {
+        match via {
+            Via::Shm => self.shm_world[peer],
+            Via::Tcp => peer,
+        }
+    }
+
+    #[inline]
+    pub fn eager_max(&self, link: Link) -> usize {
+        match link.via {
+            Via::Shm => self.shm.as_ref().map_or(0, |s| s.eager_max().min(s.max_payload())),
+            Via::Tcp => self.tcp.as_ref().map_or(0, |t| t.eager_max().min(t.max_payload())),
+        }
+    }
+
+    /// The largest eager limit of any transport (a receive does not know its sender yet).
+    pub fn any_eager_max(&self) -> usize {
+        let shm = self.shm.as_ref().map_or(0, |s| s.eager_max().min(s.max_payload()));
+        let tcp = self.tcp.as_ref().map_or(0, |t| t.eager_max().min(t.max_payload()));
+        shm.max(tcp)
+    }
+
+    #[inline]
+    pub fn max_payload(&self, link: Link) -> usize {
+        match link.via {
+            Via::Shm => self.shm.as_ref().map_or(0, |s| s.max_payload()),
+            Via::Tcp => self.tcp.as_ref().map_or(0, |t| t.max_payload()),
+        }
+    }
+
+    #[inline]
+    pub fn streams(&self, link: Link) -> bool {
+        match link.via {
+            Via::Shm => self.shm.as_ref().is_some_and(|s| s.streams()),
+            Via::Tcp => self.tcp.as_ref().is_some_and(|t| t.streams()),
+        }
+    }
+
+    /// # Safety
+    /// `payload` must be valid for reads of `len` bytes.
+    #[inline]
+    pub unsafe fn try_send(&mut self, link: Link, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool {
+        // SAFETY: forwarded caller contract.
+        on!(self, link, t => unsafe { t.try_send(link.peer, header, payload, len) })
+    }
+
+    pub fn try_send_with(&mut self, link: Link, header: &[u8; HEADER_LEN], len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        on!(self, link, t => t.try_send_with(link.peer, header, len, fill))
+    }
+
+    #[inline]
+    pub fn wake(&mut self, link: Link) {
+        on!(self, link, t => t.wake(link.peer))
+    }
+
+    /// Wakes this process's own sleeping waits, whatever they sleep on.
+    pub fn wake_self(&mut self) {
+        if let Some(s) = self.shm.as_mut() {
+            s.wake_self();
+        }
+        if let Some(t) = self.tcp.as_mut() {
+            t.wake_self();
+        }
+    }
+
+    #[inline]
+    pub fn has_zcopy(&self, link: Link) -> bool {
+        match link.via {
+            Via::Shm => self.shm.as_ref().is_some_and(|s| s.has_zcopy()),
+            Via::Tcp => self.tcp.as_ref().is_some_and(|t| t.has_zcopy()),
+        }
+    }
+
+    pub fn zcopy_ready(&mut self, link: Link) -> bool {
+        on!(self, link, t => t.zcopy_ready(link.peer))
+    }
+
+    /// # Safety
+    /// As `Transport::get`.
+    pub unsafe fn get(&mut self, link: Link, dst: *mut u8, remote: u64, len: usize) -> usize {
+        // SAFETY: forwarded caller contract.
+        on!(self, link, t => unsafe { t.get(link.peer, dst, remote, len) })
+    }
+
+    /// # Safety
+    /// As `Transport::put`.
+    pub unsafe fn put(&mut self, link: Link, remote: u64, src: *const u8, len: usize) -> usize {
+        // SAFETY: forwarded caller contract.
+        on!(self, link, t => unsafe { t.put(link.peer, remote, src, len) })
+    }
+
+    /// Once per progress pass, before receiving.
+    #[inline]
+    pub fn progress(&mut self) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.progress();
+        }
+    }
+
+    /// The next received message of any transport; `release` it before the next call.
+    #[inline]
+    pub fn recv_next(&mut self) -> Option<Incoming> {
+        if self.tcp.is_none() {
+            return self.shm.as_mut()?.recv_next();
+        }
+        self.tcp_first = !self.tcp_first;
+        let tcp = self.tcp.as_mut().unwrap();
+        if self.tcp_first {
+            if let Some(m) = tcp.recv_next() {
+                return Some(m);
+            }
+            self.shm.as_mut()?.recv_next()
+        } else {
+            if let Some(m) = self.shm.as_mut().and_then(|s| s.recv_next()) {
+                return Some(m);
+            }
+            tcp.recv_next()
+        }
+    }
+
+    #[inline]
+    pub fn release(&mut self, m: &Incoming) {
+        on!(self, m, t => t.release(m.peer))
+    }
+
+    pub fn has_pending_output(&self) -> bool {
+        self.tcp.as_ref().is_some_and(|t| t.has_pending_output())
+    }
+
+    /// Permission to sleep when exactly one transport can wake us: shm alone sleeps on its
+    /// doorbell, TCP alone in epoll; with both, a wait polls (yields) instead, as neither
+    /// wake-up covers the other's arrivals.
+    pub fn prepare_sleep(&mut self) -> Option<SleepToken> {
+        match (self.shm.as_mut(), self.tcp.as_mut()) {
+            (Some(s), None) => s.prepare_sleep(),
+            (None, Some(t)) => t.prepare_sleep(),
+            _ => None,
+        }
+    }
+
+    /// A sleep just ended (before the next progress pass).
+    pub fn after_sleep(&mut self) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.after_sleep();
+        }
+    }
+
+    pub fn end_sleep(&mut self) {
+        if let Some(s) = self.shm.as_mut() {
+            s.end_sleep();
+        }
+        if let Some(t) = self.tcp.as_mut() {
+            t.end_sleep();
+        }
+    }
+}

@@ -1,0 +1,731 @@
+//! TCP transport (mio, no async runtime): one listening socket per rank, a connection per
+//! peer opened on first use, frames of `frame.rs` on it. The protocol above sends
+//! rendezvous data only after the receiver's clear-to-send and in chunks of `max_payload`,
+//! so a receiver buffers at most one frame per connection: a large unexpected message never
+//! sits whole in its memory.
+//!
+//! Connections: the connecting rank sends a hello (`handshake.rs`) and sends nothing else
+//! until the ack. When two ranks connect to each other at once, the lower rank's
+//! connection is kept: the acceptor answers `Duplicate` on the higher rank's, and the
+//! higher rank, seeing the lower rank's hello, drops its own attempt.
+//!
+//! Readiness is edge-triggered (mio): a socket is read until it would block, and a flag per
+//! connection remembers that it may hold more. A sleeping wait blocks outside the engine
+//! lock in `poll(2)` on the epoll instance (which reports ready events without taking
+//! them) and on an eventfd: a thread whose progress pass took events while another one
+//! sleeps writes the eventfd, which stays readable until no wait sleeps any more, so a
+//! wake-up given just before the sleeper blocks is not lost.
+
+pub mod addr;
+pub mod frame;
+pub mod handshake;
+
+use super::{Incoming, SleepToken, Transport, Via};
+use crate::header::HEADER_LEN;
+use frame::PREFIX_LEN;
+use handshake::{Hello, Verdict};
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+use std::io::Read;
+use std::net::{SocketAddr, SocketAddrV4};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+const LISTENER: Token = Token(0);
+/// Tokens of peer connections: `PEER_BASE + world rank`.
+const PEER_BASE: usize = 2;
+/// Tokens of accepted connections before their hello: `ACCEPT_BASE + slot`.
+const ACCEPT_BASE: usize = 1 << 40;
+
+/// Where a peer listens, from its business card.
+#[derive(Clone, Debug)]
+pub struct Card {
+    pub addr: SocketAddrV4,
+    pub host: String,
+}
+
+impl Card {
+    /// The card's KVS form: `ip:port host`.
+    pub fn encode(&self) -> String {
+        format!("{} {}", self.addr, self.host)
+    }
+
+    pub fn decode(s: &str) -> Option<Card> {
+        let (a, host) = s.split_once(' ')?;
+        Some(Card { addr: a.parse().ok()?, host: host.to_string() })
+    }
+}
+
+/// One connection's buffers.
+struct Conn {
+    stream: TcpStream,
+    /// Received bytes in `rx[start..end]`; a frame handed out by `recv_next` is `held`
+    /// bytes long and stays in place until `release`.
+    rx: Vec<u8>,
+    start: usize,
+    end: usize,
+    held: usize,
+    /// Bytes accepted by `try_send` that the socket has not taken yet: `tx[tx_off..]`.
+    tx: Vec<u8>,
+    tx_off: usize,
+    /// The socket may have bytes to read (an edge was seen and no read has blocked since).
+    readable: bool,
+    /// The peer closed its end (or the connection failed: `error`); bytes already read are
+    /// still delivered first.
+    eof: bool,
+    error: Option<std::io::Error>,
+}
+
+impl Conn {
+    fn new(stream: TcpStream) -> Conn {
+        Conn { stream, rx: Vec::new(), start: 0, end: 0, held: 0, tx: Vec::new(), tx_off: 0, readable: true, eof: false, error: None }
+    }
+
+    fn tx_pending(&self) -> bool {
+        self.tx_off < self.tx.len()
+    }
+
+    /// Writes pending output until the socket would block.
+    fn flush(&mut self) -> std::io::Result<()> {
+        let fd = self.stream.as_raw_fd();
+        while self.tx_pending() {
+            let rest = &self.tx[self.tx_off..];
+            // SAFETY: sending from a live buffer on our own socket; MSG_NOSIGNAL turns a
+            // closed peer into EPIPE instead of SIGPIPE (we are a library inside a C program).
+            let n = unsafe { libc::send(fd, rest.as_ptr() as *const libc::c_void, rest.len(), libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                return match e.raw_os_error() {
+                    Some(libc::EAGAIN) | Some(libc::ENOTCONN) => Ok(()),
+                    Some(libc::EINTR) => continue,
+                    _ => Err(e),
+                };
+            }
+            self.tx_off += n as usize;
+        }
+        self.tx.clear();
+        self.tx_off = 0;
+        Ok(())
+    }
+
+    /// Reads until the socket would block, the buffer is full, or the stream ends (`eof`).
+    fn fill(&mut self, cap: usize) {
+        debug_assert_eq!(self.held, 0, "no read while a frame is handed out");
+        if self.rx.len() < cap {
+            self.rx.resize(cap, 0);
+        }
+        loop {
+            if self.start == self.end {
+                self.start = 0;
+                self.end = 0;
+            }
+            if self.end == self.rx.len() {
+                if self.start == 0 {
+                    return;
+                }
+                self.rx.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            match (&self.stream).read(&mut self.rx[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    self.readable = false;
+                    return;
+                }
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    self.readable = false;
+                    return;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.eof = true;
+                    self.readable = false;
+                    self.error = Some(e);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// How this rank stands with one peer.
+enum Peer {
+    /// No connection; the first send opens one.
+    Idle,
+    /// Our connection is open and its hello sent or queued; waiting for the ack.
+    Connecting(Conn),
+    /// The peer's connection wins (it has the lower rank): wait for its hello.
+    Awaiting,
+    /// Carrying traffic.
+    Up(Conn),
+}
+
+/// An accepted connection that has not said who it is yet.
+struct Accepting {
+    stream: TcpStream,
+    from: SocketAddr,
+    buf: Vec<u8>,
+    /// May have bytes to read (as `Conn::readable`).
+    ready: bool,
+}
+
+pub struct TcpTransport {
+    me: usize,
+    size: usize,
+    secret: Vec<u8>,
+    poll: Poll,
+    events: Events,
+    /// Level-triggered eventfd that wakes sleeping waits of this process (not in `poll`).
+    wake_fd: std::os::fd::OwnedFd,
+    listener: TcpListener,
+    local: SocketAddrV4,
+    cards: Vec<Option<Card>>,
+    peers: Vec<Peer>,
+    /// Ranks whose connection is `Up`, for receiving in turn.
+    up: Vec<usize>,
+    cursor: usize,
+    /// Ranks whose connection is `Connecting`.
+    connecting: Vec<usize>,
+    accepting: Vec<Option<Accepting>>,
+    listener_ready: bool,
+    eager_max: usize,
+    max_payload: usize,
+    /// Connections refused at the handshake (wrong secret, garbage, …).
+    refused: usize,
+    verbose: bool,
+    /// Rescan every socket on the next pass (a sleep consumed readiness edges).
+    rescan: bool,
+    /// Waits sleeping in `epoll_wait` right now (other threads at MPI_THREAD_MULTIPLE).
+    sleepers: usize,
+}
+
+// SAFETY: used only under the engine lock.
+unsafe impl Send for TcpTransport {}
+
+fn fatal(msg: &str) -> ! {
+    eprintln!("OxMPI fatal error: {msg}");
+    std::process::abort()
+}
+
+impl TcpTransport {
+    /// Binds the listening socket on `ip` (any free port). Peers are known later (`connect_to`).
+    pub fn listen(me: usize, size: usize, ip: std::net::Ipv4Addr) -> Result<TcpTransport, String> {
+        let poll = Poll::new().map_err(|e| format!("cannot create an epoll instance: {e}"))?;
+        let mut listener = TcpListener::bind(SocketAddr::from((ip, 0))).map_err(|e| format!("cannot listen on {ip} (TCP): {e}; pick another interface with OXMPI_TCP_IF"))?;
+        let local = match listener.local_addr() {
+            Ok(SocketAddr::V4(a)) => a,
+            other => return Err(format!("unexpected listening address {other:?}")),
+        };
+        poll.registry().register(&mut listener, LISTENER, Interest::READABLE).map_err(|e| format!("epoll registration failed: {e}"))?;
+        // SAFETY: eventfd(2) returns a new descriptor or -1; we own it from here on.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(format!("cannot create an eventfd: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: `fd` is a fresh descriptor nobody else owns.
+        let wake_fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        let cfg = crate::config::config();
+        let max_payload = cfg.get("TCP_CHUNK").clamp(4096, 64 << 20);
+        Ok(TcpTransport {
+            me,
+            size,
+            secret: Vec::new(),
+            poll,
+            events: Events::with_capacity(256),
+            wake_fd,
+            listener,
+            local,
+            cards: vec![None; size],
+            peers: (0..size).map(|_| Peer::Idle).collect(),
+            up: Vec::new(),
+            cursor: 0,
+            connecting: Vec::new(),
+            accepting: Vec::new(),
+            listener_ready: true,
+            eager_max: cfg.get("TCP_EAGER_MAX").min(max_payload),
+            max_payload,
+            refused: 0,
+            verbose: cfg.get("VERBOSE") != 0,
+            rescan: false,
+            sleepers: 0,
+        })
+    }
+
+    /// Where this rank listens.
+    pub fn local_addr(&self) -> SocketAddrV4 {
+        self.local
+    }
+
+    /// The job's secret, checked in every handshake.
+    pub fn set_secret(&mut self, secret: &[u8]) {
+        self.secret = secret.to_vec();
+    }
+
+    /// Rank `peer` is reached over TCP at `card`.
+    pub fn set_card(&mut self, peer: usize, card: Card) {
+        self.cards[peer] = Some(card);
+    }
+
+    /// Connections refused at the handshake so far.
+    pub fn refused(&self) -> usize {
+        self.refused
+    }
+
+    fn host_of(&self, peer: usize) -> String {
+        self.cards[peer].as_ref().map_or_else(|| "?".into(), |c| format!("{} ({})", c.host, c.addr))
+    }
+
+    fn lost(&self, peer: usize, e: Option<&std::io::Error>) -> ! {
+        let why = match e {
+            None => "closed its connection".to_string(),
+            Some(e) => format!("connection failed: {e}"),
+        };
+        eprintln!("OxMPI fatal error: rank {peer} on {}: TCP {why}; that rank exited or crashed, or the network failed", self.host_of(peer));
+        // The launcher is about to end the job for the rank that died (it saw the death
+        // first): give it a moment to report the real cause before this rank's own abort
+        // adds a second one.
+        std::thread::sleep(Duration::from_millis(300));
+        std::process::abort()
+    }
+
+    fn start_connect(&mut self, peer: usize) {
+        let Some(card) = self.cards[peer].clone() else { fatal(&format!("no TCP address for rank {peer}")) };
+        let mut stream = TcpStream::connect(SocketAddr::V4(card.addr)).unwrap_or_else(|e| fatal(&format!("cannot connect to rank {peer} at {}: {e}", self.host_of(peer))));
+        let _ = stream.set_nodelay(true);
+        if let Err(e) = self.poll.registry().register(&mut stream, Token(PEER_BASE + peer), Interest::READABLE | Interest::WRITABLE) {
+            fatal(&format!("epoll registration failed: {e}"));
+        }
+        let mut c = Conn::new(stream);
+        c.tx = handshake::encode_hello(&Hello { rank: self.me as u32, size: self.size as u32, secret: self.secret.clone() });
+        self.peers[peer] = Peer::Connecting(c);
+        self.connecting.push(peer);
+    }
+
+    fn rx_cap(&self) -> usize {
+        PREFIX_LEN + self.max_payload + 64 * 1024
+    }
+
+    /// A connecting peer's progress: send the hello, read the ack.
+    fn step_connecting(&mut self, peer: usize) {
+        let cap = self.rx_cap();
+        let Peer::Connecting(c) = &mut self.peers[peer] else { return };
+        if let Err(e) = c.flush() {
+            fatal(&format!("cannot connect to rank {peer} at {}: {e}", self.host_of(peer)));
+        }
+        if !c.readable {
+            return;
+        }
+        c.fill(cap);
+        if c.end - c.start < handshake::ACK_LEN {
+            if c.eof {
+                let why = c.error.as_ref().map_or_else(|| "connection closed".to_string(), |e| e.to_string());
+                fatal(&format!("rank {peer} at {} dropped our TCP connection during the handshake: {why}", self.host_of(peer)));
+            }
+            return;
+        }
+        let ack: [u8; handshake::ACK_LEN] = c.rx[c.start..c.start + handshake::ACK_LEN].try_into().unwrap();
+        c.start += handshake::ACK_LEN;
+        self.connecting.retain(|&p| p != peer);
+        match handshake::decode_ack(&ack) {
+            Some(Verdict::Accepted) => {
+                let Peer::Connecting(c) = std::mem::replace(&mut self.peers[peer], Peer::Idle) else { unreachable!() };
+                self.peers[peer] = Peer::Up(c);
+                self.up.push(peer);
+            }
+            Some(Verdict::Duplicate) => {
+                if let Peer::Connecting(mut c) = std::mem::replace(&mut self.peers[peer], Peer::Awaiting) {
+                    let _ = self.poll.registry().deregister(&mut c.stream);
+                }
+            }
+            None => fatal(&format!("rank {peer}'s address {} answered our TCP handshake with something that is not OxMPI", self.host_of(peer))),
+        }
+    }
+
+    fn accept_all(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((mut stream, from)) => {
+                    let slot = self.accepting.iter().position(Option::is_none).unwrap_or_else(|| {
+                        self.accepting.push(None);
+                        self.accepting.len() - 1
+                    });
+                    if self.poll.registry().register(&mut stream, Token(ACCEPT_BASE + slot), Interest::READABLE).is_err() {
+                        continue;
+                    }
+                    let _ = stream.set_nodelay(true);
+                    self.accepting[slot] = Some(Accepting { stream, from, buf: Vec::new(), ready: true });
+                    self.step_accepting(slot);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    self.listener_ready = false;
+                    return;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // Out of descriptors and the like: try again on the next pass.
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn refuse(&mut self, slot: usize, why: &str) {
+        if let Some(mut a) = self.accepting[slot].take() {
+            let _ = self.poll.registry().deregister(&mut a.stream);
+            self.refused += 1;
+            if self.verbose {
+                eprintln!("OxMPI rank {}: refused a TCP connection from {}: {why}", self.me, a.from);
+            }
+        }
+    }
+
+    /// An accepted connection's progress: read its hello, check it, keep or refuse it.
+    fn step_accepting(&mut self, slot: usize) {
+        let Some(a) = self.accepting[slot].as_mut() else { return };
+        let mut chunk = [0u8; 128];
+        let mut closed = false;
+        loop {
+            match (&a.stream).read(&mut chunk) {
+                Ok(0) => {
+                    closed = true;
+                    break;
+                }
+                Ok(n) => a.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    a.ready = false;
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return self.refuse(slot, &e.to_string()),
+            }
+            if a.buf.len() > 256 {
+                break;
+            }
+        }
+        let (hello, used) = match handshake::decode_hello(&a.buf) {
+            Ok(Some(h)) => h,
+            Ok(None) if closed => return self.refuse(slot, "closed before its handshake"),
+            Ok(None) => return,
+            Err(r) => return self.refuse(slot, &r.to_string()),
+        };
+        if closed {
+            // A rank that connected to us at the same time as we to it, and dropped its
+            // attempt on seeing ours (see the module doc): nothing to answer.
+            if let Some(mut a) = self.accepting[slot].take() {
+                let _ = self.poll.registry().deregister(&mut a.stream);
+            }
+            return;
+        }
+        if let Err(r) = handshake::check_hello(&hello, &self.secret, self.size, self.me) {
+            return self.refuse(slot, &r.to_string());
+        }
+        let peer = hello.rank as usize;
+        if a.buf.len() > used {
+            return self.refuse(slot, "sent data before the handshake's answer");
+        }
+        let verdict = match &self.peers[peer] {
+            Peer::Idle | Peer::Awaiting => Verdict::Accepted,
+            Peer::Connecting(_) if peer < self.me => Verdict::Accepted,
+            Peer::Connecting(_) => Verdict::Duplicate,
+            Peer::Up(_) => return self.refuse(slot, &format!("rank {peer} is connected already")),
+        };
+        let Accepting { mut stream, .. } = self.accepting[slot].take().unwrap();
+        if verdict == Verdict::Duplicate {
+            // Our own connection to the lower rank wins; it will drop its attempt when it
+            // sees our hello. Best effort: the ack fits any fresh socket buffer.
+            // SAFETY: a 12-byte send from a live array on our socket.
+            unsafe {
+                let ack = handshake::encode_ack(Verdict::Duplicate);
+                libc::send(stream.as_raw_fd(), ack.as_ptr() as *const libc::c_void, ack.len(), libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT);
+            }
+            let _ = self.poll.registry().deregister(&mut stream);
+            return;
+        }
+        if let Err(e) = self.poll.registry().reregister(&mut stream, Token(PEER_BASE + peer), Interest::READABLE | Interest::WRITABLE) {
+            fatal(&format!("epoll registration failed: {e}"));
+        }
+        if let Peer::Connecting(mut ours) = std::mem::replace(&mut self.peers[peer], Peer::Idle) {
+            let _ = self.poll.registry().deregister(&mut ours.stream);
+            self.connecting.retain(|&p| p != peer);
+        }
+        let mut c = Conn::new(stream);
+        c.tx.extend_from_slice(&handshake::encode_ack(Verdict::Accepted));
+        if let Err(e) = c.flush() {
+            self.lost(peer, Some(&e));
+        }
+        self.peers[peer] = Peer::Up(c);
+        self.up.push(peer);
+    }
+
+    /// The connection to `peer` if it takes a frame now: connected (the first send opens
+    /// it) and no earlier frame still waiting for socket room.
+    fn sendable(&mut self, peer: usize) -> Option<&mut Conn> {
+        match &mut self.peers[peer] {
+            Peer::Idle => {
+                self.start_connect(peer);
+                return None;
+            }
+            Peer::Up(c) if c.tx_pending() => {
+                if let Err(e) = c.flush() {
+                    self.lost(peer, Some(&e));
+                }
+            }
+            _ => {}
+        }
+        match &mut self.peers[peer] {
+            Peer::Up(c) if !c.tx_pending() => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Called (under the engine lock) when a wait that slept returns.
+    pub fn after_sleep(&mut self) {
+        self.sleepers = self.sleepers.saturating_sub(1);
+        self.rescan = true;
+        if self.sleepers == 0 {
+            let mut v = 0u64;
+            // SAFETY: an 8-byte read from our nonblocking eventfd into a live u64 (clears it).
+            unsafe { libc::read(self.wake_fd.as_raw_fd(), &mut v as *mut u64 as *mut libc::c_void, 8) };
+        }
+    }
+
+    /// Wakes the waits of this process that sleep (other threads).
+    fn wake_sleepers(&self) {
+        let one = 1u64;
+        // SAFETY: an 8-byte write of a live u64 to our eventfd.
+        unsafe { libc::write(self.wake_fd.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
+    }
+
+    fn mark_all_ready(&mut self) {
+        self.listener_ready = true;
+        for a in self.accepting.iter_mut().flatten() {
+            a.ready = true;
+        }
+        for p in self.peers.iter_mut() {
+            if let Peer::Up(c) | Peer::Connecting(c) = p {
+                c.readable = true;
+            }
+        }
+    }
+}
+
+impl Transport for TcpTransport {
+    fn max_payload(&self) -> usize {
+        self.max_payload
+    }
+
+    fn eager_max(&self) -> usize {
+        self.eager_max
+    }
+
+    unsafe fn try_send(&mut self, peer: usize, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool {
+        debug_assert!(len <= self.max_payload);
+        let Some(c) = self.sendable(peer) else { return false };
+        let prefix = frame::encode_prefix(header, len);
+        let iov = [
+            libc::iovec { iov_base: prefix.as_ptr() as *mut libc::c_void, iov_len: PREFIX_LEN },
+            libc::iovec { iov_base: payload as *mut libc::c_void, iov_len: len },
+        ];
+        // SAFETY: a zeroed msghdr is valid; it points at the two live iovecs above.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+        msg.msg_iovlen = if len == 0 { 1 } else { 2 };
+        let total = PREFIX_LEN + len;
+        let sent = loop {
+            // SAFETY: the iovecs cover the prefix and the caller's payload (valid for `len`
+            // bytes per the trait contract); MSG_NOSIGNAL as in `Conn::flush`.
+            let n = unsafe { libc::sendmsg(c.stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            if n >= 0 {
+                break n as usize;
+            }
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EAGAIN) => break 0,
+                Some(libc::EINTR) => continue,
+                _ => self.lost(peer, Some(&e)),
+            }
+        };
+        if sent < total {
+            // Keep the rest of this frame: the caller's buffer may be reused once we return.
+            if sent < PREFIX_LEN {
+                c.tx.extend_from_slice(&prefix[sent..]);
+                // SAFETY: the payload is valid for `len` bytes (trait contract).
+                c.tx.extend_from_slice(unsafe { std::slice::from_raw_parts(payload, len) });
+            } else {
+                // SAFETY: as above; sent - PREFIX_LEN < len.
+                c.tx.extend_from_slice(unsafe { std::slice::from_raw_parts(payload.add(sent - PREFIX_LEN), total - sent) });
+            }
+        }
+        true
+    }
+
+    fn try_send_with(&mut self, peer: usize, header: &[u8; HEADER_LEN], len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
+        let Some(c) = self.sendable(peer) else { return false };
+        c.tx.extend_from_slice(&frame::encode_prefix(header, len));
+        let at = c.tx.len();
+        c.tx.resize(at + len, 0);
+        fill(&mut c.tx[at..]);
+        if let Err(e) = c.flush() {
+            self.lost(peer, Some(&e));
+        }
+        true
+    }
+
+    fn progress(&mut self) {
+        if self.rescan {
+            self.mark_all_ready();
+            self.rescan = self.sleepers > 0;
+        }
+        if let Err(e) = self.poll.poll(&mut self.events, Some(Duration::ZERO)) {
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                fatal(&format!("epoll_wait failed: {e}"));
+            }
+        }
+        let mut any = false;
+        for ev in self.events.iter() {
+            any = true;
+            match ev.token() {
+                LISTENER => self.listener_ready = true,
+                Token(t) if t >= ACCEPT_BASE => {
+                    if let Some(Some(a)) = self.accepting.get_mut(t - ACCEPT_BASE) {
+                        a.ready = true;
+                    }
+                }
+                Token(t) => {
+                    if let Some(Peer::Up(c) | Peer::Connecting(c)) = self.peers.get_mut(t - PEER_BASE) {
+                        if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                            c.readable = true;
+                        }
+                    }
+                }
+            }
+        }
+        if any && self.sleepers > 0 {
+            // Another thread sleeps; the events we took may be its news.
+            self.wake_sleepers();
+        }
+        if self.listener_ready {
+            self.accept_all();
+        }
+        for slot in 0..self.accepting.len() {
+            if self.accepting[slot].as_ref().is_some_and(|a| a.ready) {
+                self.step_accepting(slot);
+            }
+        }
+        let mut i = 0;
+        while i < self.connecting.len() {
+            let before = self.connecting.len();
+            self.step_connecting(self.connecting[i]);
+            if self.connecting.len() == before {
+                i += 1;
+            }
+        }
+        for k in 0..self.up.len() {
+            let p = self.up[k];
+            if let Peer::Up(c) = &mut self.peers[p] {
+                if c.tx_pending() {
+                    if let Err(e) = c.flush() {
+                        self.lost(p, Some(&e));
+                    }
+                }
+            }
+        }
+    }
+
+    fn recv_next(&mut self) -> Option<Incoming> {
+        let n = self.up.len();
+        let cap = self.rx_cap();
+        for i in 0..n {
+            let idx = if self.cursor + i >= n { self.cursor + i - n } else { self.cursor + i };
+            let p = self.up[idx];
+            let Peer::Up(c) = &mut self.peers[p] else { continue };
+            loop {
+                match frame::decode(&c.rx[c.start..c.end], self.max_payload) {
+                    Err(e) => fatal(&format!("from rank {p} on {}: {e}", self.host_of(p))),
+                    Ok(Some(f)) => {
+                        if self.sleepers > 0 {
+                            // Another thread sleeps: this frame may complete its request.
+                            let one = 1u64;
+                            // SAFETY: an 8-byte write of a live u64 to our eventfd.
+                            unsafe { libc::write(self.wake_fd.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
+                        }
+                        c.held = f.total();
+                        self.cursor = if idx + 1 == n { 0 } else { idx + 1 };
+                        let base = c.rx[c.start..].as_ptr();
+                        // SAFETY: the frame lies in rx[start..end] (decode checked its length).
+                        let payload = unsafe { base.add(PREFIX_LEN) };
+                        let header = frame::header_of(&c.rx[c.start..]) as *const [u8; HEADER_LEN];
+                        return Some(Incoming { via: Via::Tcp, peer: p, header, payload, len: f.payload_len });
+                    }
+                    Ok(None) if c.readable => {
+                        let before = c.end - c.start;
+                        c.fill(cap);
+                        if c.end - c.start == before && !c.eof {
+                            break;
+                        }
+                    }
+                    Ok(None) if c.eof => {
+                        let e = c.error.take();
+                        self.lost(p, e.as_ref())
+                    }
+                    Ok(None) => break,
+                }
+            }
+        }
+        None
+    }
+
+    fn release(&mut self, peer: usize) {
+        if let Peer::Up(c) = &mut self.peers[peer] {
+            c.start += c.held;
+            c.held = 0;
+            if c.start == c.end {
+                c.start = 0;
+                c.end = 0;
+            }
+        }
+    }
+
+    fn wake(&mut self, _peer: usize) {
+        // The peer's kernel wakes it: a socket became readable.
+    }
+
+    fn wake_self(&mut self) {
+        if self.sleepers > 0 {
+            self.wake_sleepers();
+        }
+    }
+
+    fn streams(&self) -> bool {
+        true
+    }
+
+    fn has_pending_output(&self) -> bool {
+        !self.connecting.is_empty() || self.up.iter().any(|&p| matches!(&self.peers[p], Peer::Up(c) if c.tx_pending()))
+    }
+
+    fn prepare_sleep(&mut self) -> Option<SleepToken> {
+        let busy = self.listener_ready
+            || self.accepting.iter().flatten().any(|a| a.ready)
+            || self.peers.iter().any(|p| match p {
+                Peer::Up(c) => c.readable || frame::decode(&c.rx[c.start..c.end], self.max_payload).map_or(true, |f| f.is_some()),
+                Peer::Connecting(c) => c.readable,
+                _ => false,
+            });
+        if busy {
+            return None;
+        }
+        self.sleepers += 1;
+        Some(SleepToken::Epoll { epoll: self.poll.as_raw_fd(), wake: self.wake_fd.as_raw_fd() })
+    }
+
+    fn end_sleep(&mut self) {}
+}
+
+impl Drop for TcpTransport {
+    fn drop(&mut self) {
+        if self.verbose && self.refused > 0 {
+            eprintln!("OxMPI rank {}: refused {} TCP connection(s) at the handshake", self.me, self.refused);
+        }
+    }
+}

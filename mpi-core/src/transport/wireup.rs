@@ -1,0 +1,225 @@
+//! Wire-up, once at `MPI_Init`: how each peer is reached, decided from the node map PMI
+//! gives (`PMI_process_mapping`), never from host names. Same node: shared memory; another
+//! node: TCP. `OXMPI_TRANSPORT=tcp` or `OXMPI_SHM=0` put same-node peers on TCP as well, so
+//! every path runs on one machine; `OXMPI_PROCESS_MAPPING` (tests) replaces the node map,
+//! so one machine can play several nodes and one job mixes shm and TCP peers.
+//!
+//! Business cards: every rank with TCP peers publishes `tcp-card-<rank>` = `ip:port host`
+//! before the start-up fence. The job's secret, which every TCP handshake carries, comes
+//! from the launcher (`OXMPI_JOB_SECRET`); under a launcher that has none (Hydra, Slurm)
+//! rank 0 draws one and publishes it in the job's KVS.
+
+use super::shm::{ShmShape, ShmTransport};
+use super::tcp::{addr, Card, TcpTransport};
+use super::{Link, Transports, Via};
+use crate::bootstrap::Bootstrap;
+use crate::config::config;
+use crate::protocol::Route;
+
+/// What wire-up produced.
+pub struct Wiring {
+    pub routes: Vec<Route>,
+    pub transports: Transports,
+    /// World ranks on this host (the launcher's node map, even when a test map splits
+    /// it): what oversubscription and CPU binding are judged on.
+    pub host_ranks: Vec<usize>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    Auto,
+    Shm,
+    Tcp,
+}
+
+fn mode() -> Result<Mode, String> {
+    match std::env::var("OXMPI_TRANSPORT").unwrap_or_default().trim().to_ascii_lowercase().as_str() {
+        "" | "auto" => Ok(Mode::Auto),
+        "shm" => Ok(Mode::Shm),
+        "tcp" => Ok(Mode::Tcp),
+        "verbs" | "ib" | "rdma" => Err("OXMPI_TRANSPORT=verbs: OxMPI has no RDMA verbs transport yet; use tcp or auto".into()),
+        other => Err(format!("OXMPI_TRANSPORT={other} is not a transport (auto, shm or tcp)")),
+    }
+}
+
+/// `1,3-5` style list of ranks, for the verbose report.
+fn ranges(ranks: &[usize]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < ranks.len() {
+        let mut j = i;
+        while j + 1 < ranks.len() && ranks[j + 1] == ranks[j] + 1 {
+            j += 1;
+        }
+        out.push(if j == i { ranks[i].to_string() } else { format!("{}-{}", ranks[i], ranks[j]) });
+        i = j + 1;
+    }
+    out.join(",")
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes into our buffer.
+    if unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) } != 0 {
+        return "localhost".into();
+    }
+    let n = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..n]).replace(' ', "_")
+}
+
+/// Runs the start-up fences and builds every transport this rank needs.
+pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
+    let rank = bs.rank();
+    let size = bs.size();
+    let mode = mode()?;
+    let host_nodes = bs.node_of_ranks().to_vec();
+    let nodes = match std::env::var("OXMPI_PROCESS_MAPPING") {
+        Ok(m) if !m.trim().is_empty() => crate::bootstrap::parse_process_mapping(&m, size).map_err(|e| format!("OXMPI_PROCESS_MAPPING={m}: {e}"))?,
+        _ => host_nodes.clone(),
+    };
+    let host_ranks: Vec<usize> = (0..size).filter(|&r| host_nodes[r] == host_nodes[rank]).collect();
+    let shm_on = mode != Mode::Tcp && config().get("SHM") != 0;
+    let my_node = nodes[rank];
+    let node_ranks: Vec<usize> = (0..size).filter(|&r| nodes[r] == my_node).collect();
+    let shm_group: Vec<usize> = if shm_on { node_ranks.clone() } else { vec![rank] };
+    let off_group: Vec<usize> = (0..size).filter(|r| !shm_group.contains(r)).collect();
+    let tcp_peers: Vec<usize> = if mode == Mode::Shm { Vec::new() } else { off_group.clone() };
+    // Whether any rank of the job uses TCP (every rank computes the same answer).
+    let multi_node = nodes.iter().any(|&n| n != nodes[0]);
+    let job_tcp = size > 1 && mode != Mode::Shm && (multi_node || !shm_on);
+    let launcher_secret = std::env::var("OXMPI_JOB_SECRET").ok().filter(|s| !s.is_empty());
+
+    let mut tcp = None;
+    if !tcp_peers.is_empty() {
+        let spec = std::env::var("OXMPI_TCP_IF").ok();
+        let (ip, why) = addr::choose(spec.as_deref(), !multi_node, &addr::interfaces())?;
+        let t = TcpTransport::listen(rank, size, ip)?;
+        let card = Card { addr: t.local_addr(), host: hostname() };
+        bs.put(&format!("tcp-card-{rank}"), card.encode().as_bytes()).map_err(|e| e.0)?;
+        tcp = Some((t, why));
+    }
+    if job_tcp && rank == 0 && launcher_secret.is_none() {
+        let mut s = [0u8; 16];
+        crate::bootstrap::fill_random(&mut s);
+        bs.put("tcp-secret", &s).map_err(|e| e.0)?;
+    }
+
+    // Shared memory: fence 1, the segment exists; fence 2, everyone attached, so it can be
+    // unlinked (a crash never leaks /dev/shm entries).
+    let me = shm_group.iter().position(|&r| r == rank).unwrap();
+    let cfg = config();
+    let cell = cfg.get("SHM_CELL_SIZE").max(64);
+    let shape = ShmShape { nlocal: shm_group.len(), cells: cfg.get("SHM_CELLS").max(2), cell_payload: cell, eager_max: cfg.get("SHM_EAGER_MAX").min(cell) };
+    let name = format!("oxmpi-{}-n{}", sanitize(bs.job_id()), my_node);
+    let mut shm = None;
+    let mut err = None;
+    if shm_group.len() > 1 && me == 0 {
+        match create_segment(&name, shape) {
+            Ok(s) => shm = Some(s),
+            Err(e) => err = Some(e),
+        }
+    }
+    bs.fence().map_err(|e| e.0)?;
+    if shm_group.len() > 1 && me != 0 {
+        match ShmTransport::attach(&name, shape, me) {
+            Ok(s) => shm = Some(s),
+            Err(e) => err = Some(format!("cannot attach shared memory /dev/shm/{name}: {e}")),
+        }
+    }
+    bs.fence().map_err(|e| e.0)?;
+    if let Some(s) = shm.as_mut() {
+        s.unlink();
+        s.settle_wake();
+    }
+    if let Some(e) = err {
+        return Err(e);
+    }
+
+    let mut tcp_why = String::new();
+    let tcp = match tcp {
+        Some((mut t, why)) => {
+            let secret = match &launcher_secret {
+                Some(s) => s.as_bytes().to_vec(),
+                None => bs.get("tcp-secret").map_err(|e| e.0)?,
+            };
+            t.set_secret(&secret);
+            for &p in &tcp_peers {
+                let raw = bs.get(&format!("tcp-card-{p}")).map_err(|e| e.0)?;
+                let card = std::str::from_utf8(&raw).ok().and_then(Card::decode).ok_or_else(|| format!("rank {p}'s TCP business card is malformed"))?;
+                t.set_card(p, card);
+            }
+            tcp_why = format!("listening on {} ({why})", t.local_addr());
+            Some(t)
+        }
+        None => None,
+    };
+
+    let routes: Vec<Route> = (0..size)
+        .map(|r| {
+            if r == rank {
+                Route::Local
+            } else if let Some(i) = shm_group.iter().position(|&l| l == r) {
+                Route::Peer(Link { via: Via::Shm, peer: i })
+            } else if tcp.is_some() {
+                Route::Peer(Link { via: Via::Tcp, peer: r })
+            } else {
+                Route::Unreachable
+            }
+        })
+        .collect();
+
+    if config().get("VERBOSE") != 0 {
+        let peers_of = |want: fn(&Route) -> bool| -> Vec<usize> { (0..size).filter(|&r| want(&routes[r])).collect() };
+        let shm_peers = peers_of(|r| matches!(r, Route::Peer(Link { via: Via::Shm, .. })));
+        let tcp_list = peers_of(|r| matches!(r, Route::Peer(Link { via: Via::Tcp, .. })));
+        let unreachable = peers_of(|r| matches!(r, Route::Unreachable));
+        let mut parts = vec![format!("OxMPI rank {rank}/{size} on node {my_node} ({})", hostname())];
+        if !shm_peers.is_empty() {
+            parts.push(format!("shm to {} (same node)", ranges(&shm_peers)));
+        }
+        if !tcp_list.is_empty() {
+            let same: Vec<usize> = tcp_list.iter().copied().filter(|r| nodes[*r] == my_node).collect();
+            let why = if same.is_empty() {
+                "other nodes".to_string()
+            } else if mode == Mode::Tcp {
+                "OXMPI_TRANSPORT=tcp".to_string()
+            } else {
+                "OXMPI_SHM=0".to_string()
+            };
+            parts.push(format!("tcp to {} ({why}; {tcp_why})", ranges(&tcp_list)));
+        }
+        if !unreachable.is_empty() {
+            parts.push(format!("no route to {} (other nodes and OXMPI_TRANSPORT=shm)", ranges(&unreachable)));
+        }
+        eprintln!("{}", parts.join("; "));
+    }
+    Ok(Wiring { routes, transports: Transports::new(shm, shm_group, tcp), host_ranks })
+}
+
+fn create_segment(name: &str, shape: ShmShape) -> Result<ShmTransport, String> {
+    match ShmTransport::create(name, shape, 0) {
+        Ok(s) => Ok(s),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            // A stale segment of a crashed job with the same id: replace it.
+            let c = std::ffi::CString::new(format!("/{name}")).unwrap();
+            // SAFETY: FFI call with a valid NUL-terminated name.
+            unsafe { libc::shm_unlink(c.as_ptr()) };
+            ShmTransport::create(name, shape, 0).map_err(|e| format!("cannot create shared memory /dev/shm/{name}: {e}"))
+        }
+        Err(e) => Err(format!("cannot create shared memory /dev/shm/{name} ({} bytes): {e}; check free space in /dev/shm or lower OXMPI_SHM_CELLS", shape.segment_len())),
+    }
+}
+
+/// Job ids become file names: keep them to a safe alphabet.
+pub fn sanitize(job: &str) -> String {
+    job.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rank_ranges() {
+        assert_eq!(super::ranges(&[0, 1, 2, 4, 6, 7]), "0-2,4,6-7");
+        assert_eq!(super::ranges(&[3]), "3");
+    }
+}
