@@ -5,10 +5,11 @@
  * sides verify the data, MPI_Get_count, the status, and that bytes past the
  * message in the receive buffer are untouched. A rank without a partner (odd
  * size, or size 1) ping-pongs with itself using MPI_Irecv + MPI_Send.
- * Optional argv[1]: iterations per size (default 2; sizes > 1 MiB do one). */
+ * Optional argv[1]: iterations per size (default 2; sizes > 1 MiB do one); argv[2]: the
+ * largest size in MiB (default 16, at most 256). */
 #include "testutil.h"
 
-#define MAX_SIZE (16 * 1024 * 1024)
+static int max_size = 16 * 1024 * 1024;
 #define GUARD 64
 #define TAG_PING 11
 #define TAG_PONG 12
@@ -18,12 +19,12 @@ static int build_sizes(int *sizes)
     int n = 0;
     for (int s = 0; s <= 16; s++)
         sizes[n++] = s;
-    for (int k = 5; (1 << k) <= MAX_SIZE; k++) {
+    for (int k = 5; (1 << k) <= max_size; k++) {
         int p = 1 << k;
         sizes[n++] = 3 * (p / 4); /* 3*2^(k-2): between the powers of two */
         sizes[n++] = p - 1;
         sizes[n++] = p;
-        if (p + 1 <= MAX_SIZE)
+        if (p + 1 <= max_size)
             sizes[n++] = p + 1;
     }
     return n;
@@ -64,14 +65,19 @@ int main(int argc, char **argv)
     int iters = (argc > 1) ? atoi(argv[1]) : 2;
     if (iters < 1)
         iters = 1;
+    if (argc > 2) {
+        int mib = atoi(argv[2]);
+        CHECK(mib >= 1 && mib <= 256, "largest size %s MiB: give 1..256", argv[2]);
+        max_size = mib * 1024 * 1024;
+    }
 
     int partner = rank ^ 1;
     if (partner >= nprocs)
         partner = rank; /* ping-pong with itself */
     int sizes[200];
     int nsizes = build_sizes(sizes);
-    unsigned char *sbuf = tu_malloc(MAX_SIZE);
-    unsigned char *rbuf = tu_malloc(MAX_SIZE + GUARD);
+    unsigned char *sbuf = tu_malloc(max_size);
+    unsigned char *rbuf = tu_malloc(max_size + GUARD);
     double t0 = MPI_Wtime();
 
     for (int si = 0; si < nsizes; si++) {
@@ -109,7 +115,7 @@ int main(int argc, char **argv)
     free(rbuf);
     if (rank == 0)
         printf("pingpong_sizes: OK (%d ranks, %d sizes 0..%d B, %d iterations, %.2f s)\n",
-               nprocs, nsizes, MAX_SIZE, iters, t);
+               nprocs, nsizes, max_size, iters, t);
     MPI_Finalize();
     return 0;
 }

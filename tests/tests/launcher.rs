@@ -89,17 +89,24 @@ fn mpi_call_from_user_op() {
 }
 
 fn crash_case(how: &str) {
+    crash_case_in(how, "recv", &[1, 2, 4, 8], &[]);
+}
+
+/// A rank dies by `how` while the others are blocked in `place` (see crash.c), at each
+/// rank count of `nps`, with extra environment `env` (e.g. to force the TCP transport).
+fn crash_case_in(how: &str, place: &str, nps: &[usize], env: &[(&str, &str)]) {
     let _x = exclusive();
     let exe = compile("crash");
-    for np in [1, 2, 4, 8] {
+    for &np in nps {
         let victim = if np > 1 { 1 } else { 0 };
         let shm_before = oxmpi_shm_entries();
         let r = run(
             &exe,
             RunOpts {
                 np,
-                args: vec![how.into()],
+                args: vec![how.into(), place.into()],
                 launcher_timeout: Some(60),
+                env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
                 ..Default::default()
             },
         );
@@ -194,6 +201,15 @@ fn crash_case(how: &str) {
                 r.report()
             );
         }
+    }
+}
+
+/// Over TCP, a rank killed while its peers wait for it in a receive, in a rendezvous
+/// transfer and in an allreduce: the job ends within the teardown limit, naming it.
+#[test]
+fn crash_sigkill_over_tcp() {
+    for place in ["recv", "rndv", "allreduce"] {
+        crash_case_in("kill", place, &[2, 4], &[("OXMPI_TRANSPORT", "tcp")]);
     }
 }
 
