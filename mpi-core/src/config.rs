@@ -68,6 +68,16 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "largest TCP frame payload (bytes): the rendezvous chunk size, and so what a receiver buffers per connection at most",
     },
     Tunable {
+        name: "TCP_DIRECT_MIN",
+        default: 16384,
+        doc: "rendezvous chunks over TCP from this many bytes are read from the socket straight into a contiguous receive buffer instead of through the connection's buffer; 0 = never",
+    },
+    Tunable {
+        name: "TCP_POLL_PEERS",
+        default: 2,
+        doc: "a rank with at most this many TCP connections reads each socket on every progress pass instead of asking epoll first (one syscall less per message); 0 = always epoll",
+    },
+    Tunable {
         name: "VERBOSE",
         default: 0,
         doc: "1 = each rank prints at start-up which transport reaches each peer and why, and TCP connections refused at the handshake",

@@ -963,7 +963,8 @@ impl Engine {
         }
         self.net.progress();
         for _ in 0..64 {
-            let Some(m) = self.net.recv_next() else { break };
+            let reqs = &self.reqs;
+            let Some(m) = self.net.recv_next(&mut |h, n| placement(reqs, h, n)) else { break };
             self.receive(m);
             events += 1;
         }
@@ -1145,13 +1146,29 @@ fn stream_layout(r: &mut Request, l: &Layout) {
     }
 }
 
+/// Where the payload of a received frame goes, for a transport that can receive it there
+/// directly (`Transport::recv_placed`): a rendezvous chunk of a receive into a contiguous
+/// buffer (or its staging), when it fits whole. None: the transport buffers it as usual.
+fn placement(reqs: &RequestTable, header: &[u8; HEADER_LEN], len: usize) -> Option<*mut u8> {
+    let hdr = Header::decode_valid(header, len, 1 << 60)?;
+    if hdr.kind != Kind::Data || hdr.flags & FLAG_PUSH != 0 {
+        return None;
+    }
+    let r = reqs.get(hdr.rreq).filter(|r| r.state == State::RecvData)?;
+    let Op::Recv { buf, .. } = r.op else { return None };
+    let off = hdr.offset as usize;
+    // SAFETY (pointer arithmetic): off + len ≤ buf.len, inside the pending receive buffer.
+    (!buf.ptr.is_null() && off.checked_add(len)? <= buf.len && off + len <= r.total).then(|| unsafe { buf.ptr.add(off) })
+}
+
 /// Copies `data` to byte `off` of a receive buffer: straight for contiguous buffers (or
-/// staging), through the layout for a streamed non-contiguous one.
+/// staging), through the layout for a streamed non-contiguous one. Data a transport
+/// already received in place (`placement`) is not copied again.
 ///
 /// # Safety
 /// `buf` (or the layout's buffer) must be valid for the bytes written.
 unsafe fn place(buf: RawBuf, layout: Option<&Layout>, off: usize, data: &[u8]) {
-    if data.is_empty() {
+    if data.is_empty() || (!buf.ptr.is_null() && std::ptr::eq(data.as_ptr(), buf.ptr.wrapping_add(off))) {
         return;
     }
     match layout {

@@ -44,6 +44,13 @@ pub trait Transport {
     fn try_send_with(&mut self, peer: usize, header: &[u8; HEADER_LEN], len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool;
     /// The next received message, if any; it must be `release`d before the next call.
     fn recv_next(&mut self) -> Option<Incoming>;
+    /// As `recv_next`, for a transport that can receive a large payload straight into its
+    /// destination (a byte stream: TCP): `place(header, payload_len)` names where the
+    /// payload goes, if the protocol knows (a rendezvous chunk for a contiguous receive);
+    /// the returned message's payload then already sits there (`payload` points at it).
+    fn recv_placed(&mut self, _place: &mut dyn FnMut(&[u8; HEADER_LEN], usize) -> Option<*mut u8>) -> Option<Incoming> {
+        self.recv_next()
+    }
     /// Frees the message last returned by `recv_next` for `peer`.
     fn release(&mut self, peer: usize);
     /// Wakes `peer` if it sleeps waiting for messages.

@@ -154,15 +154,16 @@ impl Transports {
     }
 
     /// The next received message of any transport; `release` it before the next call.
+    /// `place` as in `Transport::recv_placed`.
     #[inline]
-    pub fn recv_next(&mut self) -> Option<Incoming> {
+    pub fn recv_next(&mut self, place: &mut dyn FnMut(&[u8; HEADER_LEN], usize) -> Option<*mut u8>) -> Option<Incoming> {
         if self.tcp.is_none() {
             return self.shm.as_mut()?.recv_next();
         }
         self.tcp_first = !self.tcp_first;
         let tcp = self.tcp.as_mut().unwrap();
         if self.tcp_first {
-            if let Some(m) = tcp.recv_next() {
+            if let Some(m) = tcp.recv_placed(place) {
                 return Some(m);
             }
             self.shm.as_mut()?.recv_next()
@@ -170,7 +171,7 @@ impl Transports {
             if let Some(m) = self.shm.as_mut().and_then(|s| s.recv_next()) {
                 return Some(m);
             }
-            tcp.recv_next()
+            tcp.recv_placed(place)
         }
     }
 
