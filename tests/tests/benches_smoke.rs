@@ -255,12 +255,37 @@ fn scatter() {
     smoke("scatter", 4);
 }
 
+/// The loopback floor of `compare --transport tcp` (no MPI): builds with cc and prints a
+/// latency per size and a bandwidth, all positive.
+#[test]
+fn tcp_floor_runs() {
+    let dir = std::env::temp_dir().join(format!("oxmpi-tcp-floor-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("tcp_floor");
+    let st = std::process::Command::new("cc")
+        .args(["-O2", "-o"])
+        .arg(&exe)
+        .arg(workspace_root().join("benches/tcp_floor.c"))
+        .status()
+        .expect("run cc");
+    assert!(st.success(), "building benches/tcp_floor.c failed");
+    let out = std::process::Command::new(&exe).output().expect("run tcp_floor");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "tcp_floor failed: {text}{}", String::from_utf8_lossy(&out.stderr));
+    for want in ["latency 8 ", "latency 65536 ", "latency 1048576 ", "bw 1048576 "] {
+        let line = text.lines().find(|l| l.starts_with(want)).unwrap_or_else(|| panic!("no {want:?} line in\n{text}"));
+        let v: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(v > 0.0, "{line}");
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
 /// Every benchmark source in benches/ has a test above (keeps the list honest).
 #[test]
 fn every_benchmark_is_smoke_tested() {
     const TESTED: &[&str] = &[
         "latency", "bw", "bibw", "mbw_mr", "matching", "barrier", "bcast", "reduce", "allreduce",
-        "allgather", "alltoall", "gather", "scatter",
+        "allgather", "alltoall", "gather", "scatter", "tcp_floor",
     ];
     let mut found: Vec<String> = fs::read_dir(workspace_root().join("benches"))
         .expect("read benches/")

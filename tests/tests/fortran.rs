@@ -199,3 +199,15 @@ fn mpifort_show() {
     let inc = prefix().join("include");
     assert!(inc.join("mpif.h").is_file() && inc.join("mpi.mod").is_file());
 }
+
+/// The Fortran programs over TCP (`OXMPI_TRANSPORT=tcp`): point-to-point, nonblocking,
+/// collectives, derived types and communicators through the network transport.
+#[test]
+fn fortran_over_tcp() {
+    for name in ["ring", "nonblocking", "allreduce", "vector", "split"] {
+        let exe = compile_f(&format!("{name}.F90"), &format!("{name}_use_mpi"), &[]);
+        for np in [2, 3, 4] {
+            run_ok_env(name, &exe, np, &[], &[("OXMPI_TRANSPORT", "tcp")]);
+        }
+    }
+}
