@@ -29,6 +29,9 @@ pub struct Transports {
     shm_world: Vec<usize>,
     /// Poll TCP before shm on the next pass (alternates, so neither starves the other).
     tcp_first: bool,
+    /// Eager limits per transport, read once (they are on every send's path).
+    shm_eager: usize,
+    tcp_eager: usize,
 }
 
 /// Calls `$f` on the transport of `$link` (a `&mut dyn`-free dispatch).
@@ -49,7 +52,9 @@ macro_rules! on {
 
 impl Transports {
     pub fn new(shm: Option<ShmTransport>, shm_world: Vec<usize>, tcp: Option<TcpTransport>) -> Transports {
-        Transports { shm, tcp, shm_world, tcp_first: false }
+        let shm_eager = shm.as_ref().map_or(0, |s| s.eager_max().min(s.max_payload()));
+        let tcp_eager = tcp.as_ref().map_or(0, |t| t.eager_max().min(t.max_payload()));
+        Transports { shm, tcp, shm_world, tcp_first: false, shm_eager, tcp_eager }
     }
 
     /// The world rank behind `link`'s peer (TCP peers are indexed by world rank).
@@ -64,16 +69,14 @@ impl Transports {
     #[inline]
     pub fn eager_max(&self, link: Link) -> usize {
         match link.via {
-            Via::Shm => self.shm.as_ref().map_or(0, |s| s.eager_max().min(s.max_payload())),
-            Via::Tcp => self.tcp.as_ref().map_or(0, |t| t.eager_max().min(t.max_payload())),
+            Via::Shm => self.shm_eager,
+            Via::Tcp => self.tcp_eager,
         }
     }
 
     /// The largest eager limit of any transport (a receive does not know its sender yet).
     pub fn any_eager_max(&self) -> usize {
-        let shm = self.shm.as_ref().map_or(0, |s| s.eager_max().min(s.max_payload()));
-        let tcp = self.tcp.as_ref().map_or(0, |t| t.eager_max().min(t.max_payload()));
-        shm.max(tcp)
+        self.shm_eager.max(self.tcp_eager)
     }
 
     #[inline]
