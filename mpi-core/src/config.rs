@@ -78,6 +78,11 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "a rank with at most this many TCP connections reads each socket on every progress pass instead of asking epoll first (one syscall less per message); 0 = always epoll",
     },
     Tunable {
+        name: "TCP_SOCKBUF",
+        default: 0,
+        doc: "SO_SNDBUF and SO_RCVBUF (bytes) of every TCP connection between ranks; 0 = the kernel's autotuning",
+    },
+    Tunable {
         name: "VERBOSE",
         default: 0,
         doc: "1 = each rank prints at start-up which transport reaches each peer and why, and TCP connections refused at the handshake",

@@ -229,6 +229,20 @@ impl Conn {
     }
 }
 
+/// TCP_NODELAY (a small message must not wait for Nagle), and socket buffers of `bytes`
+/// each way when set (`OXMPI_TCP_SOCKBUF`; 0 leaves the kernel's autotuning).
+fn tune_socket(stream: &TcpStream, bytes: usize) {
+    let _ = stream.set_nodelay(true);
+    if bytes == 0 {
+        return;
+    }
+    let v = bytes.min(i32::MAX as usize) as libc::c_int;
+    for opt in [libc::SO_SNDBUF, libc::SO_RCVBUF] {
+        // SAFETY: setsockopt on our own socket with a live c_int of the right size.
+        unsafe { libc::setsockopt(stream.as_raw_fd(), libc::SOL_SOCKET, opt, &v as *const libc::c_int as *const libc::c_void, std::mem::size_of::<libc::c_int>() as libc::socklen_t) };
+    }
+}
+
 /// What one read from a socket gave.
 enum ReadOutcome {
     /// `n` bytes; `drained`: a short read, so the socket is empty and the next arrival is
@@ -309,6 +323,8 @@ pub struct TcpTransport {
     /// instead of asking epoll (`OXMPI_TCP_POLL_PEERS`).
     passes: usize,
     poll_peers: usize,
+    /// `OXMPI_TCP_SOCKBUF` (0 = kernel autotuning).
+    sockbuf: usize,
 }
 
 /// With few connections, epoll is still asked every this many passes (new connections,
@@ -370,6 +386,7 @@ impl TcpTransport {
             sleepers: 0,
             passes: 0,
             poll_peers: cfg.get("TCP_POLL_PEERS"),
+            sockbuf: cfg.get("TCP_SOCKBUF"),
         })
     }
 
@@ -413,7 +430,7 @@ impl TcpTransport {
     fn start_connect(&mut self, peer: usize) {
         let Some(card) = self.cards[peer].clone() else { fatal(&format!("no TCP address for rank {peer}")) };
         let mut stream = TcpStream::connect(SocketAddr::V4(card.addr)).unwrap_or_else(|e| fatal(&format!("cannot connect to rank {peer} at {}: {e}", self.host_of(peer))));
-        let _ = stream.set_nodelay(true);
+        tune_socket(&stream, self.sockbuf);
         if let Err(e) = self.poll.registry().register(&mut stream, Token(PEER_BASE + peer), Interest::READABLE | Interest::WRITABLE) {
             fatal(&format!("epoll registration failed: {e}"));
         }
@@ -474,7 +491,7 @@ impl TcpTransport {
                     if self.poll.registry().register(&mut stream, Token(ACCEPT_BASE + slot), Interest::READABLE).is_err() {
                         continue;
                     }
-                    let _ = stream.set_nodelay(true);
+                    tune_socket(&stream, self.sockbuf);
                     self.accepting[slot] = Some(Accepting { stream, from, buf: Vec::new(), ready: true });
                     self.step_accepting(slot);
                 }
