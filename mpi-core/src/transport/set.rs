@@ -24,7 +24,9 @@ pub struct Link {
 /// The transports of this process and, per transport, its peers' world ranks.
 pub struct Transports {
     pub shm: Option<ShmTransport>,
-    pub tcp: Option<TcpTransport>,
+    /// Boxed: the TCP transport is large and rarely touched on shm-only paths; inline it
+    /// would push the engine's hot fields apart.
+    pub tcp: Option<Box<TcpTransport>>,
     /// Shared-memory local index → world rank.
     shm_world: Vec<usize>,
     /// Poll TCP before shm on the next pass (alternates, so neither starves the other).
@@ -52,6 +54,7 @@ macro_rules! on {
 
 impl Transports {
     pub fn new(shm: Option<ShmTransport>, shm_world: Vec<usize>, tcp: Option<TcpTransport>) -> Transports {
+        let tcp = tcp.map(Box::new);
         let shm_eager = shm.as_ref().map_or(0, |s| s.eager_max().min(s.max_payload()));
         let tcp_eager = tcp.as_ref().map_or(0, |t| t.eager_max().min(t.max_payload()));
         Transports { shm, tcp, shm_world, tcp_first: false, shm_eager, tcp_eager }
