@@ -62,3 +62,10 @@ impl fmt::Display for MpiError {
 impl std::error::Error for MpiError {}
 
 pub type MpiResult<T> = Result<T, MpiError>;
+
+/// A broken invariant or a lost peer the job cannot survive: one line naming it, then abort
+/// (the launcher reports the signal and ends the job).
+pub fn fatal(msg: &str) -> ! {
+    eprintln!("OxMPI fatal error: {msg}");
+    std::process::abort()
+}

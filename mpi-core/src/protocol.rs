@@ -8,7 +8,7 @@
 
 use crate::coll::mailbox::is_coll_ctx;
 use crate::coll::Colls;
-use crate::error::{ErrorClass, MpiError, MpiResult};
+use crate::error::{fatal, ErrorClass, MpiError, MpiResult};
 use crate::header::{Header, Kind, FLAG_COOP, FLAG_PUSH, FLAG_ROOTED, FLAG_SYNC, FLAG_TO_ROOT, HEADER_LEN};
 use crate::matching::{accepts, Envelope, Matcher};
 use crate::request::{Layout, Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
@@ -196,10 +196,6 @@ const SPARE_BUFFER_MAX: usize = 64 * 1024;
 // valid while the operations are pending; the engine is only used under the runtime lock.
 unsafe impl Send for Engine {}
 
-fn fatal(msg: &str) -> ! {
-    eprintln!("OxMPI fatal error: {msg}");
-    std::process::abort()
-}
 
 impl Engine {
     /// An engine for `size` ranks; `routes[r]` tells how rank `r` is reached.

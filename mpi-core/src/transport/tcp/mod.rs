@@ -21,6 +21,7 @@ pub mod frame;
 pub mod handshake;
 
 use super::{Incoming, SleepToken, Transport, Via};
+use crate::error::fatal;
 use crate::header::HEADER_LEN;
 use frame::PREFIX_LEN;
 use handshake::{Hello, Verdict};
@@ -315,9 +316,8 @@ pub struct TcpTransport {
     /// Connections refused at the handshake (wrong secret, garbage, …).
     refused: usize,
     verbose: bool,
-    /// Rescan every socket on the next pass (a sleep consumed readiness edges).
-    rescan: bool,
-    /// Waits sleeping in `epoll_wait` right now (other threads at MPI_THREAD_MULTIPLE).
+    /// Waits of this process sleeping in `poll(2)` right now (several at
+    /// MPI_THREAD_MULTIPLE).
     sleepers: usize,
     /// Progress passes so far, and up to how many connections a pass reads every socket
     /// instead of asking epoll (`OXMPI_TCP_POLL_PEERS`).
@@ -333,11 +333,6 @@ const POLL_EVERY: usize = 64;
 
 // SAFETY: used only under the engine lock.
 unsafe impl Send for TcpTransport {}
-
-fn fatal(msg: &str) -> ! {
-    eprintln!("OxMPI fatal error: {msg}");
-    std::process::abort()
-}
 
 impl TcpTransport {
     /// Binds the listening socket on `ip` (any free port). Peers are known later (`connect_to`).
@@ -382,7 +377,6 @@ impl TcpTransport {
             },
             refused: 0,
             verbose: cfg.get("VERBOSE") != 0,
-            rescan: false,
             sleepers: 0,
             passes: 0,
             poll_peers: cfg.get("TCP_POLL_PEERS"),
@@ -403,11 +397,6 @@ impl TcpTransport {
     /// Rank `peer` is reached over TCP at `card`.
     pub fn set_card(&mut self, peer: usize, card: Card) {
         self.cards[peer] = Some(card);
-    }
-
-    /// Connections refused at the handshake so far.
-    pub fn refused(&self) -> usize {
-        self.refused
     }
 
     fn host_of(&self, peer: usize) -> String {
@@ -739,7 +728,6 @@ impl TcpTransport {
     /// Called (under the engine lock) when a wait that slept returns.
     pub fn after_sleep(&mut self) {
         self.sleepers = self.sleepers.saturating_sub(1);
-        self.rescan = true;
         if self.sleepers == 0 {
             let mut v = 0u64;
             // SAFETY: an 8-byte read from our nonblocking eventfd into a live u64 (clears it).
@@ -752,18 +740,6 @@ impl TcpTransport {
         let one = 1u64;
         // SAFETY: an 8-byte write of a live u64 to our eventfd.
         unsafe { libc::write(self.wake_fd.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
-    }
-
-    fn mark_all_ready(&mut self) {
-        self.listener_ready = true;
-        for a in self.accepting.iter_mut().flatten() {
-            a.ready = true;
-        }
-        for p in self.peers.iter_mut() {
-            if let Peer::Up(c) | Peer::Connecting(c) = p {
-                c.readable = true;
-            }
-        }
     }
 }
 
@@ -830,10 +806,6 @@ impl Transport for TcpTransport {
     }
 
     fn progress(&mut self) {
-        if self.rescan {
-            self.mark_all_ready();
-            self.rescan = self.sleepers > 0;
-        }
         // With few connections and nothing being set up, reading each socket is cheaper
         // than asking epoll first (one syscall per pass instead of two when a message is
         // there): epoll is then asked only every POLL_EVERY passes (and before a sleep).
