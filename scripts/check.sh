@@ -25,6 +25,10 @@ echo "check: cargo test --workspace --release (OXMPI_PREFIX=$PREFIX)"
 (cd "$ROOT" && "$CARGO" test --workspace --release --no-fail-fast "$@") 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 elapsed=$(($(date +%s) - start))
+# The multi-host tests create network-namespace hosts (as root); remove them.
+if [[ $(id -u) -eq 0 ]]; then
+    "$ROOT/tests/netns/down.sh" || true
+fi
 
 # Sum the "test result:" lines of every test binary.
 read -r passed failed ignored < <(awk '

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Install what building and testing OxMPI needs on Debian/Ubuntu, only if missing:
 # C toolchain, make, pkg-config, python3, procps, MPICH (for the interop test and
-# side-by-side benchmarks), gfortran, python3-venv/pip (mpi4py's suite, tests/external). Checks that cargo is available.
+# side-by-side benchmarks), gfortran, python3-venv/pip (mpi4py's suite, tests/external),
+# iproute2 (the network-namespace hosts of tests/netns), openssh-client (mpirun's default
+# launcher across hosts). Checks that cargo is available.
 # Quiet when there is nothing to do.
 set -euo pipefail
 
-PACKAGES=(gcc g++ make pkg-config python3 python3-venv python3-pip procps mpich libmpich-dev gfortran)
+PACKAGES=(gcc g++ make pkg-config python3 python3-venv python3-pip procps mpich libmpich-dev gfortran iproute2 openssh-client)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

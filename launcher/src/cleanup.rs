@@ -4,17 +4,23 @@ use crate::sys;
 use std::time::{Duration, Instant};
 
 /// Remove `/dev/shm/oxmpi-<job_id>*` (the library names its segments after the job id,
-/// which is our kvsname). Returns how many files were removed.
-pub fn remove_shm_files(job_id: &str) -> usize {
+/// which is our kvsname, and the node: `oxmpi-<job_id>-n<node>`); with `node`, only that
+/// node's (hosts faked on one machine share /dev/shm). Returns how many were removed.
+pub fn remove_shm_files(job_id: &str, node: Option<usize>) -> usize {
     let prefix = format!("oxmpi-{job_id}");
+    let exact = node.map(|n| format!("{prefix}-n{n}"));
     let Ok(dir) = std::fs::read_dir("/dev/shm") else {
         return 0;
     };
     let mut removed = 0;
     for entry in dir.flatten() {
         let name = entry.file_name();
-        if name.to_string_lossy().starts_with(&prefix) && std::fs::remove_file(entry.path()).is_ok()
-        {
+        let name = name.to_string_lossy();
+        let ours = match &exact {
+            Some(e) => *name == **e,
+            None => name.starts_with(&prefix),
+        };
+        if ours && std::fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }
     }

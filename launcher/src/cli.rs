@@ -44,6 +44,11 @@ const OPTIONS: &[(&[&str], &str, usize)] = &[
         1,
     ),
     (&["-ppn", "--ppn", "-npernode", "--npernode"], "--ppn", 1),
+    (&["-launcher", "--launcher", "-bootstrap", "--bootstrap"], "--launcher", 1),
+    (&["-launcher-exec", "--launcher-exec", "-bootstrap-exec", "--bootstrap-exec"], "--launcher-exec", 1),
+    (&["--map-by", "-map-by"], "--map-by", 1),
+    (&["-rr", "--rr", "--bynode", "-bynode"], "--rr", 0),
+    (&["--nooversubscribe", "-nooversubscribe", "--no-oversubscribe"], "--nooversubscribe", 0),
     (&["-h", "-help", "--help"], "--help", 0),
     (&["-V", "-version", "--version"], "--version", 0),
     (&["--help-tuning", "-help-tuning"], "--help-tuning", 0),
@@ -95,21 +100,24 @@ pub fn normalize(args: &[String]) -> Vec<String> {
     out
 }
 
-/// OxMPI's launcher: runs N copies of a program on this machine as one MPI job.
+/// OxMPI's launcher: runs N copies of a program as one MPI job, here or on several hosts.
 #[derive(Parser, Debug)]
 #[command(
     name = "mpirun",
     disable_version_flag = true,
-    about = "OxMPI mpirun/mpiexec: start an MPI job on this machine",
+    about = "OxMPI mpirun/mpiexec: start an MPI job on this machine or across hosts",
     after_help = "Hydra and Open MPI spellings are accepted too: -np, -genv, -env, -wdir, -wd, \
-                  -hosts, -hostfile, -machinefile, -ppn, -tag-output, -prepend-rank.\n\
+                  -hosts, -hostfile, -machinefile, -ppn, -tag-output, -prepend-rank, -bootstrap, \
+                  -bootstrap-exec.\n\
+                  Environment: OXMPI_LAUNCHER, OXMPI_LAUNCHER_EXEC (as -launcher, -launcher-exec), \
+                  OXMPI_LAUNCHER_IF (mpirun's interface for proxies), MPIEXEC_TIMEOUT.\n\
                   Exit status: 0 if all ranks exit 0; otherwise the failing rank's code \
                   (128+N if killed by signal N), the MPI_Abort code, 124 on --timeout."
 )]
 pub struct Cli {
-    /// Number of ranks to start (-n, -np).
-    #[arg(long = "np", short = 'n', value_name = "N", default_value_t = 1)]
-    pub np: usize,
+    /// Number of ranks to start (-n, -np); default: the hosts' slots, or 1 without hosts.
+    #[arg(long = "np", short = 'n', value_name = "N")]
+    pub np: Option<usize>,
 
     /// Set NAME=VALUE in every rank's environment (-genv, -env; repeatable).
     #[arg(long = "genv", num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append)]
@@ -131,25 +139,45 @@ pub struct Cli {
     #[arg(long, value_name = "DIR")]
     pub wdir: Option<PathBuf>,
 
-    /// Accepted for compatibility; oversubscription is always allowed.
+    /// Accepted for compatibility; oversubscription is allowed unless --nooversubscribe.
     #[arg(long)]
     pub oversubscribe: bool,
+
+    /// Refuse more ranks than the hosts have slots.
+    #[arg(long)]
+    pub nooversubscribe: bool,
 
     /// Accepted for compatibility; running as root is always allowed.
     #[arg(long = "allow-run-as-root")]
     pub allow_run_as_root: bool,
 
-    /// Hosts to run on (-hosts, -host, -H); only this machine is supported yet.
+    /// Hosts to run on, comma-separated, each `host` or `host:slots` (-hosts, -host, -H).
     #[arg(long = "host", value_name = "HOSTS", action = clap::ArgAction::Append)]
     pub hosts: Vec<String>,
 
-    /// Host file (-f, -hostfile, -machinefile); only this machine is supported yet.
+    /// Host file, one host per line: `host`, `host:slots` or `host slots=N` (-f, -hostfile, -machinefile).
     #[arg(long, value_name = "FILE")]
     pub hostfile: Option<PathBuf>,
 
-    /// Ranks per node (-ppn); accepted, all ranks run on this machine.
+    /// Ranks per host (-ppn), instead of each host's slot count.
     #[arg(long, value_name = "N")]
     pub ppn: Option<usize>,
+
+    /// How proxies reach other hosts: ssh (default), rsh, or fork (every host on this machine).
+    #[arg(long, value_name = "NAME")]
+    pub launcher: Option<String>,
+
+    /// Remote-exec program run as `PROG HOST COMMAND...` to start proxies (as ssh).
+    #[arg(long = "launcher-exec", value_name = "PROG")]
+    pub launcher_exec: Option<String>,
+
+    /// Placement: `slot` (default: fill each host's slots in turn) or `node` (round-robin).
+    #[arg(long = "map-by", value_name = "slot|node")]
+    pub map_by: Option<String>,
+
+    /// Round-robin placement, one rank per host in turn (as --map-by node).
+    #[arg(long)]
+    pub rr: bool,
 
     /// Print the version and exit.
     #[arg(long, short = 'V')]
@@ -222,7 +250,7 @@ mod tests {
     #[test]
     fn hydra_spellings() {
         let c = parse("-np 4 -genv A 1 -genv B 2 -wdir /tmp -l -ppn 2 ./a.out -n 9 -l");
-        assert_eq!(c.np, 4);
+        assert_eq!(c.np, Some(4));
         assert_eq!(
             c.extra_env(),
             vec![("A".into(), "1".into()), ("B".into(), "2".into())]
@@ -236,7 +264,7 @@ mod tests {
     fn openmpi_spellings() {
         let c =
             parse("--np=3 -x FOO=bar --tag-output --oversubscribe --allow-run-as-root -- prog --x");
-        assert_eq!(c.np, 3);
+        assert_eq!(c.np, Some(3));
         assert_eq!(c.extra_env(), vec![("FOO".into(), "bar".into())]);
         assert!(c.tag_output && c.oversubscribe && c.allow_run_as_root);
         assert_eq!(c.command, vec!["prog", "--x"]);
@@ -249,6 +277,17 @@ mod tests {
         assert_eq!(c.hosts, vec!["localhost,127.0.0.1"]);
         assert_eq!(c.hostfile, Some(PathBuf::from("hf")));
         assert_eq!(c.command, vec!["true"]);
+    }
+
+    #[test]
+    fn launcher_and_placement_flags() {
+        let c = parse("-launcher fork -rr --nooversubscribe -f hosts -n 2 true");
+        assert_eq!(c.launcher.as_deref(), Some("fork"));
+        assert!(c.rr && c.nooversubscribe);
+        let c = parse("-launcher-exec ./agent --map-by node true");
+        assert_eq!(c.launcher_exec.as_deref(), Some("./agent"));
+        assert_eq!(c.map_by.as_deref(), Some("node"));
+        assert_eq!(c.np, None);
     }
 
     #[test]

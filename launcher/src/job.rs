@@ -1,5 +1,11 @@
-//! One job: start the ranks, run the event loop (PMI server, output, stdin, signals,
-//! timeouts), tear down on the first failure, clean up, and compute mpirun's exit status.
+//! One job, or one host's part of it: start the ranks, run the event loop (PMI server,
+//! output, stdin, signals, timeouts), tear down on the first failure, clean up, and
+//! compute mpirun's exit status.
+//!
+//! On a single host `mpirun` runs this itself. With several hosts every host's proxy runs
+//! it with an `upstream` connection to `mpirun` (see `front.rs`): output, PMI barriers and
+//! failures go up it instead of to the terminal, stdin and the end of the job come down
+//! it, and a lost connection (mpirun killed, the host cut off) kills the ranks at once.
 //!
 //! Teardown policy: the first failure (a rank exiting non-zero, killed by a signal, or
 //! exiting after PMI init without finalize; `MPI_Abort`; `--timeout`; SIGINT/SIGTERM/SIGHUP
@@ -8,10 +14,12 @@
 //! [`KILL_GRACE`] gets SIGKILL. The first failure also decides the exit status.
 
 use crate::cleanup;
+use crate::frames::FrameConn;
 use crate::output::LineForwarder;
 use crate::pmi_server::{Event, PmiServer, PmiState};
 use crate::spawn::{self, Program};
 use crate::sys::{self, ExitStatus};
+use crate::wire::{Down, Up};
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
@@ -24,19 +32,29 @@ const DRAIN_LIMIT: Duration = Duration::from_millis(1000);
 /// Exit status when `--timeout` expires (as coreutils `timeout`).
 pub const TIMEOUT_EXIT: i32 = 124;
 
-/// Everything needed to run a job.
+/// Everything needed to run a job (or one host's ranks of it).
 pub struct JobSpec {
+    /// Ranks in the job.
     pub np: usize,
+    /// The ranks started here (global ranks; `0..np` on a single host).
+    pub ranks: Vec<usize>,
+    /// This host's node index (shared-memory segments are named after it).
+    pub node: usize,
     pub program: Program,
     /// Environment shared by all ranks (inherited + -genv/-x), without per-rank PMI vars.
     pub base_env: Vec<(String, String)>,
     pub tag_output: bool,
     pub timeout: Option<Duration>,
+    pub kvsname: String,
+    /// The job's secret (`OXMPI_JOB_SECRET`: the TCP transport's handshakes).
+    pub secret: String,
+    /// `PMI_process_mapping`.
+    pub mapping: String,
 }
 
 /// Why the job is being torn down (the first failure wins).
-#[derive(Debug, Clone)]
-enum Failure {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
     RankExit {
         rank: usize,
         pid: i32,
@@ -63,10 +81,23 @@ enum Failure {
         rank: usize,
         reason: String,
     },
+    /// A host of a multi-host job failed as a whole (its proxy did not start, was killed,
+    /// or lost its connection); `reason` names it.
+    Host {
+        host: String,
+        reason: String,
+    },
 }
 
 impl Failure {
-    fn message(&self) -> String {
+    /// The one line mpirun prints.
+    pub fn message(&self) -> String {
+        self.message_on(None)
+    }
+
+    /// As `message`, naming `host` (where the failure happened) after each pid.
+    pub fn message_on(&self, host: Option<&str>) -> String {
+        let at = host.map(|h| format!(" on {h}")).unwrap_or_default();
         let body = match self {
             Failure::RankExit {
                 rank,
@@ -80,22 +111,25 @@ impl Failure {
                 };
                 match status {
                     ExitStatus::Signal(s) => format!(
-                        "rank {rank} (pid {pid}) was killed by signal {s} ({}){when}",
+                        "rank {rank} (pid {pid}{at}) was killed by signal {s} ({}){when}",
                         sys::signal_name(*s)
                     ),
                     ExitStatus::Code(c) => {
-                        format!("rank {rank} (pid {pid}) exited with code {c}{when}")
+                        format!("rank {rank} (pid {pid}{at}) exited with code {c}{when}")
                     }
                 }
             }
             Failure::Abort { rank, pid, code } => {
-                format!("rank {rank} (pid {pid}) called MPI_Abort with code {code}")
+                format!("rank {rank} (pid {pid}{at}) called MPI_Abort with code {code}")
             }
             Failure::Protocol { rank, pid, reason } => {
-                format!("rank {rank} (pid {pid}) broke the PMI protocol ({reason})")
+                format!("rank {rank} (pid {pid}{at}) broke the PMI protocol ({reason})")
             }
             Failure::Timeout { secs } => {
                 format!("the job exceeded the time limit of {secs} s (--timeout/MPIEXEC_TIMEOUT)")
+            }
+            Failure::Signal { sig } if host.is_some() => {
+                format!("the proxy{at} received {}", sys::signal_name(*sig))
             }
             Failure::Signal { sig } => {
                 format!(
@@ -103,12 +137,13 @@ impl Failure {
                     sys::signal_name(*sig)
                 )
             }
-            Failure::Spawn { rank, reason } => format!("cannot start rank {rank}: {reason}"),
+            Failure::Spawn { rank, reason } => format!("cannot start rank {rank}{at}: {reason}"),
+            Failure::Host { reason, .. } => reason.clone(),
         };
         format!("mpirun: {body}; terminating the job\n")
     }
 
-    fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> i32 {
         match self {
             Failure::RankExit {
                 status: ExitStatus::Code(0),
@@ -116,7 +151,7 @@ impl Failure {
             } => 1,
             Failure::RankExit { status, .. } => status.shell_code(),
             Failure::Abort { code, .. } => *code,
-            Failure::Protocol { .. } | Failure::Spawn { .. } => 1,
+            Failure::Protocol { .. } | Failure::Spawn { .. } | Failure::Host { .. } => 1,
             Failure::Timeout { .. } => TIMEOUT_EXIT,
             Failure::Signal { sig } => 128 + sig,
         }
@@ -133,6 +168,8 @@ struct OutPipe {
 
 /// mpirun's view of one rank.
 struct Rank {
+    /// Global rank.
+    rank: usize,
     pid: i32,
     pmi: Option<OwnedFd>,
     /// stdout and stderr; `None` once closed.
@@ -142,8 +179,10 @@ struct Rank {
 
 /// mpirun's stdin copied to rank 0's stdin.
 struct StdinForward {
-    /// Still reading mpirun's fd 0.
+    /// More input may come (from fd 0, or from upstream).
     reading: bool,
+    /// Input comes from our fd 0 (else from upstream `Stdin` frames).
+    from_fd0: bool,
     dest: Option<OwnedFd>,
     pending: Vec<u8>,
 }
@@ -161,27 +200,23 @@ struct Job {
     deadline: Option<(Instant, u64)>,
     /// Set when the last rank was reaped: stop waiting for output after this.
     drain_until: Option<Instant>,
+    /// The connection to mpirun, for a proxy (see the module doc).
+    up: Option<FrameConn>,
+    retired_sent: bool,
 }
 
-/// Run the job and return mpirun's exit status.
-pub fn run(spec: JobSpec) -> i32 {
-    sys::ensure_std_fds();
-    sys::set_child_subreaper();
-    let sigfd = match sys::signalfd() {
-        Ok(fd) => fd,
-        Err(e) => {
-            eprintln!("mpirun: cannot set up signal handling: {e}");
-            return 1;
-        }
-    };
-    let kvsname = format!("oxmpi_{}_{}", std::process::id(), sys::random_hex(4));
-    let secret = sys::random_hex(16);
+/// Run the job (a proxy: its host's part, with `up` its connection to mpirun) and return
+/// the exit status.
+pub fn run(spec: JobSpec, up: Option<FrameConn>) -> i32 {
+    let Some(sigfd) = sys::launcher_setup() else { return 1 };
+    let relay = up.is_some();
     let mut job = Job {
         ranks: Vec::new(),
-        server: PmiServer::new(&kvsname, spec.np),
+        server: PmiServer::for_host(&spec.kvsname, spec.np, &spec.mapping, spec.ranks.clone(), relay),
         pgid: 0,
         stdin: StdinForward {
             reading: true,
+            from_fd0: !relay,
             dest: None,
             pending: Vec::new(),
         },
@@ -190,8 +225,10 @@ pub fn run(spec: JobSpec) -> i32 {
         killed: false,
         deadline: spec.timeout.map(|t| (Instant::now() + t, t.as_secs())),
         drain_until: None,
+        up,
+        retired_sent: false,
     };
-    if let Err(f) = job.start_all(&spec, &secret) {
+    if let Err(f) = job.start_all(&spec) {
         job.fail(f);
     }
     job.event_loop(&sigfd);
@@ -199,18 +236,22 @@ pub fn run(spec: JobSpec) -> i32 {
     if !left.is_empty() {
         eprintln!("mpirun: warning: processes {left:?} could not be reaped");
     }
-    cleanup::remove_shm_files(&kvsname);
+    cleanup::remove_shm_files(&spec.kvsname, relay.then_some(spec.node));
+    if let Some(up) = job.up.as_mut() {
+        up.send(Up::Done.encode());
+        up.flush_blocking(Duration::from_secs(2));
+    }
     job.failure.map(|f| f.exit_code()).unwrap_or(0)
 }
 
 impl Job {
     /// Fork every rank. On error the ranks started so far are torn down by the caller.
-    fn start_all(&mut self, spec: &JobSpec, secret: &str) -> Result<(), Failure> {
+    fn start_all(&mut self, spec: &JobSpec) -> Result<(), Failure> {
         let dev_null = spawn::dev_null().map_err(|e| Failure::Spawn {
-            rank: 0,
+            rank: spec.ranks.first().copied().unwrap_or(0),
             reason: format!("/dev/null: {e}"),
         })?;
-        for rank in 0..spec.np {
+        for (local, &rank) in spec.ranks.iter().enumerate() {
             let spawn_err = |e: std::io::Error| Failure::Spawn {
                 rank,
                 reason: e.to_string(),
@@ -222,9 +263,9 @@ impl Job {
                 ("PMI_FD".to_string(), theirs.as_raw_fd().to_string()),
                 ("PMI_RANK".to_string(), rank.to_string()),
                 ("PMI_SIZE".to_string(), spec.np.to_string()),
-                ("OXMPI_JOB_SECRET".to_string(), secret.to_string()),
-                ("MPI_LOCALNRANKS".to_string(), spec.np.to_string()),
-                ("MPI_LOCALRANKID".to_string(), rank.to_string()),
+                ("OXMPI_JOB_SECRET".to_string(), spec.secret.clone()),
+                ("MPI_LOCALNRANKS".to_string(), spec.ranks.len().to_string()),
+                ("MPI_LOCALRANKID".to_string(), local.to_string()),
             ]);
             let envp: Vec<CString> =
                 spawn::envp(&env).map_err(|reason| Failure::Spawn { rank, reason })?;
@@ -232,12 +273,15 @@ impl Job {
             let started = spawn::start(&spec.program, &envp, self.pgid, &theirs, stdin_src)
                 .map_err(spawn_err)?;
             drop(theirs);
-            if rank == 0 {
+            if local == 0 {
                 self.pgid = started.pid;
+            }
+            if rank == 0 {
                 self.stdin.dest = started.stdin;
             }
             let tag = spec.tag_output.then(|| format!("[{rank}] "));
             self.ranks.push(Rank {
+                rank,
                 pid: started.pid,
                 pmi: Some(ours),
                 outs: [
@@ -258,12 +302,18 @@ impl Job {
         Ok(())
     }
 
-    /// Record the first failure, report it, and start killing the job.
+    /// Record the first failure, report it (to mpirun, for a proxy), and start killing the
+    /// job.
     fn fail(&mut self, f: Failure) {
         if self.failure.is_some() {
             return;
         }
-        let _ = sys::write_all(2, f.message().as_bytes());
+        match self.up.as_mut() {
+            Some(up) => up.send(Up::Failed(f.clone()).encode()),
+            None => {
+                let _ = sys::write_all(2, f.message().as_bytes());
+            }
+        }
         let sig = match f {
             Failure::Signal { sig } => sig,
             _ => libc::SIGTERM,
@@ -294,6 +344,76 @@ impl Job {
             .any(|r| r.outs.iter().any(Option::is_some))
     }
 
+    /// mpirun ends the job (another host failed, or mpirun got a signal): `sig` now,
+    /// SIGKILL after the grace time; nothing to report.
+    fn ended_by_mpirun(&mut self, sig: i32) {
+        if self.failure.is_none() {
+            self.failure = Some(Failure::Signal { sig });
+            self.signal_all(sig);
+            self.kill_at = Some(Instant::now() + KILL_GRACE);
+        }
+    }
+
+    /// The connection to mpirun is gone (mpirun was killed, or this host was cut off):
+    /// nobody is left to report to, so the ranks die now.
+    fn lost_mpirun(&mut self) {
+        if let Some(up) = self.up.as_mut() {
+            up.eof = true;
+        }
+        if self.failure.is_none() {
+            self.failure = Some(Failure::Signal { sig: libc::SIGKILL });
+        }
+        self.killed = true;
+        self.signal_all(libc::SIGKILL);
+    }
+
+    /// Handles what mpirun sent.
+    fn on_upstream(&mut self) {
+        let Some(up) = self.up.as_mut() else { return };
+        up.fill();
+        loop {
+            let Some(up) = self.up.as_mut() else { return };
+            match up.next(Down::decode) {
+                Ok(Some(Down::FenceDone { kvs })) => {
+                    self.server.fence_done(kvs);
+                    self.flush_pmi_all();
+                }
+                Ok(Some(Down::Stdin(data))) => {
+                    if data.is_empty() {
+                        self.stdin.reading = false;
+                        if self.stdin.pending.is_empty() {
+                            self.stdin.dest = None;
+                        }
+                    } else {
+                        self.stdin.pending.extend_from_slice(&data);
+                    }
+                    self.on_stdin_writable();
+                }
+                Ok(Some(Down::Kill(sig))) => self.ended_by_mpirun(sig),
+                Ok(Some(Down::Start(_))) | Err(_) => return self.lost_mpirun(),
+                Ok(None) => {
+                    if up.eof {
+                        self.lost_mpirun();
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A proxy tells mpirun about a barrier all its ranks entered, and when none can
+    /// enter one any more.
+    fn relay_pmi(&mut self) {
+        let Some(up) = self.up.as_mut() else { return };
+        if let Some(kvs) = self.server.take_fence() {
+            up.send(Up::Fence { kvs }.encode());
+        }
+        if !self.retired_sent && self.server.retired() {
+            self.retired_sent = true;
+            up.send(Up::Retired.encode());
+        }
+    }
+
     fn event_loop(&mut self, sigfd: &OwnedFd) {
         loop {
             self.reap();
@@ -322,6 +442,10 @@ impl Job {
                 slots.push(slot);
             };
             add(sigfd.as_raw_fd(), libc::POLLIN, Slot::Signal);
+            if let Some(up) = self.up.as_ref().filter(|u| !u.eof) {
+                let ev = if up.wants_write() { libc::POLLIN | libc::POLLOUT } else { libc::POLLIN };
+                add(up.raw(), ev, Slot::Upstream);
+            }
             for (i, r) in self.ranks.iter().enumerate() {
                 if let Some(p) = &r.pmi {
                     let mut ev = libc::POLLIN;
@@ -339,7 +463,7 @@ impl Job {
             if let Some(d) = &self.stdin.dest {
                 if !self.stdin.pending.is_empty() {
                     add(d.as_raw_fd(), libc::POLLOUT, Slot::StdinDest);
-                } else if self.stdin.reading {
+                } else if self.stdin.reading && self.stdin.from_fd0 {
                     add(0, libc::POLLIN, Slot::StdinSrc);
                 }
             }
@@ -360,8 +484,15 @@ impl Job {
                     Slot::Output(i, k) => self.on_output(i, k),
                     Slot::StdinSrc => self.on_stdin_readable(),
                     Slot::StdinDest => self.on_stdin_writable(),
+                    Slot::Upstream => {
+                        if let Some(up) = self.up.as_mut() {
+                            up.flush();
+                        }
+                        self.on_upstream();
+                    }
                 }
             }
+            self.relay_pmi();
             self.flush_idle_partials();
         }
     }
@@ -422,21 +553,22 @@ impl Job {
     /// Reap every exited child; classify rank exits.
     fn reap(&mut self) {
         while let Some((pid, status)) = sys::reap_any() {
-            let Some(rank) = self.ranks.iter().position(|r| r.pid == pid) else {
+            let Some(i) = self.ranks.iter().position(|r| r.pid == pid) else {
                 continue; // an orphaned grandchild (we are a subreaper)
             };
+            let rank = self.ranks[i].rank;
             // A rank may have written `abort` or `finalize` just before exiting: handle
             // everything it sent before judging its exit.
-            self.drain_pmi(rank);
-            self.ranks[rank].status = Some(status);
-            self.ranks[rank].pmi = None;
-            self.server.rank_gone(rank);
+            self.drain_pmi(i);
+            self.ranks[i].status = Some(status);
+            self.ranks[i].pmi = None;
+            self.server.rank_gone(i);
             self.flush_pmi_all();
             if rank == 0 {
                 self.stdin.dest = None;
                 self.stdin.reading = false;
             }
-            let state = self.server.state(rank);
+            let state = self.server.state(i);
             let ok = match status {
                 ExitStatus::Code(0) => state != PmiState::Init,
                 _ => false,
@@ -533,6 +665,7 @@ impl Job {
 
     /// Forward what a rank wrote to stdout/stderr; close the pipe at EOF.
     fn on_output(&mut self, rank: usize, k: usize) {
+        let who = self.ranks[rank].rank;
         let Some(o) = self.ranks[rank].outs[k].as_mut() else {
             return;
         };
@@ -540,13 +673,13 @@ impl Job {
         match sys::read(o.fd.as_raw_fd(), &mut chunk) {
             Ok(n) if n > 0 => {
                 let data = o.fwd.push(&chunk[..n]);
-                let _ = sys::write_all(o.dest, &data);
+                emit(&mut self.up, who, o.dest, &data);
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
             _ => {
                 // EOF or a read error: forward the partial line and close.
                 let data = o.fwd.flush();
-                let _ = sys::write_all(o.dest, &data);
+                emit(&mut self.up, who, o.dest, &data);
                 self.ranks[rank].outs[k] = None;
             }
         }
@@ -558,7 +691,7 @@ impl Job {
             for o in r.outs.iter_mut().flatten() {
                 if o.fwd.flush_due().is_some_and(|t| t <= now) {
                     let data = o.fwd.flush();
-                    let _ = sys::write_all(o.dest, &data);
+                    emit(&mut self.up, r.rank, o.dest, &data);
                 }
             }
         }
@@ -568,7 +701,7 @@ impl Job {
         for r in &mut self.ranks {
             for o in r.outs.iter_mut().flatten() {
                 let data = o.fwd.flush();
-                let _ = sys::write_all(o.dest, &data);
+                emit(&mut self.up, r.rank, o.dest, &data);
             }
             r.outs = [None, None];
         }
@@ -614,10 +747,24 @@ impl Job {
     }
 }
 
+/// Forwards output of `rank` to mpirun's `dest` (1 or 2), or up to mpirun for a proxy.
+fn emit(up: &mut Option<FrameConn>, rank: usize, dest: RawFd, data: &[u8]) {
+    if data.is_empty() {
+        return;
+    }
+    match up {
+        Some(up) => up.send(Up::Output { rank: rank as u32, stream: dest as u8, data: data.to_vec() }.encode()),
+        None => {
+            let _ = sys::write_all(dest, data);
+        }
+    }
+}
+
 /// What a poll entry stands for.
 #[derive(Debug, Clone, Copy)]
 enum Slot {
     Signal,
+    Upstream,
     Pmi(usize),
     Output(usize, usize),
     StdinSrc,

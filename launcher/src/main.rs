@@ -1,18 +1,24 @@
-//! `mpirun` / `mpiexec`: OxMPI's single-host launcher.
+//! `mpirun` / `mpiexec`: OxMPI's launcher.
 //!
 //! It serves PMI-1 (and PMI-2) to every rank over an inherited socketpair (`PMI_FD`, the
 //! contract of MPICH's Hydra), forwards output and stdin, forwards SIGINT/SIGTERM, and tears
-//! the job down on the first failure with the failing rank's exit status. See `job.rs` for
-//! the policy and `--help` for the flags.
+//! the job down on the first failure with the failing rank's exit status. On one host it
+//! does all of it itself (`job.rs`); across hosts it starts one proxy per host, which does
+//! it for that host's ranks (`front.rs`, `proxy.rs`). See `--help` for the flags.
 
 mod cleanup;
 mod cli;
+mod frames;
+mod front;
 mod hosts;
 mod job;
 mod output;
 mod pmi_server;
+mod proxy;
+mod remote;
 mod spawn;
 mod sys;
+mod wire;
 
 use cli::Cli;
 use std::time::Duration;
@@ -23,6 +29,15 @@ fn main() {
 
 fn real_main() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--oxmpi-proxy") {
+        return match &args[1..] {
+            [addr, host] => proxy::run(addr, host),
+            _ => {
+                eprintln!("mpirun: usage: mpirun --oxmpi-proxy ADDR HOST (started by mpirun itself)");
+                2
+            }
+        };
+    }
     let cli = match Cli::parse_args(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -39,7 +54,8 @@ fn real_main() -> i32 {
         return 0;
     }
     match prepare(&cli) {
-        Ok(spec) => job::run(spec),
+        Ok(Launch::Here(spec)) => job::run(spec, None),
+        Ok(Launch::Hosts(spec)) => front::run(spec),
         Err((msg, code)) => {
             eprintln!("mpirun: {msg}");
             code
@@ -47,18 +63,36 @@ fn real_main() -> i32 {
     }
 }
 
+/// A job on this machine only, or across hosts.
+enum Launch {
+    Here(job::JobSpec),
+    Hosts(front::FrontSpec),
+}
+
 /// Validate the command line and build the job; errors carry mpirun's exit status.
-fn prepare(cli: &Cli) -> Result<job::JobSpec, (String, i32)> {
+fn prepare(cli: &Cli) -> Result<Launch, (String, i32)> {
     let usage = |m: String| (m, 2);
     if cli.command.is_empty() {
         return Err(usage(
             "no program given; usage: mpirun -n N PROGRAM [ARGS...]".into(),
         ));
     }
-    if cli.np == 0 {
+    if cli.np == Some(0) {
         return Err(usage("-n must be at least 1".into()));
     }
-    hosts::check_local(&cli.hosts, cli.hostfile.as_deref()).map_err(usage)?;
+    if cli.ppn == Some(0) {
+        return Err(usage("-ppn must be at least 1".into()));
+    }
+    let launcher = remote::Launcher::choose(cli.launcher.as_deref(), cli.launcher_exec.as_deref()).map_err(usage)?;
+    let map = match (cli.map_by.as_deref(), cli.rr) {
+        (Some("node") | Some("rr"), _) | (None, true) => hosts::MapBy::Node,
+        (Some("slot") | Some("core") | None, false) => hosts::MapBy::Slot,
+        (Some(other), _) => return Err(usage(format!("--map-by {other}: expected slot or node"))),
+    };
+    let mut host_list = hosts::parse(&cli.hosts, cli.hostfile.as_deref()).map_err(usage)?;
+    if launcher != remote::Launcher::Fork {
+        host_list = merge_local(host_list);
+    }
     let timeout = cli.timeout_secs().map_err(usage)?.map(Duration::from_secs);
     let wdir = match &cli.wdir {
         Some(d) if !d.is_dir() => {
@@ -70,7 +104,7 @@ fn prepare(cli: &Cli) -> Result<job::JobSpec, (String, i32)> {
 
     // Inherited environment minus any outer launcher's PMI variables, then -genv/-x.
     let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| !k.starts_with("PMI_"))
+        .filter(|(k, _)| !k.starts_with("PMI_") && k != "OXMPI_JOB_SECRET")
         .collect();
     for (k, v) in cli.extra_env() {
         if k.is_empty() || k.contains('=') {
@@ -80,6 +114,33 @@ fn prepare(cli: &Cli) -> Result<job::JobSpec, (String, i32)> {
         env.push((k, v));
     }
 
+    let np = cli.np.unwrap_or_else(|| if host_list.is_empty() { 1 } else { host_list.iter().map(|h| cli.ppn.unwrap_or(h.slots)).sum() });
+    if !host_list.is_empty() {
+        let node_of = hosts::place(&host_list, np, cli.ppn, map, !cli.nooversubscribe).map_err(usage)?;
+        // Only hosts that got ranks take part; node numbers follow the host list.
+        let used: Vec<usize> = (0..host_list.len()).filter(|h| node_of.contains(h)).collect();
+        let one_here = used.len() == 1 && (launcher == remote::Launcher::Fork || hosts::is_local(&host_list[used[0]].name));
+        if !one_here {
+            let node: Vec<usize> = node_of.iter().map(|h| used.iter().position(|u| u == h).unwrap()).collect();
+            let ranks_of = (0..used.len()).map(|n| (0..np).filter(|&r| node[r] == n).map(|r| r as u32).collect()).collect();
+            // Ranks start where mpirun is, as with Hydra (relative paths then mean the same).
+            let wdir = wdir.or_else(|| std::env::current_dir().ok()).map(|d| d.display().to_string());
+            return Ok(Launch::Hosts(front::FrontSpec {
+                hosts: used.iter().map(|&h| host_list[h].name.clone()).collect(),
+                ranks_of,
+                np,
+                argv: cli.command.clone(),
+                wdir,
+                env,
+                tag_output: cli.tag_output,
+                timeout,
+                launcher,
+                mapping: hosts::process_mapping(&node),
+                verbose: std::env::var("OXMPI_VERBOSE").is_ok_and(|v| v.trim() != "0" && !v.trim().is_empty()),
+            }));
+        }
+    }
+
     let path_var = env
         .iter()
         .find(|(k, _)| k == "PATH")
@@ -87,11 +148,36 @@ fn prepare(cli: &Cli) -> Result<job::JobSpec, (String, i32)> {
     let program =
         spawn::resolve(&cli.command[0], path_var, wdir.as_deref()).map_err(|m| (m, 127))?;
     let program = spawn::Program::new(&program, &cli.command, wdir.as_deref()).map_err(usage)?;
-    Ok(job::JobSpec {
-        np: cli.np,
+    Ok(Launch::Here(job::JobSpec {
+        np,
+        ranks: (0..np).collect(),
+        node: 0,
         program,
         base_env: env,
         tag_output: cli.tag_output,
         timeout,
-    })
+        kvsname: format!("oxmpi_{}_{}", std::process::id(), sys::random_hex(4)),
+        secret: sys::random_hex(16),
+        mapping: pmi_server::process_mapping(np),
+    }))
+}
+
+/// Host entries that name this machine (`localhost`, its name, 127.0.0.1) are one host.
+fn merge_local(list: Vec<hosts::Host>) -> Vec<hosts::Host> {
+    let mut out: Vec<hosts::Host> = Vec::new();
+    let mut here: Option<usize> = None;
+    for h in list {
+        if hosts::is_local(&h.name) {
+            match here {
+                Some(i) => out[i].slots += h.slots,
+                None => {
+                    here = Some(out.len());
+                    out.push(hosts::Host { name: hosts::this_host(), slots: h.slots });
+                }
+            }
+        } else {
+            out.push(h);
+        }
+    }
+    out
 }

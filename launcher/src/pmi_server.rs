@@ -3,6 +3,12 @@
 //! sent into [`PmiServer::on_bytes`] and writes out whatever [`PmiServer::take_output`]
 //! returns, so the protocol can be unit-tested without processes.
 //!
+//! A server serves the ranks of one host (`ranks`, global rank numbers; connections are
+//! indexed by position in that list). With several hosts (`relay`), a barrier that every
+//! local rank entered is not released here: the pairs put since the last one wait in
+//! [`PmiServer::take_fence`] for the launcher to exchange with the other hosts, and
+//! [`PmiServer::fence_done`] releases it with what they put.
+//!
 //! Each connection starts with a PMI-1 `init` line; `pmi_version=1` keeps it in PMI-1 line
 //! framing, `pmi_version=2` switches it to PMI-2 length-prefixed frames (as Slurm and hydra
 //! do). Replies follow Slurm's format (`rc` right after `cmd`), which MPICH's client accepts.
@@ -47,6 +53,8 @@ pub enum Event {
 }
 
 struct Conn {
+    /// Global rank.
+    rank: usize,
     proto: Proto,
     state: PmiState,
     inbuf: Vec<u8>,
@@ -60,13 +68,22 @@ struct Conn {
     waiting_nodeattr: Option<String>,
 }
 
-/// The job-wide PMI server.
+/// The PMI server of one host.
 pub struct PmiServer {
     kvsname: String,
+    /// Ranks in the job.
     size: usize,
+    mapping: String,
     kvs: HashMap<String, String>,
     nodeattrs: HashMap<String, String>,
     conns: Vec<Conn>,
+    /// Barriers go through the launcher (several hosts).
+    relay: bool,
+    /// Pairs put since the last barrier (relay mode), and a barrier ready to relay.
+    delta: Vec<(String, String)>,
+    fence_ready: bool,
+    /// A relayed barrier is waiting for `fence_done`.
+    fence_out: bool,
 }
 
 /// `(vector,(0,1,N))`: all ranks on node 0 (single-host launcher).
@@ -75,12 +92,21 @@ pub fn process_mapping(size: usize) -> String {
 }
 
 impl PmiServer {
-    /// A server for `size` ranks with the given kvsname.
+    /// A server for all `size` ranks of a single-host job.
+    #[cfg(test)]
     pub fn new(kvsname: &str, size: usize) -> PmiServer {
+        PmiServer::for_host(kvsname, size, &process_mapping(size), (0..size).collect(), false)
+    }
+
+    /// A server for the ranks `ranks` of a job of `size` ranks laid out as `mapping`;
+    /// `relay`: barriers complete through the launcher (see the module doc).
+    pub fn for_host(kvsname: &str, size: usize, mapping: &str, ranks: Vec<usize>, relay: bool) -> PmiServer {
         let mut kvs = HashMap::new();
-        kvs.insert("PMI_process_mapping".to_string(), process_mapping(size));
-        let conns = (0..size)
-            .map(|_| Conn {
+        kvs.insert("PMI_process_mapping".to_string(), mapping.to_string());
+        let conns = ranks
+            .into_iter()
+            .map(|rank| Conn {
+                rank,
                 proto: Proto::V1,
                 state: PmiState::NotInit,
                 inbuf: Vec::new(),
@@ -94,9 +120,42 @@ impl PmiServer {
         PmiServer {
             kvsname: kvsname.to_string(),
             size,
+            mapping: mapping.to_string(),
             kvs,
             nodeattrs: HashMap::new(),
             conns,
+            relay,
+            delta: Vec::new(),
+            fence_ready: false,
+            fence_out: false,
+        }
+    }
+
+    /// A barrier every local rank entered, to relay (once): the pairs put since the last.
+    pub fn take_fence(&mut self) -> Option<Vec<(String, String)>> {
+        if !std::mem::take(&mut self.fence_ready) {
+            return None;
+        }
+        self.fence_out = true;
+        Some(std::mem::take(&mut self.delta))
+    }
+
+    /// The relayed barrier completed on every host, which put `kvs`: release it.
+    pub fn fence_done(&mut self, kvs: Vec<(String, String)>) {
+        self.kvs.extend(kvs);
+        self.fence_out = false;
+        self.release_barrier();
+    }
+
+    /// No local rank can enter a barrier any more (each finalized or gone).
+    pub fn retired(&self) -> bool {
+        self.conns.iter().all(|c| c.gone || c.state == PmiState::Finalized)
+    }
+
+    fn put(&mut self, key: &str, value: &str) {
+        self.kvs.insert(key.to_string(), value.to_string());
+        if self.relay {
+            self.delta.push((key.to_string(), value.to_string()));
         }
     }
 
@@ -144,7 +203,7 @@ impl PmiServer {
                     let c = &mut self.conns[rank];
                     c.broken = true;
                     c.inbuf.clear();
-                    events.push(Event::ProtocolError { rank, reason });
+                    events.push(Event::ProtocolError { rank: c.rank, reason });
                     self.rank_gone(rank);
                     break;
                 }
@@ -263,7 +322,7 @@ impl PmiServer {
                         .with("rc", -1)
                         .with("msg", "unknown_kvsname"),
                     (_, Some(key), Some(value)) if key.len() <= KEYLEN_MAX => {
-                        self.kvs.insert(key.to_string(), value.to_string());
+                        self.put(key, value);
                         ok("put_result")
                     }
                     _ => Message::new("put_result")
@@ -293,7 +352,7 @@ impl PmiServer {
             }
             "abort" => {
                 let code = m.get_int("exitcode").unwrap_or(1) as i32;
-                return vec![Event::Abort { rank, code }];
+                return vec![Event::Abort { rank: self.conns[rank].rank, code }];
             }
             other => {
                 let reply = Message::new("error")
@@ -312,7 +371,7 @@ impl PmiServer {
                 let reply = ok("fullinit-response")
                     .with("pmi-version", 2)
                     .with("pmi-subversion", 0)
-                    .with("rank", rank)
+                    .with("rank", self.conns[rank].rank)
                     .with("size", self.size)
                     .with("appnum", 0)
                     .with("debugged", "FALSE")
@@ -325,7 +384,7 @@ impl PmiServer {
             }
             "info-getjobattr" => {
                 let value = match m.get("key") {
-                    Some("PMI_process_mapping") => Some(process_mapping(self.size)),
+                    Some("PMI_process_mapping") => Some(self.mapping.clone()),
                     Some("universeSize") => Some(self.size.to_string()),
                     _ => None,
                 };
@@ -364,7 +423,7 @@ impl PmiServer {
             }
             "kvs-put" => {
                 if let (Some(k), Some(v)) = (m.get("key"), m.get("value")) {
-                    self.kvs.insert(k.to_string(), v.to_string());
+                    self.put(k, v);
                 }
                 self.reply_v2(rank, ok("kvs-put-response"));
             }
@@ -382,7 +441,7 @@ impl PmiServer {
                 self.reply_v2(rank, ok("finalize-response"));
                 self.finalize(rank);
             }
-            "abort" => return vec![Event::Abort { rank, code: 1 }],
+            "abort" => return vec![Event::Abort { rank: self.conns[rank].rank, code: 1 }],
             other => {
                 let reply = Message::new(&format!("{other}-response"))
                     .with("rc", -1)
@@ -395,7 +454,7 @@ impl PmiServer {
 
     fn wake_nodeattr_waiters(&mut self, key: &str) {
         let value = self.nodeattrs[key].clone();
-        for r in 0..self.size {
+        for r in 0..self.conns.len() {
             if self.conns[r].waiting_nodeattr.as_deref() == Some(key) {
                 self.conns[r].waiting_nodeattr = None;
                 let reply = Message::new("info-getnodeattr-response")
@@ -425,10 +484,18 @@ impl PmiServer {
             .conns
             .iter()
             .all(|c| c.in_barrier || c.gone || c.state == PmiState::Finalized);
-        if !(any_waiting && all_in) {
+        if !(any_waiting && all_in) || self.fence_out || self.fence_ready {
             return;
         }
-        for r in 0..self.size {
+        if self.relay {
+            self.fence_ready = true;
+            return;
+        }
+        self.release_barrier();
+    }
+
+    fn release_barrier(&mut self) {
+        for r in 0..self.conns.len() {
             if !self.conns[r].in_barrier {
                 continue;
             }

@@ -77,6 +77,22 @@ pub fn write(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     }
 }
 
+/// `send(2)` on a socket with MSG_NOSIGNAL (a closed peer is EPIPE, not SIGPIPE); EINTR
+/// is retried.
+pub fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    loop {
+        // SAFETY: `buf` is valid for reads of `buf.len()` bytes.
+        let n = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 /// Write everything to a blocking fd (mpirun's own stdout/stderr). Errors are returned.
 pub fn write_all(fd: RawFd, mut buf: &[u8]) -> io::Result<()> {
     while !buf.is_empty() {
@@ -242,6 +258,20 @@ pub fn ensure_std_fds() {
             unsafe {
                 libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
             }
+        }
+    }
+}
+
+/// What every launcher process (mpirun, a proxy) does first: standard fds open, child
+/// subreaper, signals through a signalfd. None (after saying why) if that fails.
+pub fn launcher_setup() -> Option<OwnedFd> {
+    ensure_std_fds();
+    set_child_subreaper();
+    match signalfd() {
+        Ok(fd) => Some(fd),
+        Err(e) => {
+            eprintln!("mpirun: cannot set up signal handling: {e}");
+            None
         }
     }
 }

@@ -120,7 +120,7 @@ fn run_direct(func: &str, comm: MPI_Comm, make: impl FnOnce(&Comm, *mut u8, bool
     let mut slot: Option<Direct> = None;
     let first = runtime::with(|rt| {
         let c = comm_index(comm).and_then(|i| rt.comms.get_mut(i)).filter(|c| !c.is_inter())?;
-        let flat = algorithms::flat(rt.engine.oversubscribed, c.size());
+        let flat = algorithms::flat(rt.engine.oversubscribed, c.size(), || rt.engine.on_my_host(&c.world_ranks));
         let (op, buf, len) = make(c, tmp, flat, &rt.engine).filter(|x| x.2 <= max)?;
         let (cc, tag) = c.next_collective(false);
         let d = slot.insert(Direct::new(cc, tag, op, buf, len, tmp));

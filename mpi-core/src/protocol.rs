@@ -167,6 +167,8 @@ pub struct Engine {
     bsend: BsendBuffer,
     /// More local ranks than CPUs: blocked waits yield at once instead of spinning.
     pub oversubscribed: bool,
+    /// World ranks on this host.
+    host_mates: Vec<bool>,
     /// Active collective schedules and recycled ones (see `coll/stepping.rs`).
     pub(crate) colls: Colls,
     /// Buffers of consumed unexpected eager messages, reused for the next ones.
@@ -234,10 +236,23 @@ impl Engine {
             push_root_max: crate::config::config().get(if oversubscribed { "OSUB_PUSH_ROOT_MAX" } else { "SHM_PUSH_MAX" }),
             pushing: (0..size).map(|_| None).collect(),
             cpu_mates: vec![false; size],
+            host_mates: vec![false; size],
         }
     }
 
     /// Records the world ranks bound to our CPU (oversubscribed runs).
+    /// The world ranks on this host (the launcher's node map).
+    pub fn set_host_mates(&mut self, mates: &[usize]) {
+        for &m in mates {
+            self.host_mates[m] = true;
+        }
+    }
+
+    /// Every rank of `world` is on this host.
+    pub fn on_my_host(&self, world: &[usize]) -> bool {
+        world.iter().all(|&w| self.host_mates.get(w).copied().unwrap_or(false))
+    }
+
     pub fn set_cpu_mates(&mut self, mates: &[usize]) {
         for &m in mates {
             self.cpu_mates[m] = true;

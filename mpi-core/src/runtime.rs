@@ -325,6 +325,7 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
     let oversubscribed = locals.len() > cpus;
     let bound = config().get("BIND") != 0 && crate::affinity::bind_local_rank(me, locals.len(), &allowed).is_some();
     let mut engine = Engine::new(rank, size, wiring.routes, wiring.transports, oversubscribed);
+    engine.set_host_mates(&locals);
     if bound && oversubscribed {
         let mates: Vec<usize> = crate::affinity::cpu_mates(me, locals.len(), cpus).into_iter().map(|i| locals[i]).collect();
         engine.set_cpu_mates(&mates);

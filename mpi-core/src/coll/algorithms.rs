@@ -67,10 +67,12 @@ pub fn tuning() -> &'static Tuning {
 /// Whether collectives on `n` ranks use flat trees (root talks to every rank itself):
 /// oversubscribed runs on at most `OSUB_FLAT_PROCS` ranks. There a tree's inner rank
 /// forwards data only when the scheduler gets to it, a delay of a whole timeslice share
-/// that a flat tree never pays. Every rank decides alike (`oversubscribed` is a property of
-/// the node).
-pub fn flat(oversubscribed: bool, n: usize) -> bool {
-    oversubscribed && n <= tuning().osub_flat_procs
+/// that a flat tree never pays. Every rank of the communicator must decide alike:
+/// `oversubscribed` is a property of a host, and hosts of one job may differ (3 ranks on
+/// a 2-CPU host, 2 on another), so only a communicator within one host (`one_host`) may
+/// go flat.
+pub fn flat(oversubscribed: bool, n: usize, one_host: impl FnOnce() -> bool) -> bool {
+    oversubscribed && n <= tuning().osub_flat_procs && one_host()
 }
 
 // ------------------------------------------------------------------ helpers

@@ -22,7 +22,7 @@ impl Engine {
     /// vectors and temporary arena keep their capacity, so a repeated collective allocates
     /// nothing).
     pub fn new_schedule(&mut self, comm: CollComm, tag: i32) -> Box<Schedule> {
-        let flat = crate::coll::algorithms::flat(self.oversubscribed, comm.size());
+        let flat = crate::coll::algorithms::flat(self.oversubscribed, comm.size(), || self.on_my_host(&comm.world_ranks) && comm.remote.as_ref().is_none_or(|r| self.on_my_host(r)));
         let mut s = match self.colls.spare.pop() {
             Some(mut s) => {
                 s.comm = comm;

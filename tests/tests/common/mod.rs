@@ -208,6 +208,18 @@ pub fn processes_running(exe: &Path) -> Vec<u32> {
     pids
 }
 
+/// Process ids of live `mpirun --oxmpi-proxy` processes of the launcher `mpirun`.
+pub fn proxies_running(mpirun: &Path) -> Vec<u32> {
+    let mut out = Vec::new();
+    for pid in processes_running(mpirun) {
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if cmdline.split(|&b| b == 0).any(|a| a == b"--oxmpi-proxy") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
 fn kill_pids(pids: &[u32]) {
     if pids.is_empty() {
         return;
@@ -247,6 +259,11 @@ pub struct RunOpts<'a> {
     pub launcher: Option<&'a Path>,
     /// Extra environment variables for the launcher (and so the ranks).
     pub env: Vec<(String, String)>,
+    /// Launcher options before `-n` (hosts, placement, launcher choice).
+    pub launcher_args: Vec<String>,
+    /// A command the launcher runs under (e.g. `tests/netns/agent h1`: mpirun on a
+    /// test host).
+    pub prefix: Vec<String>,
 }
 
 impl Default for RunOpts<'_> {
@@ -260,6 +277,8 @@ impl Default for RunOpts<'_> {
             hard_timeout: HARD_TIMEOUT,
             launcher: None,
             env: Vec::new(),
+            launcher_args: Vec::new(),
+            prefix: Vec::new(),
         }
     }
 }
@@ -338,14 +357,27 @@ pub fn run(exe: &Path, opts: RunOpts) -> RunResult {
     let m = mpi();
     let launcher = opts.launcher.unwrap_or(&m.mpirun);
     let ours = opts.launcher.is_none() && m.is_oxmpi;
-    let mut cmd = Command::new(launcher);
-    let mut shown = vec![launcher.display().to_string()];
+    let mut cmd = match opts.prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(launcher);
+            c
+        }
+        None => Command::new(launcher),
+    };
+    let mut shown: Vec<String> = opts.prefix.clone();
+    shown.push(launcher.display().to_string());
     for (k, v) in &opts.env {
         cmd.env(k, v);
         shown.insert(0, format!("{k}={v}"));
     }
-    cmd.arg("-n").arg(opts.np.to_string());
-    shown.push(format!("-n {}", opts.np));
+    cmd.args(&opts.launcher_args);
+    shown.extend(opts.launcher_args.iter().cloned());
+    // np 0: leave -n to the launcher (the hosts' slots).
+    if opts.np > 0 {
+        cmd.arg("-n").arg(opts.np.to_string());
+        shown.push(format!("-n {}", opts.np));
+    }
     if let Some(t) = opts.launcher_timeout {
         if ours && !opts.timeout_via_env {
             cmd.arg("--timeout").arg(t.to_string());
@@ -408,6 +440,9 @@ pub fn run(exe: &Path, opts: RunOpts) -> RunResult {
         thread::sleep(Duration::from_millis(20));
         leftovers = processes_running(exe);
     }
+    // Proxies of a multi-host launch must be gone too.
+    let proxies = proxies_running(launcher);
+    leftovers.extend(&proxies);
     kill_pids(&leftovers);
 
     // Output pipes close when the last writer is gone; do not wait forever.

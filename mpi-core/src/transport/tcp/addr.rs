@@ -56,6 +56,12 @@ fn parse_cidr(s: &str) -> Option<(u32, u32)> {
 
 /// The address to listen on, and why (for `OXMPI_VERBOSE`), or a one-line error.
 pub fn choose(spec: Option<&str>, all_local: bool, ifs: &[IfAddr]) -> Result<(Ipv4Addr, String), String> {
+    choose_by("OXMPI_TCP_IF", spec, all_local, ifs)
+}
+
+/// As `choose`, for an interface `spec` given in the variable `var` (named in messages;
+/// the launcher's `OXMPI_LAUNCHER_IF` uses it too).
+pub fn choose_by(var: &str, spec: Option<&str>, all_local: bool, ifs: &[IfAddr]) -> Result<(Ipv4Addr, String), String> {
     if let Some(spec) = spec.map(str::trim).filter(|s| !s.is_empty()) {
         let pick = if let Some((net, mask)) = parse_cidr(spec) {
             ifs.iter().find(|i| u32::from(i.addr) & mask == net)
@@ -63,8 +69,8 @@ pub fn choose(spec: Option<&str>, all_local: bool, ifs: &[IfAddr]) -> Result<(Ip
             ifs.iter().find(|i| i.name == spec)
         };
         let names: Vec<String> = ifs.iter().map(|i| format!("{} {}", i.name, i.addr)).collect();
-        return pick.map(|i| (i.addr, format!("OXMPI_TCP_IF={spec}: {} {}", i.name, i.addr))).ok_or_else(|| {
-            format!("OXMPI_TCP_IF={spec} matches no interface that is up with an IPv4 address (up: {})", names.join(", "))
+        return pick.map(|i| (i.addr, format!("{var}={spec}: {} {}", i.name, i.addr))).ok_or_else(|| {
+            format!("{var}={spec} matches no interface that is up with an IPv4 address (up: {})", names.join(", "))
         });
     }
     if all_local {

@@ -1,0 +1,91 @@
+//! Proxy mode (`mpirun --oxmpi-proxy ADDR HOST`): what `mpirun` starts on every host of a
+//! multi-host job. It reads the job secret from its stdin, connects back to `mpirun` at
+//! ADDR, says hello (secret, host index), receives its host's part of the job, and runs it
+//! with `job.rs`, whose upstream is this connection.
+
+use crate::frames::FrameConn;
+use crate::job::{self, Failure, JobSpec};
+use crate::spawn;
+use crate::sys;
+use crate::wire::{Down, Up};
+use std::io::BufRead;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// How long mpirun may take to send the job after the hello.
+const START_LIMIT: Duration = Duration::from_secs(30);
+
+fn die(msg: &str) -> i32 {
+    eprintln!("mpirun proxy on {}: {msg}", crate::hosts::this_host());
+    1
+}
+
+/// Runs the proxy; the exit status is for the agent that started it.
+pub fn run(addr: &str, host: &str) -> i32 {
+    let Ok(host) = host.parse::<u32>() else { return die(&format!("bad host index `{host}`")) };
+    let mut secret = String::new();
+    if std::io::stdin().lock().read_line(&mut secret).is_err() || secret.trim().is_empty() {
+        return die("no job secret on stdin (the proxy is started by mpirun, not by hand)");
+    }
+    let target: Option<SocketAddr> = addr.to_socket_addrs().ok().and_then(|mut a| a.next());
+    let Some(target) = target else { return die(&format!("bad mpirun address `{addr}`")) };
+    let stream = match TcpStream::connect_timeout(&target, Duration::from_secs(10)) {
+        Ok(s) => s,
+        Err(e) => return die(&format!("cannot connect to mpirun at {addr}: {e} (choose mpirun's interface with OXMPI_LAUNCHER_IF)")),
+    };
+    let _ = stream.set_nodelay(true);
+    let fd: OwnedFd = stream.into();
+    let mut up = match FrameConn::new(fd) {
+        Ok(c) => c,
+        Err(e) => return die(&format!("socket setup failed: {e}")),
+    };
+    up.send(Up::Hello { secret: secret.trim().to_string(), host, pid: std::process::id() }.encode());
+    up.flush_blocking(Duration::from_secs(5));
+    // The job, or a closed connection (mpirun refused us, or the job already ended).
+    let end = Instant::now() + START_LIMIT;
+    let spec = loop {
+        match up.next(Down::decode) {
+            Ok(Some(Down::Start(s))) => break s,
+            Ok(Some(_)) => return die("mpirun sent something before the job"),
+            Err(e) => return die(&format!("from mpirun: {e}")),
+            Ok(None) if up.eof => return 1,
+            Ok(None) if Instant::now() >= end => return die("mpirun sent no job in time"),
+            Ok(None) => {
+                let mut p = [libc::pollfd { fd: up.raw(), events: libc::POLLIN, revents: 0 }];
+                let _ = sys::poll(&mut p, 100);
+                up.fill();
+            }
+        }
+    };
+    let ranks: Vec<usize> = spec.ranks.iter().map(|&r| r as usize).collect();
+    let first = ranks.first().copied().unwrap_or(0);
+    let wdir = spec.wdir.as_ref().map(PathBuf::from);
+    let path_var = spec.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
+    let program = spawn::resolve(&spec.argv[0], path_var, wdir.as_deref()).and_then(|p| spawn::Program::new(&p, &spec.argv, wdir.as_deref()));
+    let program = match program {
+        Ok(p) => p,
+        Err(reason) => {
+            up.send(Up::Failed(Failure::Spawn { rank: first, reason }).encode());
+            up.send(Up::Done.encode());
+            up.flush_blocking(Duration::from_secs(2));
+            return 127;
+        }
+    };
+    job::run(
+        JobSpec {
+            np: spec.np as usize,
+            ranks,
+            node: spec.node as usize,
+            program,
+            base_env: spec.env,
+            tag_output: spec.tag_output,
+            timeout: None,
+            kvsname: spec.kvsname,
+            secret: secret.trim().to_string(),
+            mapping: spec.mapping,
+        },
+        Some(up),
+    )
+}
