@@ -349,9 +349,13 @@ fn teardown_mpirun_killed(c: &Cluster) {
     let before = oxmpi_shm_entries();
     let live = start_live(c, "hang", 4, "A:2,B:2", &[], &[]);
     live.wait_ranks(4);
+    // mpirun itself (under the agent it is a shell's child, not our child).
+    let mpirun = &mpi().mpirun;
+    let proxies = proxies_running(mpirun);
+    let front = processes_running(mpirun).into_iter().find(|p| !proxies.contains(p)).expect("mpirun running");
     let t0 = Instant::now();
-    // SAFETY: signalling our own child (mpirun; the agent execs into it).
-    unsafe { libc::kill(live.child.id() as i32, libc::SIGKILL) };
+    // SAFETY: killing the test job's mpirun.
+    unsafe { libc::kill(front as i32, libc::SIGKILL) };
     let (_, took, left, lines) = live.finish(t0, TEARDOWN);
     assert!(left.is_empty(), "{}: after SIGKILL of mpirun, {left:?} still run after {:.2} s\n{}", c.kind, took.as_secs_f64(), lines.join("\n"));
     assert!(shm_leaks(&before).is_empty(), "{}: /dev/shm entries left", c.kind);
@@ -417,8 +421,9 @@ fn impostor_proxy(c: &Cluster) {
             // From host B's namespace, as a proxy there would connect.
             let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
             let (ip, port) = addr.rsplit_once(':').unwrap();
-            let py = format!("import socket;s=socket.create_connection(('{ip}',{port}));s.sendall(bytes.fromhex('{hex}'));s.settimeout(5);print(len(s.recv(64)))");
-            let out = Command::new(agent()).args([c.hosts[1], "python3", "-c", &py]).output().expect("poke through the agent");
+            // The agent runs its arguments through sh, as ssh does: one quoted word.
+            let py = format!("import socket;s=socket.create_connection((\"{ip}\",{port}));s.sendall(bytes.fromhex(\"{hex}\"));s.settimeout(5);print(len(s.recv(64)))");
+            let out = Command::new(agent()).args([c.hosts[1], &format!("python3 -c '{py}'")]).output().expect("poke through the agent");
             assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0", "mpirun answered an impostor: {}", String::from_utf8_lossy(&out.stderr));
         } else {
             let mut s = std::net::TcpStream::connect(&addr).expect("connect to mpirun");
