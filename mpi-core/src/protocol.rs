@@ -545,8 +545,9 @@ impl Engine {
                                     l.dt.pack_range(l.base, l.count, from, dst);
                                 })
                             }
-                            // SAFETY: [done, done+n) lies within the pending user buffer.
-                            None => unsafe { net.try_send(link, &hdr.encode(), buf.ptr.add(r.done), n) },
+                            // SAFETY: [done, done+n) lies within the pending user buffer,
+                            // which stays valid until the send completes, after holds_lent.
+                            None => unsafe { net.try_send_lent(link, &hdr.encode(), buf.ptr.add(r.done), n) },
                         };
                         if !sent {
                             stalled = true;
@@ -556,7 +557,8 @@ impl Engine {
                         self.send_seq[dest] = self.send_seq[dest].wrapping_add(1);
                         r.done += n;
                     }
-                    if stalled {
+                    // The transport may still send the last chunk from the user buffer.
+                    if stalled || net.holds_lent(link) {
                         break;
                     }
                     self.outq[dest].pop_front();

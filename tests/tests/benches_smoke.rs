@@ -281,11 +281,25 @@ fn tcp_floor_runs() {
 }
 
 /// Every benchmark source in benches/ has a test above (keeps the list honest).
+/// hello (the start-up benchmark's program): one line from rank 0 naming the job size.
+#[test]
+fn hello_runs() {
+    let exe = compile_bench("hello");
+    for np in [1, 4] {
+        let r = {
+            let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+            run(&exe, RunOpts { np, launcher_timeout: Some(60), ..Default::default() })
+        };
+        assert!(r.success(), "hello -n {np}\n{}", r.report());
+        assert_eq!(r.stdout.trim(), format!("hello from {np} ranks"), "{}", r.report());
+    }
+}
+
 #[test]
 fn every_benchmark_is_smoke_tested() {
     const TESTED: &[&str] = &[
         "latency", "bw", "bibw", "mbw_mr", "matching", "barrier", "bcast", "reduce", "allreduce",
-        "allgather", "alltoall", "gather", "scatter", "tcp_floor",
+        "allgather", "alltoall", "gather", "scatter", "tcp_floor", "hello",
     ];
     let mut found: Vec<String> = fs::read_dir(workspace_root().join("benches"))
         .expect("read benches/")

@@ -32,6 +32,10 @@ pub struct Incoming {
 pub trait Transport {
     /// Largest payload a single `try_send` carries (rendezvous chunk size).
     fn max_payload(&self) -> usize;
+    /// Rendezvous chunk size toward `peer` (at most `max_payload`).
+    fn chunk(&self, _peer: usize) -> usize {
+        self.max_payload()
+    }
     /// Largest message sent eagerly; larger messages use rendezvous.
     fn eager_max(&self) -> usize;
     /// Sends one header plus payload to `peer`; returns false when there is no room now (the
@@ -40,6 +44,21 @@ pub trait Transport {
     /// # Safety
     /// `payload` must be valid for reads of `len` bytes.
     unsafe fn try_send(&mut self, peer: usize, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool;
+    /// As `try_send`, for a rendezvous chunk of a send buffer that stays valid until the
+    /// send completes: the transport may keep reading `payload` after returning, until
+    /// `holds_lent(peer)` is false (TCP: the part of a chunk a socket did not take is sent
+    /// later from there instead of being copied).
+    ///
+    /// # Safety
+    /// `payload` must stay valid for reads of `len` bytes until `holds_lent(peer)` is false.
+    unsafe fn try_send_lent(&mut self, peer: usize, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool {
+        // SAFETY: forwarded caller contract.
+        unsafe { self.try_send(peer, header, payload, len) }
+    }
+    /// Still reads a buffer given to `try_send_lent` for `peer`.
+    fn holds_lent(&self, _peer: usize) -> bool {
+        false
+    }
     /// Like `try_send`, with the payload written by `fill` directly into transport memory.
     fn try_send_with(&mut self, peer: usize, header: &[u8; HEADER_LEN], len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool;
     /// The next received message, if any; it must be `release`d before the next call.

@@ -82,11 +82,12 @@ impl Transports {
         self.shm_eager.max(self.tcp_eager)
     }
 
+    /// Rendezvous chunk size toward `link`.
     #[inline]
     pub fn max_payload(&self, link: Link) -> usize {
         match link.via {
-            Via::Shm => self.shm.as_ref().map_or(0, |s| s.max_payload()),
-            Via::Tcp => self.tcp.as_ref().map_or(0, |t| t.max_payload()),
+            Via::Shm => self.shm.as_ref().map_or(0, |s| s.chunk(link.peer)),
+            Via::Tcp => self.tcp.as_ref().map_or(0, |t| t.chunk(link.peer)),
         }
     }
 
@@ -104,6 +105,22 @@ impl Transports {
     pub unsafe fn try_send(&mut self, link: Link, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool {
         // SAFETY: forwarded caller contract.
         on!(self, link, t => unsafe { t.try_send(link.peer, header, payload, len) })
+    }
+
+    /// # Safety
+    /// As `Transport::try_send_lent`.
+    #[inline]
+    pub unsafe fn try_send_lent(&mut self, link: Link, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool {
+        // SAFETY: forwarded caller contract.
+        on!(self, link, t => unsafe { t.try_send_lent(link.peer, header, payload, len) })
+    }
+
+    #[inline]
+    pub fn holds_lent(&self, link: Link) -> bool {
+        match link.via {
+            Via::Shm => self.shm.as_ref().is_some_and(|s| s.holds_lent(link.peer)),
+            Via::Tcp => self.tcp.as_ref().is_some_and(|t| t.holds_lent(link.peer)),
+        }
     }
 
     pub fn try_send_with(&mut self, link: Link, header: &[u8; HEADER_LEN], len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {

@@ -69,6 +69,10 @@ struct Conn {
     /// Bytes accepted by `try_send` that the socket has not taken yet: `tx[tx_off..]`.
     tx: Vec<u8>,
     tx_off: usize,
+    /// After `tx`: the rest of a rendezvous chunk still in the sender's buffer
+    /// (`try_send_lent`; the protocol keeps the send open until it is out).
+    lent: *const u8,
+    lent_len: usize,
     /// The socket may have bytes to read (an edge was seen and no read has blocked since).
     readable: bool,
     /// The peer closed its end (or the connection failed: `error`); bytes already read are
@@ -94,21 +98,24 @@ struct Direct {
 
 impl Conn {
     fn new(stream: TcpStream) -> Conn {
-        Conn { stream, rx: Vec::new(), start: 0, end: 0, held: 0, tx: Vec::new(), tx_off: 0, readable: true, eof: false, error: None, hup: false, direct: None }
+        Conn { stream, rx: Vec::new(), start: 0, end: 0, held: 0, tx: Vec::new(), tx_off: 0, lent: std::ptr::null(), lent_len: 0, readable: true, eof: false, error: None, hup: false, direct: None }
     }
 
     fn tx_pending(&self) -> bool {
-        self.tx_off < self.tx.len()
+        self.tx_off < self.tx.len() || self.lent_len > 0
     }
 
     /// Writes pending output until the socket would block.
     fn flush(&mut self) -> std::io::Result<()> {
         let fd = self.stream.as_raw_fd();
         while self.tx_pending() {
-            let rest = &self.tx[self.tx_off..];
-            // SAFETY: sending from a live buffer on our own socket; MSG_NOSIGNAL turns a
-            // closed peer into EPIPE instead of SIGPIPE (we are a library inside a C program).
-            let n = unsafe { libc::send(fd, rest.as_ptr() as *const libc::c_void, rest.len(), libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            let own = self.tx_off < self.tx.len();
+            let (ptr, len) = if own { (self.tx[self.tx_off..].as_ptr(), self.tx.len() - self.tx_off) } else { (self.lent, self.lent_len) };
+            // SAFETY: sending from a live buffer on our own socket (`tx`, or the lent rest of
+            // a send buffer, valid until `lent_len` is 0: see `try_send_lent`); MSG_NOSIGNAL
+            // turns a closed peer into EPIPE instead of SIGPIPE (we are a library inside a C
+            // program).
+            let n = unsafe { libc::send(fd, ptr as *const libc::c_void, len, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
             if n < 0 {
                 let e = std::io::Error::last_os_error();
                 return match e.raw_os_error() {
@@ -117,10 +124,19 @@ impl Conn {
                     _ => Err(e),
                 };
             }
-            self.tx_off += n as usize;
+            let n = n as usize;
+            if own {
+                self.tx_off += n;
+                if self.tx_off == self.tx.len() {
+                    self.tx.clear();
+                    self.tx_off = 0;
+                }
+            } else {
+                // SAFETY: n ≤ lent_len, within the lent buffer.
+                self.lent = unsafe { self.lent.add(n) };
+                self.lent_len -= n;
+            }
         }
-        self.tx.clear();
-        self.tx_off = 0;
         Ok(())
     }
 
@@ -310,6 +326,8 @@ pub struct TcpTransport {
     listener_ready: bool,
     eager_max: usize,
     max_payload: usize,
+    /// Rendezvous chunk: `max_payload` on loopback, `OXMPI_TCP_NET_CHUNK` over a network.
+    chunk: usize,
     /// Payloads from this size are received in place when the protocol knows where they
     /// go (`OXMPI_TCP_DIRECT_MIN`; usize::MAX = never).
     direct_min: usize,
@@ -371,6 +389,7 @@ impl TcpTransport {
             listener_ready: true,
             eager_max: cfg.get("TCP_EAGER_MAX").min(max_payload),
             max_payload,
+            chunk: if ip.is_loopback() { max_payload } else { cfg.get("TCP_NET_CHUNK").clamp(4096, max_payload) },
             direct_min: match cfg.get("TCP_DIRECT_MIN") {
                 0 => usize::MAX,
                 n => n,
@@ -735,24 +754,14 @@ impl TcpTransport {
         }
     }
 
-    /// Wakes the waits of this process that sleep (other threads).
-    fn wake_sleepers(&self) {
-        let one = 1u64;
-        // SAFETY: an 8-byte write of a live u64 to our eventfd.
-        unsafe { libc::write(self.wake_fd.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
-    }
-}
-
-impl Transport for TcpTransport {
-    fn max_payload(&self) -> usize {
-        self.max_payload
-    }
-
-    fn eager_max(&self) -> usize {
-        self.eager_max
-    }
-
-    unsafe fn try_send(&mut self, peer: usize, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool {
+    /// One frame with one `sendmsg` (header and payload together); what the socket does
+    /// not take now is copied to the connection's buffer, or with `lend` only its prefix
+    /// is, and the rest of the payload is sent later from the caller's buffer.
+    ///
+    /// # Safety
+    /// `payload` must be valid for reads of `len` bytes (with `lend`: until the connection
+    /// holds none of it, `holds_lent`).
+    unsafe fn send_frame(&mut self, peer: usize, header: &[u8; HEADER_LEN], payload: *const u8, len: usize, lend: bool) -> bool {
         debug_assert!(len <= self.max_payload);
         let Some(c) = self.sendable(peer) else { return false };
         let prefix = frame::encode_prefix(header, len);
@@ -780,8 +789,15 @@ impl Transport for TcpTransport {
             }
         };
         if sent < total {
+            if lend {
+                // The rest goes from the caller's buffer, which outlives it (see above).
+                let from = sent.saturating_sub(PREFIX_LEN);
+                c.tx.extend_from_slice(&prefix[sent.min(PREFIX_LEN)..]);
+                // SAFETY: from < len when sent < total.
+                c.lent = unsafe { payload.add(from) };
+                c.lent_len = len - from;
             // Keep the rest of this frame: the caller's buffer may be reused once we return.
-            if sent < PREFIX_LEN {
+            } else if sent < PREFIX_LEN {
                 c.tx.extend_from_slice(&prefix[sent..]);
                 // SAFETY: the payload is valid for `len` bytes (trait contract).
                 c.tx.extend_from_slice(unsafe { std::slice::from_raw_parts(payload, len) });
@@ -791,6 +807,41 @@ impl Transport for TcpTransport {
             }
         }
         true
+    }
+
+    /// Wakes the waits of this process that sleep (other threads).
+    fn wake_sleepers(&self) {
+        let one = 1u64;
+        // SAFETY: an 8-byte write of a live u64 to our eventfd.
+        unsafe { libc::write(self.wake_fd.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
+    }
+}
+
+impl Transport for TcpTransport {
+    fn max_payload(&self) -> usize {
+        self.max_payload
+    }
+
+    fn eager_max(&self) -> usize {
+        self.eager_max
+    }
+
+    fn chunk(&self, _peer: usize) -> usize {
+        self.chunk
+    }
+
+    unsafe fn try_send(&mut self, peer: usize, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool {
+        // SAFETY: forwarded caller contract.
+        unsafe { self.send_frame(peer, header, payload, len, false) }
+    }
+
+    unsafe fn try_send_lent(&mut self, peer: usize, header: &[u8; HEADER_LEN], payload: *const u8, len: usize) -> bool {
+        // SAFETY: forwarded caller contract.
+        unsafe { self.send_frame(peer, header, payload, len, true) }
+    }
+
+    fn holds_lent(&self, peer: usize) -> bool {
+        matches!(&self.peers[peer], Peer::Up(c) if c.lent_len > 0)
     }
 
     fn try_send_with(&mut self, peer: usize, header: &[u8; HEADER_LEN], len: usize, fill: &mut dyn FnMut(&mut [u8])) -> bool {
