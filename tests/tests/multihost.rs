@@ -387,6 +387,32 @@ fn teardown_proxy_killed(c: &Cluster) {
     assert!(shm_leaks(&before).is_empty(), "{}: /dev/shm entries left", c.kind);
 }
 
+/// Every host's ranks see mpirun's environment plus `-genv`, their PMI variables, and
+/// start in `-wdir`.
+fn environment(c: &Cluster) {
+    let _x = exclusive();
+    let env = which("env").expect("env(1)");
+    let mut o = c.opts(2, "A,B", &["-l", "-genv", "OXTEST_GENV", "two"], &[]);
+    o.env = vec![("OXTEST_INHERITED".into(), "one".into())];
+    let r = run(&env, o);
+    assert!(r.success(), "{}: env across hosts\n{}", c.kind, r.report());
+    for rank in 0..2 {
+        for want in ["OXTEST_INHERITED=one", "OXTEST_GENV=two", &format!("PMI_RANK={rank}"), "PMI_SIZE=2", "MPI_LOCALNRANKS=1"] {
+            assert!(r.stdout.lines().any(|l| l == format!("[{rank}] {want}")), "{}: rank {rank} lacks {want}\n{}", c.kind, r.report());
+        }
+    }
+    let pwd = which("pwd").expect("pwd(1)");
+    let dir = std::env::temp_dir().join(format!("oxmpi-wdir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let d = dir.display().to_string();
+    let r = run(&pwd, c.opts(2, "A,B", &["-l", "-wdir", &d], &[]));
+    assert!(r.success(), "{}\n{}", c.kind, r.report());
+    for rank in 0..2 {
+        assert!(r.stdout.lines().any(|l| l == format!("[{rank}] {d}")), "{}: rank {rank} not in -wdir {d}\n{}", c.kind, r.report());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The bytes of a proxy hello (see launcher/src/wire.rs) with `secret`.
 fn proxy_hello(secret: &str, host: u32) -> Vec<u8> {
     let mut body = vec![0u8];
@@ -505,4 +531,5 @@ on_both! {
     teardown_mpirun_killed => mpirun_killed_fake_hosts, mpirun_killed_netns;
     teardown_proxy_killed => proxy_killed_fake_hosts, proxy_killed_netns;
     impostor_proxy => impostor_fake_hosts, impostor_netns;
+    environment => environment_fake_hosts, environment_netns;
 }
