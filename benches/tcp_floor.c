@@ -5,9 +5,12 @@
  *   latency: half the round trip of a ping-pong, per size (8 B, 64 KiB, 1 MiB)
  *   bw:      one side streams 1 MiB messages (a window of 64), the other reads them and
  *            answers one byte at the end, as osu_bw does.
- * Output lines: "latency <bytes> <us>" and "bw <bytes> <MB/s>". No MPI. */
+ * Output lines: "latency <bytes> <us>" and "bw <bytes> <MB/s>". No MPI.
+ * Across two hosts: `tcp_floor -s PORT` on one (serves one run), `tcp_floor -c HOST PORT`
+ * on the other (prints the lines): the same exchange over the network. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -41,7 +44,7 @@ static void xfer(int fd, char *buf, size_t n, int out)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const size_t sizes[] = {8, 65536, 1 << 20};
     const int iters[] = {20000, 2000, 200};
@@ -52,13 +55,46 @@ int main(void)
     int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t alen = sizeof a;
-    if (bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) || getsockname(ls, (struct sockaddr *)&a, &alen)) {
+    /* -s PORT: serve one run on PORT (the side a fork would be); -c HOST PORT: run it. */
+    int serve = argc == 3 && strcmp(argv[1], "-s") == 0, client = argc == 4 && strcmp(argv[1], "-c") == 0;
+    if (argc > 1 && !serve && !client) {
+        fprintf(stderr, "usage: tcp_floor [-s PORT | -c HOST PORT]\n");
+        return 2;
+    }
+    if (serve) {
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
+        a.sin_port = htons((unsigned short)atoi(argv[2]));
+        setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    }
+    if (client) {
+        struct hostent *h = gethostbyname(argv[2]);
+        if (!h) {
+            fprintf(stderr, "tcp_floor: unknown host %s\n", argv[2]);
+            return 1;
+        }
+        memcpy(&a.sin_addr, h->h_addr_list[0], 4);
+        a.sin_port = htons((unsigned short)atoi(argv[3]));
+    } else if (bind(ls, (struct sockaddr *)&a, sizeof a) || listen(ls, 1) || getsockname(ls, (struct sockaddr *)&a, &alen)) {
         perror("listen");
         return 1;
     }
-    pid_t child = fork();
+    /* `child` is 0 on the side that connects and echoes, as after the fork. */
+    pid_t child = serve ? 0 : client ? 1 : fork();
     int fd;
-    if (child == 0) {
+    if (serve) {
+        fd = accept(ls, NULL, NULL);
+    } else if (client) {
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        for (int tries = 0; connect(fd, (struct sockaddr *)&a, sizeof a); tries++) {
+            if (tries == 200) {
+                perror("connect");
+                return 1;
+            }
+            close(fd);
+            fd = socket(AF_INET, SOCK_STREAM, 0);
+            usleep(10000);
+        }
+    } else if (child == 0) {
         fd = socket(AF_INET, SOCK_STREAM, 0);
         if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
             perror("connect");
@@ -94,7 +130,8 @@ int main(void)
     }
     if (child) {
         printf("bw %zu %.2f\n", big, (double)big * window * bw_loops / (now() - t0) / 1e6);
-        waitpid(child, NULL, 0);
+        if (!client)
+            waitpid(child, NULL, 0);
     }
     close(fd);
     return 0;
