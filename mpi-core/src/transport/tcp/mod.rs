@@ -345,6 +345,9 @@ pub struct TcpTransport {
     sockbuf: usize,
 }
 
+/// Frames up to this size (prefix and payload) are sent from one stack buffer.
+const SMALL_FRAME: usize = 512;
+
 /// With few connections, epoll is still asked every this many passes (new connections,
 /// writable sockets).
 const POLL_EVERY: usize = 64;
@@ -774,10 +777,25 @@ impl TcpTransport {
         msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
         msg.msg_iovlen = if len == 0 { 1 } else { 2 };
         let total = PREFIX_LEN + len;
+        // A small frame goes out of one stack buffer with send(2): the kernel then walks one
+        // segment instead of two.
+        let mut small = [0u8; SMALL_FRAME];
+        if total <= SMALL_FRAME {
+            small[..PREFIX_LEN].copy_from_slice(&prefix);
+            // SAFETY: the payload is valid for `len` bytes (trait contract); total fits.
+            small[PREFIX_LEN..total].copy_from_slice(unsafe { std::slice::from_raw_parts(payload, len) });
+        }
         let sent = loop {
             // SAFETY: the iovecs cover the prefix and the caller's payload (valid for `len`
-            // bytes per the trait contract); MSG_NOSIGNAL as in `Conn::flush`.
-            let n = unsafe { libc::sendmsg(c.stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT) };
+            // bytes per the trait contract), or `small` holds both; MSG_NOSIGNAL as in
+            // `Conn::flush`.
+            let n = unsafe {
+                if total <= SMALL_FRAME {
+                    libc::send(c.stream.as_raw_fd(), small.as_ptr() as *const libc::c_void, total, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT)
+                } else {
+                    libc::sendmsg(c.stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT)
+                }
+            };
             if n >= 0 {
                 break n as usize;
             }
