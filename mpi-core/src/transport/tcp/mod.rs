@@ -779,11 +779,19 @@ impl TcpTransport {
         let total = PREFIX_LEN + len;
         // A small frame goes out of one stack buffer with send(2): the kernel then walks one
         // segment instead of two.
-        let mut small = [0u8; SMALL_FRAME];
+        // (Not zeroed: only its first `total` bytes are written and sent.)
+        let mut small = std::mem::MaybeUninit::<[u8; SMALL_FRAME]>::uninit();
+        let small_ptr = small.as_mut_ptr() as *mut u8;
         if total <= SMALL_FRAME {
-            small[..PREFIX_LEN].copy_from_slice(&prefix);
-            // SAFETY: the payload is valid for `len` bytes (trait contract); total fits.
-            small[PREFIX_LEN..total].copy_from_slice(unsafe { std::slice::from_raw_parts(payload, len) });
+            // SAFETY: both copies land in `small` (total ≤ SMALL_FRAME); the payload is valid
+            // for `len` bytes (trait contract).
+            unsafe {
+                std::ptr::copy_nonoverlapping(prefix.as_ptr(), small_ptr, PREFIX_LEN);
+                if len > 0 {
+                    // (A payload of 0 bytes may be a null pointer.)
+                    std::ptr::copy_nonoverlapping(payload, small_ptr.add(PREFIX_LEN), len);
+                }
+            }
         }
         let sent = loop {
             // SAFETY: the iovecs cover the prefix and the caller's payload (valid for `len`
@@ -791,7 +799,7 @@ impl TcpTransport {
             // `Conn::flush`.
             let n = unsafe {
                 if total <= SMALL_FRAME {
-                    libc::send(c.stream.as_raw_fd(), small.as_ptr() as *const libc::c_void, total, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT)
+                    libc::send(c.stream.as_raw_fd(), small_ptr as *const libc::c_void, total, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT)
                 } else {
                     libc::sendmsg(c.stream.as_raw_fd(), &msg, libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT)
                 }
