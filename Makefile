@@ -18,8 +18,16 @@ gen:
 	@$(PYTHON) mpi-capi/gen/gen_abi.py
 	@$(PYTHON) mpi-capi/gen/gen_fortran.py
 
+## build: libmpi.so, mpirun and, where libibverbs-dev is installed, the RDMA verbs
+## transport plugin (liboxmpi-verbs.so; a crate of its own, outside the workspace).
 build: gen
 	$(CARGO) build --release -p mpi-capi -p launcher
+	@if [ -f mpi-verbs/Cargo.toml ] && pkg-config --exists libibverbs 2>/dev/null; then \
+		$(CARGO) build --release --manifest-path mpi-verbs/Cargo.toml --target-dir target; \
+	else \
+		rm -f $(RELEASE_DIR)/liboxmpi_verbs.so; \
+		echo "build: libibverbs-dev not installed: no RDMA verbs plugin (make deps installs it)"; \
+	fi
 
 install: build
 	@scripts/install-tree.sh "$(PREFIX)" "$(RELEASE_DIR)"

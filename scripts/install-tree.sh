@@ -6,6 +6,7 @@
 #   PREFIX/include/{mpi.h,mpio.h}      the cbindgen-generated header (+ an mpio.h shim)
 #   PREFIX/lib/libmpi.so.12            RELEASE_DIR/libmpi.so (SONAME libmpi.so.12)
 #   PREFIX/lib/{libmpi.so,libmpich.so.12,libmpich.so} -> libmpi.so.12
+#   PREFIX/lib/liboxmpi-verbs.so       the RDMA verbs transport plugin, if it was built
 #   PREFIX/lib/pkgconfig/mpi.pc
 #
 # PREFIX may be relative (it is made absolute). Running it again replaces the tree's files.
@@ -54,6 +55,13 @@ put "$lib" "$prefix/lib/libmpi.so.12" 755
 link libmpi.so.12 "$prefix/lib/libmpi.so"
 link libmpi.so.12 "$prefix/lib/libmpich.so.12"
 link libmpi.so.12 "$prefix/lib/libmpich.so"
+
+# The verbs plugin (dlopen()ed by libmpi.so.12 at MPI_Init; needs libibverbs.so.1).
+if [ -f "$release/liboxmpi_verbs.so" ]; then
+    put "$release/liboxmpi_verbs.so" "$prefix/lib/liboxmpi-verbs.so" 755
+else
+    rm -f "$prefix/lib/liboxmpi-verbs.so"
+fi
 
 # Headers.
 put "$header" "$prefix/include/mpi.h" 644

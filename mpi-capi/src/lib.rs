@@ -38,3 +38,4 @@ pub mod requests;
 pub mod grequest;
 pub mod types;
 pub mod ops;
+pub mod memhooks;

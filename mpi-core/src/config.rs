@@ -88,9 +88,34 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "SO_SNDBUF and SO_RCVBUF (bytes) of every TCP connection between ranks; 0 = the kernel's autotuning",
     },
     Tunable {
+        name: "IB",
+        default: 1,
+        doc: "0 = never use RDMA verbs (peers on other nodes use TCP); 1 = use verbs toward other nodes when both ranks have a usable device (OXMPI_IB_DEVICE, OXMPI_IB_PORT, OXMPI_IB_GID_INDEX choose one; default: the first ACTIVE port, RoCE v2 IPv4-mapped GID)",
+    },
+    Tunable {
+        name: "IB_EAGER_MAX",
+        default: 8192,
+        doc: "largest message (bytes) sent eagerly over verbs (at most IB_BUF_SIZE - 48); larger ones use rendezvous: the receiver reads the sender's buffer with RDMA READ",
+    },
+    Tunable {
+        name: "IB_BUF_SIZE",
+        default: 8240,
+        doc: "bytes of each pre-posted verbs receive buffer (48-byte header + payload): the eager and streamed-chunk size",
+    },
+    Tunable {
+        name: "IB_BUFS",
+        default: 32,
+        doc: "receive buffers posted per verbs peer: the credit window of eager sends to it",
+    },
+    Tunable {
+        name: "IB_REG_CACHE",
+        default: 1073741824,
+        doc: "bytes of user memory the verbs registration cache keeps registered at most (least recently used registrations not in use are dropped beyond it)",
+    },
+    Tunable {
         name: "VERBOSE",
         default: 0,
-        doc: "1 = each rank prints at start-up which transport reaches each peer and why, and TCP connections refused at the handshake",
+        doc: "1 = each rank prints at start-up which transport reaches each peer and why (for verbs: device, port, GID, MTU, or why verbs was not used), and TCP connections refused at the handshake",
     },
     Tunable {
         name: "SHM_PUSH_MAX",

@@ -7,6 +7,7 @@ pub mod config;
 pub mod copy;
 pub mod error;
 pub mod header;
+pub mod memhooks;
 pub mod transport;
 pub mod matching;
 pub mod protocol;

@@ -25,9 +25,10 @@ pub enum Unexpected {
     /// to acknowledge on match.
     Eager { data: Vec<u8>, sync: Option<(usize, ReqId)> },
     /// A rendezvous offer: the data stays at the sender until we match it. `addr`: the
-    /// sender's contiguous buffer, offered for a single-copy read (0 = not offered).
-    /// `flags`: the offer's `FLAG_ROOTED`/`FLAG_TO_ROOT` bits.
-    Rts { world: usize, sreq: ReqId, len: usize, addr: u64, flags: u8 },
+    /// sender's contiguous buffer, offered for a single-copy read (0 = not offered), with
+    /// the transport's `key` for it (verbs: the rkey). `flags`: the offer's
+    /// `FLAG_ROOTED`/`FLAG_TO_ROOT` bits.
+    Rts { world: usize, sreq: ReqId, len: usize, addr: u64, key: u32, flags: u8 },
     /// A pushed message (`FLAG_PUSH`) from `world` whose offer matched on arrival: its data
     /// chunks follow in the ring. Never queued: unmatched ones are held until complete.
     Pushed { world: usize, len: usize },
@@ -39,7 +40,7 @@ impl Unexpected {
         if hdr.flags & FLAG_PUSH != 0 {
             Unexpected::Pushed { world, len: hdr.len as usize }
         } else {
-            Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset, flags: hdr.flags & (FLAG_ROOTED | FLAG_TO_ROOT) }
+            Unexpected::Rts { world, sreq: hdr.sreq, len: hdr.len as usize, addr: hdr.offset, key: hdr.rreq, flags: hdr.flags & (FLAG_ROOTED | FLAG_TO_ROOT) }
         }
     }
 
@@ -158,9 +159,6 @@ pub struct Engine {
     /// The largest eager limit of any transport (receives, which do not know their sender,
     /// use it to choose between staging and streaming a non-contiguous buffer).
     eager_max: usize,
-    /// Rendezvous sends of at least this many contiguous bytes offer a single-copy read
-    /// (`OXMPI_SHM_CMA_MIN`; usize::MAX = never).
-    cma_min: usize,
     /// Single-copy messages of at least this many bytes are copied cooperatively
     /// (`OXMPI_SHM_COOP_MIN`; usize::MAX = never).
     coop_min: usize,
@@ -219,10 +217,6 @@ impl Engine {
             recv_seq: vec![0; size],
             self_q: VecDeque::new(),
             eager_max,
-            cma_min: match crate::config::config().get("SHM_CMA_MIN") {
-                0 => usize::MAX,
-                n => n,
-            },
             coop_min: match crate::config::config().get("SHM_COOP_MIN") {
                 0 => usize::MAX,
                 n => n,
@@ -411,11 +405,15 @@ impl Engine {
                 _ => 0,
             };
             // A contiguous buffer (a streamed non-contiguous one has a null pointer) is
-            // offered for a single-copy read: `offset` carries its address.
-            if buf.len >= self.cma_min && !buf.ptr.is_null() && self.net.has_zcopy(link) {
+            // offered for a single-copy read if the transport takes it: `offset` carries
+            // its address, `rreq` (unused in an offer) the transport's key for it.
+            let offer = if buf.ptr.is_null() { None } else { self.net.offer(link, buf.ptr, buf.len) };
+            if let Some(key) = offer {
                 hdr.offset = buf.ptr as u64;
+                hdr.rreq = key;
             }
             let r = self.reqs.get_mut(rid).unwrap();
+            r.offered = offer.is_some();
             r.state = State::SendAwaitCts;
             r.total = buf.len;
             self.push_or_queue(dest, Outgoing::Msg { hdr, payload: std::ptr::null(), len: 0, done: None });
@@ -697,7 +695,7 @@ impl Engine {
                 expect_data(r, env, buf, len);
                 self.begin_push(world, Push::Into(rid));
             }
-            Unexpected::Rts { world, sreq, len, addr, flags } => {
+            Unexpected::Rts { world, sreq, len, addr, key, flags } => {
                 expect_data(r, env, buf, len);
                 let mut h = Header::new(Kind::Cts);
                 h.sreq = sreq;
@@ -708,7 +706,8 @@ impl Engine {
                 if let (true, None, Route::Peer(link)) = (addr != 0, r.layout(), self.routes[world]) {
                     // A rooted collective's message from a rank on our CPU: the sender
                     // writes it all (see `FLAG_ROOTED`), and completes when it has.
-                    if flags & FLAG_ROOTED != 0 && self.cpu_mates[world] && buf.len >= len && self.net.zcopy_ready(link) {
+                    let coop_ok = self.net.coop(link);
+                    if coop_ok && flags & FLAG_ROOTED != 0 && self.cpu_mates[world] && buf.len >= len && self.net.zcopy_ready(link) {
                         h.flags = FLAG_COOP;
                         h.len = 0;
                         h.offset = buf.ptr as u64;
@@ -719,14 +718,14 @@ impl Engine {
                     // buffer while we read the first, so two cores copy at once (when
                     // oversubscribed, only toward a root: see `FLAG_TO_ROOT`).
                     let split = (len / 2) & !4095;
-                    let coop = len >= self.coop_min && (!self.oversubscribed || flags & FLAG_TO_ROOT != 0);
+                    let coop = coop_ok && len >= self.coop_min && (!self.oversubscribed || flags & FLAG_TO_ROOT != 0);
                     if coop && buf.len >= len && split > 0 && self.net.zcopy_ready(link) {
                         h.flags = FLAG_COOP;
                         h.len = split as u64;
                         h.offset = buf.ptr as u64;
                         self.send_ctrl(world, h);
                         // SAFETY: as below; the sender writes only bytes [split, len).
-                        let got = unsafe { self.net.get(link, buf.ptr, addr, split) };
+                        let got = unsafe { self.net.get(link, buf.ptr, addr, key, split) };
                         if got != split {
                             fatal(&format!("single-copy read of a message from rank {world} failed mid-transfer (process_vm_readv)"));
                         }
@@ -736,7 +735,7 @@ impl Engine {
                     let fit = len.min(buf.len);
                     // SAFETY: buf is the pending receive buffer, valid for buf.len ≥ fit bytes;
                     // the sender keeps its buffer untouched until our Cts.
-                    let got = unsafe { self.net.get(link, buf.ptr, addr, fit) };
+                    let got = unsafe { self.net.get(link, buf.ptr, addr, key, fit) };
                     let skip = if got == fit { len } else { got };
                     r.done = skip;
                     h.len = skip as u64;
@@ -800,6 +799,13 @@ impl Engine {
                 }
                 r.done = skip;
                 r.state = State::SendStreaming;
+                // The receiver has read what it reads of an offer (a cooperative copy only
+                // happens on transports that keep nothing per offer).
+                if std::mem::take(&mut r.offered) {
+                    if let (Op::Send { buf, .. }, Route::Peer(link)) = (r.op, self.routes[world]) {
+                        self.net.withdraw(link, buf.ptr, buf.len);
+                    }
+                }
                 if hdr.flags & FLAG_COOP != 0 {
                     // The receiver reads [0, skip) itself: write the rest into its buffer (as
                     // much as the kernel lets us; it reads whatever we could not), then wait
@@ -810,7 +816,7 @@ impl Engine {
                     let rest = r.total - skip;
                     // SAFETY: our send buffer is valid for `total` bytes; the receiver handed
                     // us [offset, offset + total) of its buffer and reads it only after PutDone.
-                    let wrote = unsafe { self.net.put(link, hdr.offset + skip as u64, buf.ptr.add(skip), rest) };
+                    let wrote = unsafe { self.net.put(link, hdr.offset + skip as u64, 0, buf.ptr.add(skip), rest) };
                     let mut h = Header::new(Kind::PutDone);
                     h.sreq = hdr.sreq;
                     h.rreq = hdr.rreq;
@@ -842,7 +848,7 @@ impl Engine {
                     let Route::Peer(link) = self.routes[world] else { unreachable!("cooperative transfers go through a transport") };
                     // SAFETY: [at, total) lies in our receive buffer (total ≤ buf.len); the
                     // sender keeps its buffer untouched until our ReadDone.
-                    let got = unsafe { self.net.get(link, buf.ptr.add(at), hdr.offset + at as u64, missing) };
+                    let got = unsafe { self.net.get(link, buf.ptr.add(at), hdr.offset + at as u64, 0, missing) };
                     if got != missing {
                         fatal(&format!("single-copy read of a message from rank {world} failed mid-transfer (process_vm_readv)"));
                     }

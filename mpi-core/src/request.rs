@@ -106,6 +106,9 @@ pub struct Request {
     pub persistent: bool,
     /// The user freed the request while it was pending: drop it on completion.
     pub freed: bool,
+    /// Rendezvous send: its buffer was offered to the transport for a zero-copy read, to
+    /// be withdrawn when the receiver's clear-to-send comes.
+    pub offered: bool,
     /// Rendezvous: total message length.
     pub total: usize,
     /// Rendezvous: bytes sent or received so far.
@@ -139,6 +142,7 @@ impl Request {
             state: State::Inactive,
             status: Status::default(),
             persistent: false,
+            offered: false,
             freed: false,
             total: 0,
             done: 0,

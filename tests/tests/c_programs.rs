@@ -75,6 +75,15 @@ fn pushed() {
     run_program_all("pushed", &[]);
 }
 
+/// Memory unmapped, remapped at the same address, freed and reallocated, or dropped with
+/// madvise between sends (what a registration cache must notice), and floods of eager
+/// messages before the receiver posts anything (what credit flow control must survive).
+#[test]
+fn memory_reuse_and_eager_floods() {
+    run_program_all("reg_reuse", &[]);
+    run_program_all("credit_flood", &[]);
+}
+
 /// Every pushed path forced at every rank count, up to 1 MiB: the program's own checks
 /// (including that such a send completes before its receive is posted), plus the size
 /// sweep, collectives, wildcard order and datatype programs carried by pushes.

@@ -38,6 +38,8 @@ fn point_to_point_over_tcp() {
             ("datatypes_p2p", &[]),
             ("grequest", &[]),
             ("pushed", &[]),
+            ("reg_reuse", &[]),
+            ("credit_flood", &["3000"]),
         ],
         &[2, 3, 4, 8],
         &[TCP],

@@ -47,7 +47,7 @@ pub(crate) enum EarlyMsg {
     Eager { data: Vec<u8>, sync: Option<(usize, ReqId)> },
     /// A rendezvous offer; the data stays at the sender until matched.
     /// `flags`: the offer's `FLAG_ROOTED`/`FLAG_TO_ROOT` bits.
-    Rts { world: usize, sreq: ReqId, len: usize, addr: u64, flags: u8 },
+    Rts { world: usize, sreq: ReqId, len: usize, addr: u64, key: u32, flags: u8 },
 }
 
 pub(crate) struct Early {

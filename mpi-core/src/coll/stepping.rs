@@ -174,8 +174,8 @@ impl Engine {
                 }
                 state
             }
-            Some(Early { msg: EarlyMsg::Rts { world, sreq, len, addr, flags }, .. }) => {
-                RecvState::Req(self.coll_rendezvous(buf, ctx, src, tag, Unexpected::Rts { world, sreq, len, addr, flags }))
+            Some(Early { msg: EarlyMsg::Rts { world, sreq, len, addr, key, flags }, .. }) => {
+                RecvState::Req(self.coll_rendezvous(buf, ctx, src, tag, Unexpected::Rts { world, sreq, len, addr, key, flags }))
             }
             None => {
                 let slot = self.colls.mail.new_slot(RecvState::Waiting);
@@ -210,8 +210,8 @@ impl Engine {
                 let data = self.colls.mail.copy_of(data);
                 self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Eager { data, sync } });
             }
-            (None, Some(Unexpected::Rts { world, sreq, len, addr, flags })) => {
-                self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Rts { world, sreq, len, addr, flags } });
+            (None, Some(Unexpected::Rts { world, sreq, len, addr, key, flags })) => {
+                self.colls.mail.push_early(Early { ctx, src, tag, msg: EarlyMsg::Rts { world, sreq, len, addr, key, flags } });
             }
             (None, Some(Unexpected::Pushed { .. })) => self.hold_pushed(world, hdr),
             (None, Some(Unexpected::Eager { .. })) => unreachable!("offers are rendezvous"),

@@ -7,6 +7,7 @@
 pub mod set;
 pub mod shm;
 pub mod tcp;
+pub mod verbs;
 pub mod wireup;
 
 pub use set::{Link, Transports, Via};
@@ -98,19 +99,34 @@ pub trait Transport {
     fn zcopy_ready(&mut self, _peer: usize) -> bool {
         false
     }
+    /// Offers `len` bytes at `ptr` (a rendezvous send buffer) for the receiver's zero-copy
+    /// `get`; returns the key the receiver must present (shm: 0; verbs: the rkey), or
+    /// `None` to stream instead. An offer is `withdraw`n once the receiver answered.
+    fn offer(&mut self, _ptr: *const u8, _len: usize) -> Option<u32> {
+        None
+    }
+    /// The receiver is done with an offer (as given to `offer`).
+    fn withdraw(&mut self, _ptr: *const u8, _len: usize) {}
+    /// Cooperative copies: the receiver lets the sender write part of a message straight
+    /// into its receive buffer, which it never offered (shm: `process_vm_writev`).
+    fn coop(&self) -> bool {
+        false
+    }
     /// Reads `len` bytes at `remote` in `peer`'s memory into `dst`; returns how many it
     /// read (fewer on a refusal, which callers handle by streaming).
     ///
     /// # Safety
-    /// `dst` must be valid for `len` bytes; `remote` must be a buffer `peer` offered.
-    unsafe fn get(&mut self, _peer: usize, _dst: *mut u8, _remote: u64, _len: usize) -> usize {
+    /// `dst` must be valid for `len` bytes; `remote` must be a buffer `peer` offered with
+    /// `key`.
+    unsafe fn get(&mut self, _peer: usize, _dst: *mut u8, _remote: u64, _key: u32, _len: usize) -> usize {
         0
     }
     /// Writes `len` bytes from `src` to `remote` in `peer`'s memory; returns how many.
     ///
     /// # Safety
-    /// `src` must be valid for `len` bytes; `remote` must be a buffer `peer` offered.
-    unsafe fn put(&mut self, _peer: usize, _remote: u64, _src: *const u8, _len: usize) -> usize {
+    /// `src` must be valid for `len` bytes; `remote` must be a buffer `peer` offered (with
+    /// `key`, or any buffer of a cooperative copy when `coop`).
+    unsafe fn put(&mut self, _peer: usize, _remote: u64, _key: u32, _src: *const u8, _len: usize) -> usize {
         0
     }
     /// Announces that this rank is about to sleep. `None`: a message arrived meanwhile (or
@@ -124,8 +140,9 @@ pub trait Transport {
 pub enum SleepToken {
     /// The shared-memory doorbell word (a futex).
     Doorbell(*const std::sync::atomic::AtomicU32),
-    /// Socket readiness (TCP): the epoll instance, polled without taking its events, and
-    /// an eventfd other threads of this process write to wake us (see
+    /// A pollable descriptor that becomes readable on news (TCP: the epoll instance,
+    /// polled without taking its events; verbs: the completion channel), and an eventfd
+    /// other threads of this process write to wake us (see
     /// `tcp::TcpTransport::prepare_sleep`).
     Epoll { epoll: std::os::fd::RawFd, wake: std::os::fd::RawFd },
 }

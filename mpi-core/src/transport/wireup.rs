@@ -1,16 +1,23 @@
 //! Wire-up, once at `MPI_Init`: how each peer is reached, decided from the node map PMI
 //! gives (`PMI_process_mapping`), never from host names. Same node: shared memory; another
-//! node: TCP. `OXMPI_TRANSPORT=tcp` or `OXMPI_SHM=0` put same-node peers on TCP as well, so
-//! every path runs on one machine; `OXMPI_PROCESS_MAPPING` (tests) replaces the node map,
-//! so one machine can play several nodes and one job mixes shm and TCP peers.
+//! node: RDMA verbs when both ranks have a usable device (the plugin loads and opens one),
+//! else TCP. `OXMPI_TRANSPORT=tcp|verbs` or `OXMPI_SHM=0` (TCP) put same-node peers on a
+//! network transport as well, so every path runs on one machine; `OXMPI_PROCESS_MAPPING`
+//! (tests) replaces the node map, so one machine can play several nodes and one job mixes
+//! shm and network peers.
 //!
-//! Business cards: every rank with TCP peers publishes `tcp-card-<rank>` = `ip:port host`
-//! before the start-up fence. The job's secret, which every TCP handshake carries, comes
+//! Business cards, published before the first start-up fence: `tcp-card-<rank>` =
+//! `ip:port host` from every rank with off-node peers (TCP is the fallback), and
+//! `verbs-card-<rank>` = the plugin's card (QP numbers, LID/GID), or empty when this rank
+//! cannot use verbs. A pair uses verbs only when both cards are real, so both ends agree.
+//! Queue pairs are connected between the two start-up fences, so every QP is ready to
+//! receive before anyone sends. The job's secret, which every TCP handshake carries, comes
 //! from the launcher (`OXMPI_JOB_SECRET`); under a launcher that has none (Hydra, Slurm)
 //! rank 0 draws one and publishes it in the job's KVS.
 
 use super::shm::{ShmShape, ShmTransport};
 use super::tcp::{addr, Card, TcpTransport};
+use super::verbs::{Settings, VerbsTransport};
 use super::{Link, Transports, Via};
 use crate::bootstrap::Bootstrap;
 use crate::config::config;
@@ -30,6 +37,7 @@ enum Mode {
     Auto,
     Shm,
     Tcp,
+    Verbs,
 }
 
 fn mode() -> Result<Mode, String> {
@@ -37,8 +45,8 @@ fn mode() -> Result<Mode, String> {
         "" | "auto" => Ok(Mode::Auto),
         "shm" => Ok(Mode::Shm),
         "tcp" => Ok(Mode::Tcp),
-        "verbs" | "ib" | "rdma" => Err("OXMPI_TRANSPORT=verbs: OxMPI has no RDMA verbs transport yet; use tcp or auto".into()),
-        other => Err(format!("OXMPI_TRANSPORT={other} is not a transport (auto, shm or tcp)")),
+        "verbs" | "ib" | "rdma" => Ok(Mode::Verbs),
+        other => Err(format!("OXMPI_TRANSPORT={other} is not a transport (auto, shm, tcp or verbs)")),
     }
 }
 
@@ -78,15 +86,21 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
         _ => host_nodes.clone(),
     };
     let host_ranks: Vec<usize> = (0..size).filter(|&r| host_nodes[r] == host_nodes[rank]).collect();
-    let shm_on = mode != Mode::Tcp && config().get("SHM") != 0;
+    let shm_on = !matches!(mode, Mode::Tcp | Mode::Verbs) && config().get("SHM") != 0;
     let my_node = nodes[rank];
     let node_ranks: Vec<usize> = (0..size).filter(|&r| nodes[r] == my_node).collect();
     let shm_group: Vec<usize> = if shm_on { node_ranks.clone() } else { vec![rank] };
     let off_group: Vec<usize> = (0..size).filter(|r| !shm_group.contains(r)).collect();
-    let tcp_peers: Vec<usize> = if mode == Mode::Shm { Vec::new() } else { off_group.clone() };
+    // Peers verbs is tried for: other nodes (auto), or everyone but us (forced).
+    let verbs_peers: Vec<usize> = match mode {
+        Mode::Verbs => off_group.clone(),
+        Mode::Auto if config().get("IB") != 0 => off_group.iter().copied().filter(|&r| nodes[r] != my_node).collect(),
+        _ => Vec::new(),
+    };
+    let tcp_peers: Vec<usize> = if matches!(mode, Mode::Shm | Mode::Verbs) { Vec::new() } else { off_group.clone() };
     // Whether any rank of the job uses TCP (every rank computes the same answer).
     let multi_node = nodes.iter().any(|&n| n != nodes[0]);
-    let job_tcp = size > 1 && mode != Mode::Shm && (multi_node || !shm_on);
+    let job_tcp = size > 1 && !matches!(mode, Mode::Shm | Mode::Verbs) && (multi_node || !shm_on);
     let launcher_secret = std::env::var("OXMPI_JOB_SECRET").ok().filter(|s| !s.is_empty());
 
     let mut tcp = None;
@@ -102,6 +116,26 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
         let mut s = [0u8; 16];
         crate::bootstrap::fill_random(&mut s);
         bs.put("tcp-secret", &s).map_err(|e| e.0)?;
+    }
+    // Verbs: open the device (queue pairs for every candidate peer) and publish the card;
+    // an empty card says "not me" (the reason goes to the verbose report).
+    let mut verbs = None;
+    // What the plugin chose, or why this rank cannot use verbs.
+    let mut verbs_desc = String::new();
+    let mut verbs_err: Option<String> = None;
+    if !verbs_peers.is_empty() {
+        match Settings::from_env().and_then(|s| VerbsTransport::open(rank, size, &verbs_peers, &s)) {
+            Ok(v) => {
+                bs.put(&format!("verbs-card-{rank}"), &v.card()).map_err(|e| e.0)?;
+                verbs_desc = v.describe();
+                verbs = Some(v);
+            }
+            Err(e) if mode == Mode::Verbs => return Err(format!("OXMPI_TRANSPORT=verbs, but rank {rank} cannot use RDMA verbs: {e}")),
+            Err(e) => {
+                bs.put(&format!("verbs-card-{rank}"), b"").map_err(|e| e.0)?;
+                verbs_err = Some(e);
+            }
+        }
     }
 
     // Shared memory: fence 1, the segment exists; fence 2, everyone attached, so it can be
@@ -125,6 +159,25 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
             Ok(s) => shm = Some(s),
             Err(e) => err = Some(format!("cannot attach shared memory /dev/shm/{name}: {e}")),
         }
+    }
+    // Verbs peers: those whose card is real too; connected before the second fence.
+    let mut on_verbs = vec![false; size];
+    let mut no_verbs: Vec<usize> = Vec::new();
+    for &p in &verbs_peers {
+        let card = bs.get(&format!("verbs-card-{p}")).map_err(|e| e.0)?;
+        match verbs.as_mut() {
+            Some(v) if !card.is_empty() => {
+                v.connect(p, &card).map_err(|e| format!("cannot connect the RDMA queue pair of rank {rank} to rank {p}: {e}"))?;
+                on_verbs[p] = true;
+            }
+            _ => no_verbs.push(p),
+        }
+    }
+    if mode == Mode::Verbs && !no_verbs.is_empty() && verbs.is_some() {
+        return Err(format!("OXMPI_TRANSPORT=verbs, but rank(s) {} cannot use RDMA verbs (OXMPI_VERBOSE=1 says why)", ranges(&no_verbs)));
+    }
+    if !on_verbs.iter().any(|&b| b) {
+        verbs = None;
     }
     bs.fence().map_err(|e| e.0)?;
     if let Some(s) = shm.as_mut() {
@@ -160,6 +213,8 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
                 Route::Local
             } else if let Some(i) = shm_group.iter().position(|&l| l == r) {
                 Route::Peer(Link { via: Via::Shm, peer: i })
+            } else if on_verbs[r] {
+                Route::Peer(Link { via: Via::Verbs, peer: r })
             } else if tcp.is_some() {
                 Route::Peer(Link { via: Via::Tcp, peer: r })
             } else {
@@ -172,15 +227,26 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
         let peers_of = |want: fn(&Route) -> bool| -> Vec<usize> { (0..size).filter(|&r| want(&routes[r])).collect() };
         let shm_peers = peers_of(|r| matches!(r, Route::Peer(Link { via: Via::Shm, .. })));
         let tcp_list = peers_of(|r| matches!(r, Route::Peer(Link { via: Via::Tcp, .. })));
+        let verbs_list = peers_of(|r| matches!(r, Route::Peer(Link { via: Via::Verbs, .. })));
         let unreachable = peers_of(|r| matches!(r, Route::Unreachable));
         let mut parts = vec![format!("OxMPI rank {rank}/{size} on node {my_node} ({})", hostname())];
         if !shm_peers.is_empty() {
             parts.push(format!("shm to {} (same node)", ranges(&shm_peers)));
         }
+        if !verbs_list.is_empty() {
+            let same = verbs_list.iter().any(|r| nodes[*r] == my_node);
+            let why = if same { "OXMPI_TRANSPORT=verbs" } else { "other nodes" };
+            parts.push(format!("verbs to {} ({why}; {verbs_desc})", ranges(&verbs_list)));
+        }
         if !tcp_list.is_empty() {
             let same: Vec<usize> = tcp_list.iter().copied().filter(|r| nodes[*r] == my_node).collect();
+            let no_rdma = match &verbs_err {
+                Some(e) => format!("; verbs not used: {e}"),
+                None if !no_verbs.is_empty() => format!("; verbs not used with {}: no usable RDMA device there", ranges(&no_verbs)),
+                None => String::new(),
+            };
             let why = if same.is_empty() {
-                "other nodes".to_string()
+                format!("other nodes{no_rdma}")
             } else if mode == Mode::Tcp {
                 "OXMPI_TRANSPORT=tcp".to_string()
             } else {
@@ -193,7 +259,8 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
         }
         eprintln!("{}", parts.join("; "));
     }
-    Ok(Wiring { routes, transports: Transports::new(shm, shm_group, tcp), host_ranks })
+    let tcp = tcp.filter(|_| routes.iter().any(|r| matches!(r, Route::Peer(Link { via: Via::Tcp, .. }))));
+    Ok(Wiring { routes, transports: Transports::new(shm, shm_group, tcp, verbs), host_ranks })
 }
 
 fn create_segment(name: &str, shape: ShmShape) -> Result<ShmTransport, String> {

@@ -63,6 +63,9 @@ pub struct ShmTransport {
     cma_checked: Vec<u8>,
     /// Order of this rank's single copies (see `cma`).
     cma_order: cma::CopyOrder,
+    /// Rendezvous sends of at least this many bytes are offered for a single-copy read
+    /// (`OXMPI_SHM_CMA_MIN`; usize::MAX = never).
+    cma_min: usize,
     /// In a flag barrier: its flags come without wake-ups (see `coll/flag_barrier.rs`),
     /// so this rank must not sleep.
     awake: bool,
@@ -78,6 +81,14 @@ const PREFAULT_MAX_PEERS: usize = 32;
 /// Maps the pages of the rings this rank writes and reads now, at start-up: otherwise the
 /// first laps of every ring take a page fault per cell page (a few hundred per peer, each
 /// about a microsecond), which lands in the first measured messages of a program.
+/// `OXMPI_SHM_CMA_MIN`, 0 meaning never.
+fn cma_min() -> usize {
+    match crate::config::config().get("SHM_CMA_MIN") {
+        0 => usize::MAX,
+        n => n,
+    }
+}
+
 fn prefault_rings(seg: &Segment, shape: ShmShape, me: usize) {
     if shape.nlocal > PREFAULT_MAX_PEERS + 1 {
         return;
@@ -147,7 +158,7 @@ impl ShmTransport {
         prefault_rings(&seg, shape, me);
         let tx = (0..shape.nlocal).map(|d| ring(me, d)).collect();
         let rx = (0..shape.nlocal).map(|s| ring(s, me)).collect();
-        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal], cma_order: cma::CopyOrder::from_config(), awake: false, fenceless: false };
+        let t = ShmTransport { seg, shape, me, tx, rx, cursor: 0, cma_ok: true, cma_checked: vec![0; shape.nlocal], cma_order: cma::CopyOrder::from_config(), cma_min: cma_min(), awake: false, fenceless: false };
         // Publish our pid, cookie address and cookie value for single-copy reads; peers
         // read them only after the start-up fences that follow (long before any rendezvous).
         let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
@@ -333,12 +344,22 @@ impl Transport for ShmTransport {
         self.cma_ready(peer)
     }
 
-    unsafe fn get(&mut self, peer: usize, dst: *mut u8, remote: u64, len: usize) -> usize {
+    /// CMA needs no registration: any buffer of at least `OXMPI_SHM_CMA_MIN` bytes is
+    /// offered by its address alone.
+    fn offer(&mut self, _ptr: *const u8, len: usize) -> Option<u32> {
+        (len >= self.cma_min).then_some(0)
+    }
+
+    fn coop(&self) -> bool {
+        true
+    }
+
+    unsafe fn get(&mut self, peer: usize, dst: *mut u8, remote: u64, _key: u32, len: usize) -> usize {
         // SAFETY: forwarded caller contract.
         unsafe { self.pull(peer, dst, remote, len) }
     }
 
-    unsafe fn put(&mut self, peer: usize, remote: u64, src: *const u8, len: usize) -> usize {
+    unsafe fn put(&mut self, peer: usize, remote: u64, _key: u32, src: *const u8, len: usize) -> usize {
         // SAFETY: forwarded caller contract.
         unsafe { ShmTransport::put(self, peer, remote, src, len) }
     }
