@@ -143,7 +143,12 @@ pub fn open(want_dev: Option<&str>, want_port: u32, gid_index: i32) -> Result<De
     // SAFETY: n is writable; the list is freed below.
     let list = unsafe { ibv_get_device_list(&mut n) };
     if list.is_null() {
-        return Err(Error::last_os("no RDMA devices (ibv_get_device_list)"));
+        let e = std::io::Error::last_os_error();
+        return Err(Error::new(if e.raw_os_error() == Some(libc::ENOSYS) {
+            format!("no RDMA devices (no RDMA support in the kernel: ibv_get_device_list: {e})")
+        } else {
+            format!("no RDMA devices (ibv_get_device_list: {e})")
+        }));
     }
     let mut names = Vec::new();
     for i in 0..n.max(0) as usize {

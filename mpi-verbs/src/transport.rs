@@ -455,6 +455,11 @@ impl Verbs {
     /// Once per engine progress pass.
     pub fn progress(&mut self) {
         while self.poll_send_cq() == eager::POLL_BATCH {}
+        // Credits a peer sent come in on the receive queue: take them even when the engine
+        // is busy sending rather than receiving (data messages wait in `rx`, in order).
+        if self.rx.len() < eager::POLL_BATCH {
+            self.poll_recv();
+        }
         if !self.owed.is_empty() {
             self.credit_work();
         }
