@@ -79,18 +79,29 @@ fn u32_at(b: &[u8], o: usize) -> u32 {
 /// Reads a peer's card: its addressing and the QP number it created for `my_rank`.
 pub fn decode(card: &[u8], my_rank: u32) -> Result<(Addr, u32)> {
     if card.len() < HEADER || u32_at(card, 0) != MAGIC {
-        return Err(Error::new(format!("not a verbs card ({} bytes, bad magic or too short)", card.len())));
+        return Err(Error::new(format!(
+            "not a verbs card ({} bytes, bad magic or too short)",
+            card.len()
+        )));
     }
     let version = u16_at(card, 4);
     if version != VERSION {
-        return Err(Error::new(format!("verbs card version {version}, this plugin speaks {VERSION} (mixed OxMPI installs?)")));
+        return Err(Error::new(format!(
+            "verbs card version {version}, this plugin speaks {VERSION} (mixed OxMPI installs?)"
+        )));
     }
     let size = u32_at(card, 32) as usize;
     if card.len() != HEADER + 4 * size {
-        return Err(Error::new(format!("verbs card of {} bytes, its header says {}", card.len(), HEADER + 4 * size)));
+        return Err(Error::new(format!(
+            "verbs card of {} bytes, its header says {}",
+            card.len(),
+            HEADER + 4 * size
+        )));
     }
     if my_rank as usize >= size {
-        return Err(Error::new(format!("verbs card covers {size} ranks, not rank {my_rank}")));
+        return Err(Error::new(format!(
+            "verbs card covers {size} ranks, not rank {my_rank}"
+        )));
     }
     let mut gid = [0u8; 16];
     gid.copy_from_slice(&card[16..32]);
@@ -156,7 +167,10 @@ mod tests {
         let qpns = [5u32, 0];
         let mut buf = vec![0u8; HEADER + 8];
         encode(&addr(), &qpns, &mut buf);
-        assert!(decode(&buf[..HEADER + 4], 0).unwrap_err().0.contains("header says"));
+        assert!(decode(&buf[..HEADER + 4], 0)
+            .unwrap_err()
+            .0
+            .contains("header says"));
         assert!(decode(&buf, 1).unwrap_err().0.contains("no queue pair"));
         assert!(decode(&buf, 2).unwrap_err().0.contains("covers 2 ranks"));
         let mut bad = buf.clone();

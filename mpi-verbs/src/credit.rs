@@ -168,7 +168,10 @@ impl Credits {
     pub fn returned(&mut self, data: u32, ctrl: u32) {
         self.data += data;
         self.ctrl += ctrl;
-        debug_assert!(self.data <= self.window && self.ctrl <= RESERVE, "peer returned more credits than lent");
+        debug_assert!(
+            self.data <= self.window && self.ctrl <= RESERVE,
+            "peer returned more credits than lent"
+        );
     }
 
     /// The engine released a data message's buffer. True: repost the batch now.
@@ -182,7 +185,8 @@ impl Credits {
     /// credit message may be due).
     #[inline]
     pub fn repost_due(&self) -> bool {
-        self.unposted > 0 && (self.unposted >= self.batch || self.unposted + self.ret_data >= self.threshold)
+        self.unposted > 0
+            && (self.unposted >= self.batch || self.unposted + self.ret_data >= self.threshold)
     }
 
     #[inline]
@@ -223,7 +227,12 @@ mod tests {
 
     #[test]
     fn imm_roundtrip() {
-        for &(d, c, o) in &[(0, 0, false), (1, 0, true), (0xffff, 0xff, true), (37, 2, false)] {
+        for &(d, c, o) in &[
+            (0, 0, false),
+            (1, 0, true),
+            (0xffff, 0xff, true),
+            (37, 2, false),
+        ] {
             assert_eq!(decode_imm(encode_imm(d, c, o)), (d, c, o));
         }
         assert_eq!(encode_imm(3, 1, true), 0x8001_0003);
@@ -275,7 +284,13 @@ mod tests {
         got: u32,
     }
 
-    fn step(rng: &mut u64, a: &mut Side, b: &mut Side, a_to_b: &mut VecDeque<(u32, u32, bool)>, action: u64) {
+    fn step(
+        rng: &mut u64,
+        a: &mut Side,
+        b: &mut Side,
+        a_to_b: &mut VecDeque<(u32, u32, bool)>,
+        action: u64,
+    ) {
         let _ = rng;
         match action {
             // A sends data if it can.
@@ -344,11 +359,29 @@ mod tests {
                 1 => (0, 1500),
                 _ => (1200, 1300),
             };
-            let mut a = Side { c: Credits::new(bufs), posted: bufs, to_send: na, held: 0, got: 0 };
-            let mut b = Side { c: Credits::new(bufs), posted: bufs, to_send: nb, held: 0, got: 0 };
+            let mut a = Side {
+                c: Credits::new(bufs),
+                posted: bufs,
+                to_send: na,
+                held: 0,
+                got: 0,
+            };
+            let mut b = Side {
+                c: Credits::new(bufs),
+                posted: bufs,
+                to_send: nb,
+                held: 0,
+                got: 0,
+            };
             let (mut ab, mut ba) = (VecDeque::new(), VecDeque::new());
             let mut steps = 0u64;
-            while a.to_send > 0 || b.to_send > 0 || !ab.is_empty() || !ba.is_empty() || a.held > 0 || b.held > 0 {
+            while a.to_send > 0
+                || b.to_send > 0
+                || !ab.is_empty()
+                || !ba.is_empty()
+                || a.held > 0
+                || b.held > 0
+            {
                 steps += 1;
                 assert!(steps < 2_000_000, "seed {seed}: no progress (deadlock)");
                 let r = xorshift(&mut rng);
@@ -373,8 +406,14 @@ mod tests {
                     step(&mut rng, &mut b, &mut a, &mut ba, 1);
                 }
             }
-            assert!(!a.c.explicit_due() && !b.c.explicit_due(), "seed {seed}: credit message owed forever");
-            assert!(a.c.data() > 0 && b.c.data() > 0, "seed {seed}: a side idles with no credit");
+            assert!(
+                !a.c.explicit_due() && !b.c.explicit_due(),
+                "seed {seed}: credit message owed forever"
+            );
+            assert!(
+                a.c.data() > 0 && b.c.data() > 0,
+                "seed {seed}: a side idles with no credit"
+            );
         }
     }
 }

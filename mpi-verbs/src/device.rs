@@ -89,7 +89,11 @@ pub fn gid_rank(gid: &[u8; 16], gid_type: &str) -> u32 {
 
 /// The GID type sysfs reports for a table entry ("" when it does not).
 fn sysfs_gid_type(dev: &str, port: u8, index: usize) -> String {
-    std::fs::read_to_string(format!("/sys/class/infiniband/{dev}/ports/{port}/gid_attrs/types/{index}")).map(|s| s.trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string(format!(
+        "/sys/class/infiniband/{dev}/ports/{port}/gid_attrs/types/{index}"
+    ))
+    .map(|s| s.trim().to_string())
+    .unwrap_or_default()
 }
 
 fn query_gid(ctx: *mut ibv_context, port: u8, index: i32) -> Option<[u8; 16]> {
@@ -101,26 +105,51 @@ fn query_gid(ctx: *mut ibv_context, port: u8, index: i32) -> Option<[u8; 16]> {
 }
 
 /// Picks the addressing of one ACTIVE port; Err says why the port cannot be used.
-fn address(ctx: *mut ibv_context, name: &str, port: u8, attr: &ibv_port_attr, gid_index: i32) -> Result<(Option<u8>, [u8; 16], String)> {
+fn address(
+    ctx: *mut ibv_context,
+    name: &str,
+    port: u8,
+    attr: &ibv_port_attr,
+    gid_index: i32,
+) -> Result<(Option<u8>, [u8; 16], String)> {
     if gid_index >= 0 {
         if gid_index >= attr.gid_tbl_len {
-            return Err(Error::new(format!("{name} port {port} has {} GIDs, no index {gid_index}", attr.gid_tbl_len)));
+            return Err(Error::new(format!(
+                "{name} port {port} has {} GIDs, no index {gid_index}",
+                attr.gid_tbl_len
+            )));
         }
-        let gid = query_gid(ctx, port, gid_index).ok_or_else(|| Error::last_os(&format!("ibv_query_gid({name}, {port}, {gid_index})")))?;
+        let gid = query_gid(ctx, port, gid_index).ok_or_else(|| {
+            Error::last_os(&format!("ibv_query_gid({name}, {port}, {gid_index})"))
+        })?;
         if gid.iter().all(|&b| b == 0) {
-            return Err(Error::new(format!("{name} port {port} GID index {gid_index} is empty")));
+            return Err(Error::new(format!(
+                "{name} port {port} GID index {gid_index} is empty"
+            )));
         }
-        return Ok((Some(gid_index as u8), gid, sysfs_gid_type(name, port, gid_index as usize)));
+        return Ok((
+            Some(gid_index as u8),
+            gid,
+            sysfs_gid_type(name, port, gid_index as usize),
+        ));
     }
     if attr.link_layer != LINK_LAYER_ETHERNET {
         if attr.lid == 0 {
-            return Err(Error::new(format!("{name} port {port} has no LID (no subnet manager?)")));
+            return Err(Error::new(format!(
+                "{name} port {port} has no LID (no subnet manager?)"
+            )));
         }
-        return Ok((None, query_gid(ctx, port, 0).unwrap_or([0; 16]), String::new()));
+        return Ok((
+            None,
+            query_gid(ctx, port, 0).unwrap_or([0; 16]),
+            String::new(),
+        ));
     }
     let mut best: Option<(u32, u8, [u8; 16], String)> = None;
     for i in 0..attr.gid_tbl_len.clamp(0, 256) {
-        let Some(gid) = query_gid(ctx, port, i) else { continue };
+        let Some(gid) = query_gid(ctx, port, i) else {
+            continue;
+        };
         if gid.iter().all(|&b| b == 0) {
             continue;
         }
@@ -153,7 +182,9 @@ pub fn open(want_dev: Option<&str>, want_port: u32, gid_index: i32) -> Result<De
     let mut names = Vec::new();
     for i in 0..n.max(0) as usize {
         // SAFETY: the list holds n device pointers; the names are NUL-terminated strings.
-        let name = unsafe { CStr::from_ptr(ibv_get_device_name(*list.add(i))) }.to_string_lossy().into_owned();
+        let name = unsafe { CStr::from_ptr(ibv_get_device_name(*list.add(i))) }
+            .to_string_lossy()
+            .into_owned();
         names.push(name);
     }
     let r = pick(list, &names, want_dev, want_port, gid_index);
@@ -162,13 +193,22 @@ pub fn open(want_dev: Option<&str>, want_port: u32, gid_index: i32) -> Result<De
     r
 }
 
-fn pick(list: *mut *mut ibv_device, names: &[String], want_dev: Option<&str>, want_port: u32, gid_index: i32) -> Result<Device> {
+fn pick(
+    list: *mut *mut ibv_device,
+    names: &[String],
+    want_dev: Option<&str>,
+    want_port: u32,
+    gid_index: i32,
+) -> Result<Device> {
     if names.is_empty() {
         return Err(Error::new("no RDMA devices found (no RDMA driver loaded?)"));
     }
     if let Some(w) = want_dev {
         if !names.iter().any(|n| n == w) {
-            return Err(Error::new(format!("RDMA device {w} not found (devices: {})", names.join(", "))));
+            return Err(Error::new(format!(
+                "RDMA device {w} not found (devices: {})",
+                names.join(", ")
+            )));
         }
     }
     let mut why = Vec::new();
@@ -191,7 +231,10 @@ fn pick(list: *mut *mut ibv_device, names: &[String], want_dev: Option<&str>, wa
             }
         }
     }
-    Err(Error::new(format!("no usable RDMA port: {}", why.join("; "))))
+    Err(Error::new(format!(
+        "no usable RDMA port: {}",
+        why.join("; ")
+    )))
 }
 
 fn pick_port(ctx: *mut ibv_context, name: &str, want_port: u32, gid_index: i32) -> Result<Device> {
@@ -204,9 +247,15 @@ fn pick_port(ctx: *mut ibv_context, name: &str, want_port: u32, gid_index: i32) 
     }
     let nports = dattr.phys_port_cnt as u32;
     if want_port > nports {
-        return Err(Error::new(format!("{name} has {nports} port(s), no port {want_port}")));
+        return Err(Error::new(format!(
+            "{name} has {nports} port(s), no port {want_port}"
+        )));
     }
-    let ports: Vec<u32> = if want_port > 0 { vec![want_port] } else { (1..=nports).collect() };
+    let ports: Vec<u32> = if want_port > 0 {
+        vec![want_port]
+    } else {
+        (1..=nports).collect()
+    };
     let mut why = Vec::new();
     for p in ports {
         // SAFETY: all-zero is a valid ibv_port_attr.
@@ -218,7 +267,10 @@ fn pick_port(ctx: *mut ibv_context, name: &str, want_port: u32, gid_index: i32) 
             continue;
         }
         if attr.state != ibv_port_state::IBV_PORT_ACTIVE {
-            why.push(format!("{name} port {p} is {}", port_state_name(attr.state)));
+            why.push(format!(
+                "{name} port {p} is {}",
+                port_state_name(attr.state)
+            ));
             continue;
         }
         match address(ctx, name, p as u8, &attr, gid_index) {
@@ -227,7 +279,11 @@ fn pick_port(ctx: *mut ibv_context, name: &str, want_port: u32, gid_index: i32) 
                     ctx,
                     name: name.to_string(),
                     port: p as u8,
-                    link_layer: if attr.link_layer == LINK_LAYER_ETHERNET { LINK_LAYER_ETHERNET } else { LINK_LAYER_INFINIBAND },
+                    link_layer: if attr.link_layer == LINK_LAYER_ETHERNET {
+                        LINK_LAYER_ETHERNET
+                    } else {
+                        LINK_LAYER_INFINIBAND
+                    },
                     lid: attr.lid,
                     gid,
                     gid_index,
@@ -271,11 +327,18 @@ impl Device {
             "InfiniBand".to_string()
         };
         let addr = match self.gid_index {
-            Some(i) if self.link_layer == LINK_LAYER_ETHERNET => format!("GID {} index {i}", gid_text(&self.gid)),
+            Some(i) if self.link_layer == LINK_LAYER_ETHERNET => {
+                format!("GID {} index {i}", gid_text(&self.gid))
+            }
             Some(i) => format!("LID {:#x}, GID {} index {i}", self.lid, gid_text(&self.gid)),
             None => format!("LID {:#x}", self.lid),
         };
-        format!("{} port {}, {link}, {addr}, MTU {}", self.name, self.port, mtu_bytes(self.active_mtu))
+        format!(
+            "{} port {}, {link}, {addr}, MTU {}",
+            self.name,
+            self.port,
+            mtu_bytes(self.active_mtu)
+        )
     }
 }
 
@@ -289,7 +352,9 @@ mod tests {
 
     #[test]
     fn gid_preference() {
-        let ll = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0x12, 0x34, 0x56];
+        let ll = [
+            0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x50, 0x54, 0, 0xff, 0xfe, 0x12, 0x34, 0x56,
+        ];
         let global6 = [0x20, 0x01, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
         assert_eq!(gid_rank(&[0; 16], "RoCE v2"), 0);
         assert_eq!(gid_rank(&ll, "RoCE v2"), 0, "link-local: one link only");

@@ -90,7 +90,11 @@ pub fn parse_wr_id(id: u64) -> (Kind, usize, u64) {
     if kind == Kind::Recv {
         (kind, 0, id & ((1 << 60) - 1))
     } else {
-        (kind, ((id >> SEQ_BITS) & ((1 << IDX_BITS) - 1)) as usize, id & SEQ_MASK)
+        (
+            kind,
+            ((id >> SEQ_BITS) & ((1 << IDX_BITS) - 1)) as usize,
+            id & SEQ_MASK,
+        )
     }
 }
 
@@ -107,7 +111,12 @@ pub struct SendQueue {
 
 impl SendQueue {
     pub fn new(depth: u32) -> SendQueue {
-        SendQueue { depth: depth.max(1), posted: 0, done: 0, unsignaled: 0 }
+        SendQueue {
+            depth: depth.max(1),
+            posted: 0,
+            done: 0,
+            unsignaled: 0,
+        }
     }
 
     /// Work requests that may still be posted.
@@ -177,7 +186,11 @@ pub struct SlotRing {
 
 impl SlotRing {
     pub fn new(n: u32) -> SlotRing {
-        SlotRing { seqs: vec![0; n.max(1) as usize].into_boxed_slice(), next: 0, busy: 0 }
+        SlotRing {
+            seqs: vec![0; n.max(1) as usize].into_boxed_slice(),
+            next: 0,
+            busy: 0,
+        }
     }
 
     #[inline]
@@ -238,8 +251,20 @@ impl Mapping {
     pub fn new(len: usize) -> Option<Mapping> {
         let len = len.max(1);
         // SAFETY: a fresh anonymous mapping; no existing memory is affected.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
-        (p != libc::MAP_FAILED).then_some(Mapping { ptr: p as *mut u8, len })
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        (p != libc::MAP_FAILED).then_some(Mapping {
+            ptr: p as *mut u8,
+            len,
+        })
     }
 }
 
@@ -305,7 +330,11 @@ impl Verbs {
     #[inline]
     pub fn send_slot(&self, idx: usize, slot: u32) -> *mut u8 {
         // SAFETY: idx < npeers and slot < slots per peer, all inside the send pool.
-        unsafe { self.send_pool.ptr.add((idx * self.slots_per_peer as usize + slot as usize) * self.stride) }
+        unsafe {
+            self.send_pool
+                .ptr
+                .add((idx * self.slots_per_peer as usize + slot as usize) * self.stride)
+        }
     }
 
     /// Posts receive buffers `bufs` of peer `idx` (chains of up to `RECV_CHAIN` per call).
@@ -324,7 +353,11 @@ impl Verbs {
                 wrs[i].wr_id = recv_wr_id(chunk[i]);
                 wrs[i].sg_list = &mut sges[i];
                 wrs[i].num_sge = 1;
-                wrs[i].next = if i + 1 < n { &mut wrs[i + 1] } else { std::ptr::null_mut() };
+                wrs[i].next = if i + 1 < n {
+                    &mut wrs[i + 1]
+                } else {
+                    std::ptr::null_mut()
+                };
             }
             let mut bad = std::ptr::null_mut();
             // SAFETY: qp is live; the chain and its SGEs live on this stack frame during
@@ -332,7 +365,10 @@ impl Verbs {
             let rc = unsafe { ibv_post_recv(qp, wrs.as_mut_ptr(), &mut bad) };
             if rc != 0 {
                 let rank = self.peers[idx].rank;
-                self.die(&format!("RDMA transport error with rank {rank}: ibv_post_recv: {}", std::io::Error::from_raw_os_error(rc)));
+                self.die(&format!(
+                    "RDMA transport error with rank {rank}: ibv_post_recv: {}",
+                    std::io::Error::from_raw_os_error(rc)
+                ));
             }
         }
     }
@@ -355,13 +391,27 @@ impl Verbs {
     /// dies on a post failure (the QP is broken or this plugin is).
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn post_send(&mut self, idx: usize, kind: Kind, opcode: u32, sges: &mut [ibv_sge], mut flags: u32, imm: Option<u32>, rdma: Option<(u64, u32)>, signal: bool) -> u64 {
+    pub fn post_send(
+        &mut self,
+        idx: usize,
+        kind: Kind,
+        opcode: u32,
+        sges: &mut [ibv_sge],
+        mut flags: u32,
+        imm: Option<u32>,
+        rdma: Option<(u64, u32)>,
+        signal: bool,
+    ) -> u64 {
         let p = &mut self.peers[idx];
         let seq = p.sq.next_seq();
         // SAFETY: all-zero is a valid ibv_send_wr (null pointers, zero integers, unions).
         let mut wr: ibv_send_wr = unsafe { std::mem::zeroed() };
         wr.wr_id = send_wr_id(kind, idx, seq);
-        wr.sg_list = if sges.is_empty() { std::ptr::null_mut() } else { sges.as_mut_ptr() };
+        wr.sg_list = if sges.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            sges.as_mut_ptr()
+        };
         wr.num_sge = sges.len() as i32;
         wr.opcode = opcode;
         if signal {
@@ -380,7 +430,11 @@ impl Verbs {
         let rc = unsafe { ibv_post_send(p.qp, &mut wr, &mut bad) };
         if rc != 0 {
             let rank = p.rank;
-            self.die(&format!("RDMA transport error with rank {rank} ({}): ibv_post_send: {}", kind.op(), std::io::Error::from_raw_os_error(rc)));
+            self.die(&format!(
+                "RDMA transport error with rank {rank} ({}): ibv_post_send: {}",
+                kind.op(),
+                std::io::Error::from_raw_os_error(rc)
+            ));
         }
         p.sq.posted(signal);
         seq
@@ -391,8 +445,13 @@ impl Verbs {
     pub fn peer_idx(&self, rank: u32, what: &str) -> usize {
         match self.rank_to_idx.get(rank as usize) {
             Some(&i) if i != u32::MAX && self.peers[i as usize].connected => i as usize,
-            Some(&i) if i != u32::MAX => self.die(&format!("verbs {what} to rank {rank} before its queue pair was connected")),
-            _ => self.die(&format!("verbs {what} to rank {rank}, which is not a verbs peer of rank {}", self.rank)),
+            Some(&i) if i != u32::MAX => self.die(&format!(
+                "verbs {what} to rank {rank} before its queue pair was connected"
+            )),
+            _ => self.die(&format!(
+                "verbs {what} to rank {rank}, which is not a verbs peer of rank {}",
+                self.rank
+            )),
         }
     }
 
@@ -401,10 +460,20 @@ impl Verbs {
     ///
     /// # Safety
     /// `header` must point at 48 readable bytes, and `payload` at `len` (unless `fill`).
-    pub unsafe fn send(&mut self, rank: u32, header: *const u8, payload: *const u8, len: usize, fill: Option<(FillFn, *mut libc::c_void)>) -> i32 {
+    pub unsafe fn send(
+        &mut self,
+        rank: u32,
+        header: *const u8,
+        payload: *const u8,
+        len: usize,
+        fill: Option<(FillFn, *mut libc::c_void)>,
+    ) -> i32 {
         let idx = self.peer_idx(rank, "send");
         if len > self.max_payload() {
-            self.die(&format!("verbs send of {len} bytes to rank {rank}, above the {} byte limit", self.max_payload()));
+            self.die(&format!(
+                "verbs send of {len} bytes to rank {rank}, above the {} byte limit",
+                self.max_payload()
+            ));
         }
         if self.peers[idx].credits.data() == 0 {
             return 0;
@@ -451,7 +520,9 @@ impl Verbs {
                 std::ptr::copy_nonoverlapping(header, dst, HEADER_LEN);
                 match fill {
                     Some((f, ctx)) => f(ctx, dst.add(HEADER_LEN), len),
-                    None if len > 0 => std::ptr::copy_nonoverlapping(payload, dst.add(HEADER_LEN), len),
+                    None if len > 0 => {
+                        std::ptr::copy_nonoverlapping(payload, dst.add(HEADER_LEN), len)
+                    }
                     None => {}
                 }
             }
@@ -464,8 +535,21 @@ impl Verbs {
         let signal = p.sq.want_signal(slots_low);
         let (d, c) = p.credits.take_returns();
         p.credits.take_data();
-        let flags = if inline { ibv_send_flags::IBV_SEND_INLINE.0 } else { 0 };
-        let seq = self.post_send(idx, Kind::Data, ibv_wr_opcode::IBV_WR_SEND_WITH_IMM, &mut sges[..nsge], flags, Some(credit::encode_imm(d, c, false)), None, signal);
+        let flags = if inline {
+            ibv_send_flags::IBV_SEND_INLINE.0
+        } else {
+            0
+        };
+        let seq = self.post_send(
+            idx,
+            Kind::Data,
+            ibv_wr_opcode::IBV_WR_SEND_WITH_IMM,
+            &mut sges[..nsge],
+            flags,
+            Some(credit::encode_imm(d, c, false)),
+            None,
+            signal,
+        );
         if slot.is_some() {
             self.peers[idx].slots.take(seq);
         }
@@ -481,7 +565,16 @@ impl Verbs {
         let signal = p.sq.want_signal(false);
         let (d, c) = p.credits.take_returns();
         p.credits.take_ctrl();
-        self.post_send(idx, Kind::Credit, ibv_wr_opcode::IBV_WR_SEND_WITH_IMM, &mut [], 0, Some(credit::encode_imm(d, c, true)), None, signal);
+        self.post_send(
+            idx,
+            Kind::Credit,
+            ibv_wr_opcode::IBV_WR_SEND_WITH_IMM,
+            &mut [],
+            0,
+            Some(credit::encode_imm(d, c, true)),
+            None,
+            signal,
+        );
         true
     }
 
@@ -493,7 +586,16 @@ impl Verbs {
             return;
         }
         let target = (p.flush_addr, p.flush_rkey);
-        self.post_send(idx, Kind::Flush, ibv_wr_opcode::IBV_WR_RDMA_WRITE, &mut [], 0, None, Some(target), true);
+        self.post_send(
+            idx,
+            Kind::Flush,
+            ibv_wr_opcode::IBV_WR_RDMA_WRITE,
+            &mut [],
+            0,
+            None,
+            Some(target),
+            true,
+        );
     }
 
     /// Takes receive completions into `rx` (credit-only messages are consumed here).
@@ -504,7 +606,9 @@ impl Verbs {
         // SAFETY: the CQ is live; wcs has room for POLL_BATCH entries.
         let n = unsafe { ibv_poll_cq(self.recv_cq, POLL_BATCH as i32, wcs.as_mut_ptr()) };
         if n < 0 {
-            self.die(&format!("RDMA transport error: ibv_poll_cq (receive) returned {n}"));
+            self.die(&format!(
+                "RDMA transport error: ibv_poll_cq (receive) returned {n}"
+            ));
         }
         for wc in &wcs[..n as usize] {
             if wc.status != ibv_wc_status::IBV_WC_SUCCESS {
@@ -528,7 +632,11 @@ impl Verbs {
                     let rank = self.peers[idx].rank;
                     self.die(&format!("RDMA transport error with rank {rank}: a message of {} bytes, shorter than a header", wc.byte_len));
                 }
-                self.rx.push_back(Rx { idx: idx as u32, buf, len: wc.byte_len - HEADER_LEN as u32 });
+                self.rx.push_back(Rx {
+                    idx: idx as u32,
+                    buf,
+                    len: wc.byte_len - HEADER_LEN as u32,
+                });
             }
         }
         n as usize
@@ -560,7 +668,9 @@ impl Verbs {
     pub fn release(&mut self, rank: u32) {
         let idx = self.peer_idx(rank, "release");
         let p = &mut self.peers[idx];
-        let Some(buf) = p.held.pop_front() else { return };
+        let Some(buf) = p.held.pop_front() else {
+            return;
+        };
         p.unposted.push(buf);
         if p.credits.released() {
             self.repost_released(idx);
@@ -615,9 +725,18 @@ mod tests {
     #[test]
     fn wr_ids() {
         let id = send_wr_id(Kind::Read, 12345, (1 << 41) + 77);
-        assert_eq!(parse_wr_id(id), (Kind::Read, 12345, (1 << 41 | 77) & SEQ_MASK));
-        assert_eq!(parse_wr_id(recv_wr_id(4_000_000)), (Kind::Recv, 0, 4_000_000));
-        assert_eq!(parse_wr_id(send_wr_id(Kind::Data, MAX_PEERS - 1, 0)).1, MAX_PEERS - 1);
+        assert_eq!(
+            parse_wr_id(id),
+            (Kind::Read, 12345, (1 << 41 | 77) & SEQ_MASK)
+        );
+        assert_eq!(
+            parse_wr_id(recv_wr_id(4_000_000)),
+            (Kind::Recv, 0, 4_000_000)
+        );
+        assert_eq!(
+            parse_wr_id(send_wr_id(Kind::Data, MAX_PEERS - 1, 0)).1,
+            MAX_PEERS - 1
+        );
     }
 
     #[test]
@@ -638,7 +757,10 @@ mod tests {
             signaled.push(s);
             q.posted(s);
         }
-        assert!(*signaled.last().unwrap(), "the post that fills the queue is signalled");
+        assert!(
+            *signaled.last().unwrap(),
+            "the post that fills the queue is signalled"
+        );
         assert!(!signaled[0]);
         // Completing the last frees everything.
         q.completed(q.full_seq(7));

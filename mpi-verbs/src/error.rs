@@ -23,7 +23,10 @@ impl Error {
 
     /// `what` failed with the error number `rc` (verbs calls that return errno values).
     pub fn os(what: &str, rc: i32) -> Error {
-        Error(format!("{what}: {}", std::io::Error::from_raw_os_error(rc.abs())))
+        Error(format!(
+            "{what}: {}",
+            std::io::Error::from_raw_os_error(rc.abs())
+        ))
     }
 }
 
@@ -85,18 +88,30 @@ pub fn wc_status_name(status: u32) -> &'static str {
         "IBV_WC_TM_ERR",
         "IBV_WC_TM_RNDV_INCOMPLETE",
     ];
-    NAMES.get(status as usize).copied().unwrap_or("IBV_WC_UNKNOWN")
+    NAMES
+        .get(status as usize)
+        .copied()
+        .unwrap_or("IBV_WC_UNKNOWN")
 }
 
 /// The fatal line for a work completion in error: "RDMA transport error with rank 3 (RDMA
 /// READ): remote access error (IBV_WC_REM_ACCESS_ERR)". The engine prefixes its own
 /// "OxMPI fatal error: ".
-pub fn wc_error_line(rank: Option<u32>, op: &str, status_str: &str, status: u32, vendor_err: u32) -> String {
+pub fn wc_error_line(
+    rank: Option<u32>,
+    op: &str,
+    status_str: &str,
+    status: u32,
+    vendor_err: u32,
+) -> String {
     let who = match rank {
         Some(r) => format!("rank {r}"),
         None => String::from("an unknown peer"),
     };
-    let mut s = format!("RDMA transport error with {who} ({op}): {status_str} ({})", wc_status_name(status));
+    let mut s = format!(
+        "RDMA transport error with {who} ({op}): {status_str} ({})",
+        wc_status_name(status)
+    );
     if vendor_err != 0 {
         s.push_str(&format!(", vendor error {vendor_err:#x}"));
     }

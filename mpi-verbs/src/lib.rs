@@ -78,7 +78,14 @@ unsafe extern "C" fn card(h: Handle, buf: *mut u8, cap: usize) -> usize {
     v.card(unsafe { std::slice::from_raw_parts_mut(buf, need) })
 }
 
-unsafe extern "C" fn connect(h: Handle, peer: u32, card: *const u8, len: usize, err: *mut u8, err_len: usize) -> i32 {
+unsafe extern "C" fn connect(
+    h: Handle,
+    peer: u32,
+    card: *const u8,
+    len: usize,
+    err: *mut u8,
+    err_len: usize,
+) -> i32 {
     let bytes = if card.is_null() || len == 0 {
         &[][..]
     } else {
@@ -101,12 +108,25 @@ unsafe extern "C" fn max_payload(h: Handle) -> usize {
     unsafe { state(h) }.max_payload()
 }
 
-unsafe extern "C" fn try_send(h: Handle, peer: u32, header: *const u8, payload: *const u8, len: usize) -> i32 {
+unsafe extern "C" fn try_send(
+    h: Handle,
+    peer: u32,
+    header: *const u8,
+    payload: *const u8,
+    len: usize,
+) -> i32 {
     // SAFETY: live handle; header is 48 bytes and payload len bytes (ABI).
     unsafe { state(h).send(peer, header, payload, len, None) }
 }
 
-unsafe extern "C" fn try_send_with(h: Handle, peer: u32, header: *const u8, len: usize, fill: FillFn, ctx: *mut c_void) -> i32 {
+unsafe extern "C" fn try_send_with(
+    h: Handle,
+    peer: u32,
+    header: *const u8,
+    len: usize,
+    fill: FillFn,
+    ctx: *mut c_void,
+) -> i32 {
     // SAFETY: live handle; header is 48 bytes; fill writes len bytes (ABI).
     unsafe { state(h).send(peer, header, std::ptr::null(), len, Some((fill, ctx))) }
 }
@@ -153,12 +173,26 @@ unsafe extern "C" fn withdraw(h: Handle, addr: *const u8, len: usize) {
     unsafe { state(h) }.withdraw(addr as usize, len)
 }
 
-unsafe extern "C" fn get(h: Handle, peer: u32, dst: *mut u8, remote: u64, rkey: u32, len: usize) -> usize {
+unsafe extern "C" fn get(
+    h: Handle,
+    peer: u32,
+    dst: *mut u8,
+    remote: u64,
+    rkey: u32,
+    len: usize,
+) -> usize {
     // SAFETY: live handle; dst is writable for len bytes (ABI); the device writes it.
     unsafe { state(h) }.transfer(peer, dst as usize, remote, rkey, len, true)
 }
 
-unsafe extern "C" fn put(h: Handle, peer: u32, remote: u64, rkey: u32, src: *const u8, len: usize) -> usize {
+unsafe extern "C" fn put(
+    h: Handle,
+    peer: u32,
+    remote: u64,
+    rkey: u32,
+    src: *const u8,
+    len: usize,
+) -> usize {
     // SAFETY: live handle; src is readable for len bytes (ABI).
     unsafe { state(h) }.transfer(peer, src as usize, remote, rkey, len, false)
 }

@@ -36,7 +36,12 @@ pub struct Caps {
 ///
 /// # Safety
 /// `pd` and the CQs must be live objects of one device context.
-pub unsafe fn create(pd: *mut ibv_pd, send_cq: *mut ibv_cq, recv_cq: *mut ibv_cq, caps: Caps) -> Result<(*mut ibv_qp, u32)> {
+pub unsafe fn create(
+    pd: *mut ibv_pd,
+    send_cq: *mut ibv_cq,
+    recv_cq: *mut ibv_cq,
+    caps: Caps,
+) -> Result<(*mut ibv_qp, u32)> {
     let mut inline = caps.inline;
     loop {
         // SAFETY: all-zero is a valid ibv_qp_init_attr (pointers null, integers 0).
@@ -45,7 +50,13 @@ pub unsafe fn create(pd: *mut ibv_pd, send_cq: *mut ibv_cq, recv_cq: *mut ibv_cq
         init.recv_cq = recv_cq;
         init.qp_type = ibv_qp_type::IBV_QPT_RC;
         init.sq_sig_all = 0;
-        init.cap = ibv_qp_cap { max_send_wr: caps.send_wr, max_recv_wr: caps.recv_wr, max_send_sge: caps.send_sge, max_recv_sge: 1, max_inline_data: inline };
+        init.cap = ibv_qp_cap {
+            max_send_wr: caps.send_wr,
+            max_recv_wr: caps.recv_wr,
+            max_send_sge: caps.send_sge,
+            max_recv_sge: 1,
+            max_inline_data: inline,
+        };
         // SAFETY: pd and the CQs are live (caller contract); init is initialized.
         let qp = unsafe { ibv_create_qp(pd, &mut init) };
         if !qp.is_null() {
@@ -64,7 +75,12 @@ pub unsafe fn create(pd: *mut ibv_pd, send_cq: *mut ibv_cq, recv_cq: *mut ibv_cq
 
 /// # Safety
 /// `qp` must be a live QP.
-unsafe fn modify(qp: *mut ibv_qp, attr: &mut ibv_qp_attr, mask: ibv_qp_attr_mask, what: &str) -> Result<()> {
+unsafe fn modify(
+    qp: *mut ibv_qp,
+    attr: &mut ibv_qp_attr,
+    mask: ibv_qp_attr_mask,
+    what: &str,
+) -> Result<()> {
     // SAFETY: qp is live (caller contract); attr is initialized for the fields in mask.
     let rc = unsafe { ibv_modify_qp(qp, attr, mask.0 as i32) };
     if rc != 0 {
@@ -88,8 +104,14 @@ pub unsafe fn to_init(qp: *mut ibv_qp, port: u8) -> Result<()> {
     a.qp_state = ibv_qp_state::IBV_QPS_INIT;
     a.pkey_index = 0;
     a.port_num = port;
-    a.qp_access_flags = (ibv_access_flags::IBV_ACCESS_LOCAL_WRITE | ibv_access_flags::IBV_ACCESS_REMOTE_READ | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE).0;
-    let mask = ibv_qp_attr_mask::IBV_QP_STATE | ibv_qp_attr_mask::IBV_QP_PKEY_INDEX | ibv_qp_attr_mask::IBV_QP_PORT | ibv_qp_attr_mask::IBV_QP_ACCESS_FLAGS;
+    a.qp_access_flags = (ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
+        | ibv_access_flags::IBV_ACCESS_REMOTE_READ
+        | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE)
+        .0;
+    let mask = ibv_qp_attr_mask::IBV_QP_STATE
+        | ibv_qp_attr_mask::IBV_QP_PKEY_INDEX
+        | ibv_qp_attr_mask::IBV_QP_PORT
+        | ibv_qp_attr_mask::IBV_QP_ACCESS_FLAGS;
     // SAFETY: qp is live (caller contract).
     unsafe { modify(qp, &mut a, mask, "INIT") }
 }
@@ -123,12 +145,16 @@ pub unsafe fn connect(qp: *mut ibv_qp, dev: &Device, path: &Path) -> Result<()> 
     a.ah_attr.sl = 0;
     a.ah_attr.src_path_bits = 0;
     a.ah_attr.dlid = path.remote.lid;
-    let global = dev.link_layer == LINK_LAYER_ETHERNET || dev.gid_index.is_some() || path.remote.flags & crate::card::FLAG_GLOBAL != 0;
+    let global = dev.link_layer == LINK_LAYER_ETHERNET
+        || dev.gid_index.is_some()
+        || path.remote.flags & crate::card::FLAG_GLOBAL != 0;
     if global {
         // RoCE has no LIDs: the GRH carries the addresses (IPv4-mapped GIDs become the IP
         // header of RoCE v2).
         a.ah_attr.is_global = 1;
-        a.ah_attr.grh.dgid = ibv_gid { raw: path.remote.gid };
+        a.ah_attr.grh.dgid = ibv_gid {
+            raw: path.remote.gid,
+        };
         a.ah_attr.grh.sgid_index = dev.gid_index.unwrap_or(0);
         a.ah_attr.grh.hop_limit = HOP_LIMIT;
         a.ah_attr.grh.traffic_class = 0;

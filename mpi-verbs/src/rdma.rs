@@ -25,10 +25,16 @@ pub struct MrRegistrar {
 impl Registrar for MrRegistrar {
     type Mr = *mut ibv_mr;
 
-    fn register(&mut self, addr: usize, len: usize, writable: bool) -> Option<Registered<*mut ibv_mr>> {
+    fn register(
+        &mut self,
+        addr: usize,
+        len: usize,
+        writable: bool,
+    ) -> Option<Registered<*mut ibv_mr>> {
         let mut acc = ibv_access_flags::IBV_ACCESS_REMOTE_READ;
         if writable {
-            acc |= ibv_access_flags::IBV_ACCESS_LOCAL_WRITE | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE;
+            acc |= ibv_access_flags::IBV_ACCESS_LOCAL_WRITE
+                | ibv_access_flags::IBV_ACCESS_REMOTE_WRITE;
         }
         // SAFETY: the PD is live; the kernel checks that the range is mapped (it pins it).
         let mr = unsafe { ibv_reg_mr(self.pd, addr as *mut libc::c_void, len, acc.0 as i32) };
@@ -61,7 +67,9 @@ impl Verbs {
 
     /// The peers are done with an offer.
     pub fn withdraw(&mut self, addr: usize, len: usize) {
-        let Some(ids) = self.offers.get_mut(&(addr, len)) else { return };
+        let Some(ids) = self.offers.get_mut(&(addr, len)) else {
+            return;
+        };
         let id = ids.pop();
         if ids.is_empty() {
             self.offers.remove(&(addr, len));
@@ -73,27 +81,63 @@ impl Verbs {
 
     /// RDMA READ (`read`) of `len` bytes at `remote` into `local`, or RDMA WRITE from
     /// `local` to `remote`; returns `len`, or 0 when `local` cannot be registered.
-    pub fn transfer(&mut self, rank: u32, local: usize, remote: u64, rkey: u32, len: usize, read: bool) -> usize {
+    pub fn transfer(
+        &mut self,
+        rank: u32,
+        local: usize,
+        remote: u64,
+        rkey: u32,
+        len: usize,
+        read: bool,
+    ) -> usize {
         if len == 0 {
             return 0;
         }
         let idx = self.peer_idx(rank, if read { "get" } else { "put" });
         let Some(reg) = self.regs.acquire(local, len, read) else {
             if self.verbose {
-                eprintln!("OxMPI verbs: rank {}: cannot register {len} bytes at {local:#x}: {}", self.rank, std::io::Error::last_os_error());
+                eprintln!(
+                    "OxMPI verbs: rank {}: cannot register {len} bytes at {local:#x}: {}",
+                    self.rank,
+                    std::io::Error::last_os_error()
+                );
             }
             return 0;
         };
-        let (kind, opcode) = if read { (Kind::Read, ibv_wr_opcode::IBV_WR_RDMA_READ) } else { (Kind::Write, ibv_wr_opcode::IBV_WR_RDMA_WRITE) };
-        let limit = if read { self.peers[idx].rd_atomic.max(1) } else { MAX_WRITES } as u64;
+        let (kind, opcode) = if read {
+            (Kind::Read, ibv_wr_opcode::IBV_WR_RDMA_READ)
+        } else {
+            (Kind::Write, ibv_wr_opcode::IBV_WR_RDMA_WRITE)
+        };
+        let limit = if read {
+            self.peers[idx].rd_atomic.max(1)
+        } else {
+            MAX_WRITES
+        } as u64;
         let piece = self.rdma_piece;
         let start = self.rdma_completed;
         let (mut off, mut posted, mut spins) = (0usize, 0u64, 0u32);
         while off < len || self.rdma_completed - start < posted {
-            while off < len && posted - (self.rdma_completed - start) < limit && self.peers[idx].sq.room() > 0 {
+            while off < len
+                && posted - (self.rdma_completed - start) < limit
+                && self.peers[idx].sq.room() > 0
+            {
                 let n = piece.min(len - off);
-                let mut sg = [ibv_sge { addr: (local + off) as u64, length: n as u32, lkey: reg.lkey }];
-                self.post_send(idx, kind, opcode, &mut sg, 0, None, Some((remote + off as u64, rkey)), true);
+                let mut sg = [ibv_sge {
+                    addr: (local + off) as u64,
+                    length: n as u32,
+                    lkey: reg.lkey,
+                }];
+                self.post_send(
+                    idx,
+                    kind,
+                    opcode,
+                    &mut sg,
+                    0,
+                    None,
+                    Some((remote + off as u64, rkey)),
+                    true,
+                );
                 off += n;
                 posted += 1;
             }

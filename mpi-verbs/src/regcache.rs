@@ -33,7 +33,8 @@ pub trait Registrar {
     type Mr;
     /// Registers `[addr, addr + len)`; `writable` asks for local and remote write access
     /// as well as remote read.
-    fn register(&mut self, addr: usize, len: usize, writable: bool) -> Option<Registered<Self::Mr>>;
+    fn register(&mut self, addr: usize, len: usize, writable: bool)
+        -> Option<Registered<Self::Mr>>;
     fn deregister(&mut self, mr: Self::Mr);
 }
 
@@ -158,7 +159,11 @@ impl<R: Registrar> RegCache<R> {
             let en = self.entry_mut(id);
             en.refs += 1;
             let (first, stamp) = (en.refs == 1, en.stamp);
-            let r = RegRef { id, lkey: en.lkey, rkey: en.rkey };
+            let r = RegRef {
+                id,
+                lkey: en.lkey,
+                rkey: en.rkey,
+            };
             if first {
                 self.idle.remove(&stamp);
             }
@@ -172,7 +177,10 @@ impl<R: Registrar> RegCache<R> {
             us = us.min(en.start);
             ue = ue.max(en.end);
         }
-        let mut got = self.reg.register(us, ue - us, true).map(|r| (r, us, ue, true));
+        let mut got = self
+            .reg
+            .register(us, ue - us, true)
+            .map(|r| (r, us, ue, true));
         if got.is_none() && (us, ue) != (s, e) {
             got = self.reg.register(s, e - s, true).map(|r| (r, s, e, true));
         }
@@ -194,8 +202,22 @@ impl<R: Registrar> RegCache<R> {
             self.slots.push(None);
             self.slots.len() - 1
         });
-        let rr = RegRef { id, lkey: r.lkey, rkey: r.rkey };
-        self.slots[id] = Some(Entry { start, end, mr: r.mr, lkey: r.lkey, rkey: r.rkey, refs: 1, writable, dead: false, stamp: 0 });
+        let rr = RegRef {
+            id,
+            lkey: r.lkey,
+            rkey: r.rkey,
+        };
+        self.slots[id] = Some(Entry {
+            start,
+            end,
+            mr: r.mr,
+            lkey: r.lkey,
+            rkey: r.rkey,
+            refs: 1,
+            writable,
+            dead: false,
+            stamp: 0,
+        });
         self.index.insert((start, id));
         self.bytes += end - start;
         self.max_len = self.max_len.max(end - start);
@@ -205,7 +227,9 @@ impl<R: Registrar> RegCache<R> {
 
     /// Ends one use of `id` (from `acquire`).
     pub fn release(&mut self, id: usize) {
-        let Some(Some(en)) = self.slots.get_mut(id) else { return };
+        let Some(Some(en)) = self.slots.get_mut(id) else {
+            return;
+        };
         if en.refs == 0 {
             return;
         }
@@ -228,7 +252,9 @@ impl<R: Registrar> RegCache<R> {
         if self.index.is_empty() || len == 0 {
             return;
         }
-        let Some((s, e)) = self.align(addr, len) else { return };
+        let Some((s, e)) = self.align(addr, len) else {
+            return;
+        };
         for id in self.overlapping(s, e) {
             let en = self.entry_mut(id);
             if en.refs > 0 {
@@ -255,7 +281,9 @@ impl<R: Registrar> RegCache<R> {
 
     fn evict(&mut self) {
         while self.bytes > self.limit {
-            let Some((_, id)) = self.idle.pop_first() else { break };
+            let Some((_, id)) = self.idle.pop_first() else {
+                break;
+            };
             self.remove(id);
         }
     }
@@ -303,7 +331,9 @@ mod tests {
         }
         /// The registration `key` maps [addr, addr+len) with current pages.
         fn valid(&self, key: u32, addr: usize, len: usize, write: bool) -> bool {
-            let Some((s, l, w, gens)) = self.live.get(&key) else { return false };
+            let Some((s, l, w, gens)) = self.live.get(&key) else {
+                return false;
+            };
             if addr < *s || addr + len > s + l || (write && !w) {
                 return false;
             }
@@ -321,15 +351,22 @@ mod tests {
     impl Registrar for Fake {
         type Mr = u32;
         fn register(&mut self, addr: usize, len: usize, writable: bool) -> Option<Registered<u32>> {
-            let hits = |v: &Vec<(usize, usize)>| v.iter().any(|&(a, l)| a < addr + len && addr < a + l);
+            let hits =
+                |v: &Vec<(usize, usize)>| v.iter().any(|&(a, l)| a < addr + len && addr < a + l);
             if hits(&self.unmapped) || (writable && hits(&self.read_only)) {
                 return None;
             }
             self.registers += 1;
             self.next += 1;
-            let gens = (0..len / PAGE).map(|i| self.gen_of(addr + i * PAGE)).collect();
+            let gens = (0..len / PAGE)
+                .map(|i| self.gen_of(addr + i * PAGE))
+                .collect();
             self.live.insert(self.next, (addr, len, writable, gens));
-            Some(Registered { mr: self.next, lkey: self.next, rkey: self.next + 1000 })
+            Some(Registered {
+                mr: self.next,
+                lkey: self.next,
+                rkey: self.next + 1000,
+            })
         }
         fn deregister(&mut self, mr: u32) {
             assert!(self.live.remove(&mr).is_some(), "double deregistration");
@@ -366,7 +403,9 @@ mod tests {
     #[test]
     fn lru_bound_spares_entries_in_use() {
         let mut c = cache(3 * PAGE);
-        let ids: Vec<_> = (0..3).map(|i| c.acquire(0x100000 + i * 0x10000, 10, true).unwrap()).collect();
+        let ids: Vec<_> = (0..3)
+            .map(|i| c.acquire(0x100000 + i * 0x10000, 10, true).unwrap())
+            .collect();
         for r in &ids {
             c.release(r.id);
         }
@@ -377,7 +416,10 @@ mod tests {
         assert!(c.bytes() <= 3 * PAGE + 2 * PAGE);
         // The in-use one stays whatever the limit; idle ones went, oldest first.
         assert!(c.registrar().live.contains_key(&big.lkey));
-        assert!(!c.registrar().live.contains_key(&ids[1].lkey), "LRU victim first");
+        assert!(
+            !c.registrar().live.contains_key(&ids[1].lkey),
+            "LRU victim first"
+        );
         // Over the limit with everything in use: kept, trimmed at release.
         let huge = c.acquire(0x400000, 10 * PAGE, true).unwrap();
         assert!(c.bytes() >= 12 * PAGE);
@@ -393,14 +435,23 @@ mod tests {
         c.release(idle.id);
         let busy = c.acquire(0x20000, 2 * PAGE, true).unwrap();
         c.invalidate(0x10fff, 1);
-        assert!(!c.registrar().live.contains_key(&idle.lkey), "idle entry deregistered at once");
+        assert!(
+            !c.registrar().live.contains_key(&idle.lkey),
+            "idle entry deregistered at once"
+        );
         c.invalidate(0x21000, 10);
-        assert!(c.registrar().live.contains_key(&busy.lkey), "in use: kept until release");
+        assert!(
+            c.registrar().live.contains_key(&busy.lkey),
+            "in use: kept until release"
+        );
         // Never handed out again.
         let fresh = c.acquire(0x20000, 2 * PAGE, true).unwrap();
         assert_ne!(fresh.lkey, busy.lkey);
         c.release(busy.id);
-        assert!(!c.registrar().live.contains_key(&busy.lkey), "dead entry deregistered at its last release");
+        assert!(
+            !c.registrar().live.contains_key(&busy.lkey),
+            "dead entry deregistered at its last release"
+        );
         c.release(fresh.id);
         // Releasing twice is harmless.
         c.release(busy.id);
@@ -413,7 +464,10 @@ mod tests {
     fn read_only_memory() {
         let mut c = cache(1 << 20);
         c.registrar().read_only.push((0x30000, PAGE));
-        assert!(c.acquire(0x30000, 8, true).is_none(), "a write target cannot be read-only memory");
+        assert!(
+            c.acquire(0x30000, 8, true).is_none(),
+            "a write target cannot be read-only memory"
+        );
         let r = c.acquire(0x30000, 8, false).unwrap();
         assert!(!c.registrar().live[&r.lkey].2);
         c.release(r.id);
@@ -456,7 +510,10 @@ mod tests {
                 match r % 5 {
                     0 | 1 => {
                         if let Some(g) = c.acquire(addr, len, true) {
-                            assert!(c.registrar().valid(g.lkey, addr, len, true), "seed {seed}: stale or short registration");
+                            assert!(
+                                c.registrar().valid(g.lkey, addr, len, true),
+                                "seed {seed}: stale or short registration"
+                            );
                             held.push((g.id, addr, len, g.lkey));
                         }
                     }
@@ -472,7 +529,10 @@ mod tests {
                     }
                 }
                 let in_use: usize = held.len();
-                assert!(c.entries() <= in_use + 16 + 1, "seed {seed}: cache grew past its bound");
+                assert!(
+                    c.entries() <= in_use + 16 + 1,
+                    "seed {seed}: cache grew past its bound"
+                );
             }
             for (id, ..) in held.drain(..) {
                 c.release(id);

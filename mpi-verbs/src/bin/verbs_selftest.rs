@@ -30,8 +30,15 @@ fn load() -> Result<&'static VerbsApi, String> {
     if let Ok(p) = std::env::var("OXMPI_VERBS_PLUGIN") {
         candidates.push(p);
     }
-    if let Some(dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf())) {
-        candidates.push(dir.join(verbs_abi::PLUGIN_FILE).to_string_lossy().into_owned());
+    if let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(|d| d.to_path_buf()))
+    {
+        candidates.push(
+            dir.join(verbs_abi::PLUGIN_FILE)
+                .to_string_lossy()
+                .into_owned(),
+        );
         candidates.push(dir.join("liboxmpi_verbs.so").to_string_lossy().into_owned());
     }
     let mut why = Vec::new();
@@ -44,7 +51,10 @@ fn load() -> Result<&'static VerbsApi, String> {
         unsafe {
             let lib = libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
             if lib.is_null() {
-                why.push(format!("{path}: {}", CStr::from_ptr(libc::dlerror()).to_string_lossy()));
+                why.push(format!(
+                    "{path}: {}",
+                    CStr::from_ptr(libc::dlerror()).to_string_lossy()
+                ));
                 continue;
             }
             let sym = libc::dlsym(lib, verbs_abi::ENTRY_SYMBOL.as_ptr() as *const libc::c_char);
@@ -61,7 +71,14 @@ fn load() -> Result<&'static VerbsApi, String> {
             return Ok(&*api);
         }
     }
-    Err(format!("plugin not found ({})", if why.is_empty() { "set OXMPI_VERBS_PLUGIN".to_string() } else { why.join("; ") }))
+    Err(format!(
+        "plugin not found ({})",
+        if why.is_empty() {
+            "set OXMPI_VERBS_PLUGIN".to_string()
+        } else {
+            why.join("; ")
+        }
+    ))
 }
 
 /// The engine's fatal, as the test sees it: one line on stderr, then exit.
@@ -69,7 +86,11 @@ unsafe extern "C" fn test_fatal(msg: *const u8, len: usize) -> ! {
     // SAFETY: the plugin passes len readable bytes.
     let m = String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(msg, len) }).into_owned();
     eprintln!("OxMPI fatal error: {m}");
-    let code = if std::env::args().nth(1).as_deref() == Some("fatal-child") { FATAL_EXIT } else { 1 };
+    let code = if std::env::args().nth(1).as_deref() == Some("fatal-child") {
+        FATAL_EXIT
+    } else {
+        1
+    };
     // SAFETY: ends the process without unwinding (we are inside the plugin's frames).
     unsafe { libc::_exit(code) }
 }
@@ -93,15 +114,26 @@ fn c_reason(b: &[u8]) -> String {
 }
 
 impl Ep {
-    fn open(api: &'static VerbsApi, rank: u32, size: u32, peers: &[u32], bufs: u32, buf_size: u32) -> Result<Ep, String> {
-        let dev = std::env::var("OXMPI_IB_DEVICE").ok().map(|d| CString::new(d).unwrap_or_default());
+    fn open(
+        api: &'static VerbsApi,
+        rank: u32,
+        size: u32,
+        peers: &[u32],
+        bufs: u32,
+        buf_size: u32,
+    ) -> Result<Ep, String> {
+        let dev = std::env::var("OXMPI_IB_DEVICE")
+            .ok()
+            .map(|d| CString::new(d).unwrap_or_default());
         let cfg = VerbsConfig {
             abi_version: verbs_abi::ABI_VERSION,
             rank,
             size,
             peers: peers.as_ptr(),
             npeers: peers.len() as u32,
-            device: dev.as_ref().map_or(std::ptr::null(), |d| d.as_ptr() as *const u8),
+            device: dev
+                .as_ref()
+                .map_or(std::ptr::null(), |d| d.as_ptr() as *const u8),
             port: 0,
             gid_index: -1,
             buf_size,
@@ -141,7 +173,16 @@ impl Ep {
     fn connect(&self, peer: u32, card: &[u8]) -> Result<(), String> {
         let mut err = [0u8; 512];
         // SAFETY: live handle; card and err valid for their lengths.
-        let rc = unsafe { (self.api.connect)(self.h, peer, card.as_ptr(), card.len(), err.as_mut_ptr(), err.len()) };
+        let rc = unsafe {
+            (self.api.connect)(
+                self.h,
+                peer,
+                card.as_ptr(),
+                card.len(),
+                err.as_mut_ptr(),
+                err.len(),
+            )
+        };
         if rc == 0 {
             Ok(())
         } else {
@@ -155,12 +196,22 @@ impl Ep {
     }
 
     fn try_send(&self, peer: u32, header: &[u8; HEADER_LEN], payload: &[u8]) -> bool {
-        let p = if payload.is_empty() { std::ptr::null() } else { payload.as_ptr() };
+        let p = if payload.is_empty() {
+            std::ptr::null()
+        } else {
+            payload.as_ptr()
+        };
         // SAFETY: live handle; header 48 bytes; payload len bytes (null only when empty).
         unsafe { (self.api.try_send)(self.h, peer, header.as_ptr(), p, payload.len()) != 0 }
     }
 
-    fn try_send_with(&self, peer: u32, header: &[u8; HEADER_LEN], len: usize, f: &mut dyn FnMut(&mut [u8])) -> bool {
+    fn try_send_with(
+        &self,
+        peer: u32,
+        header: &[u8; HEADER_LEN],
+        len: usize,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> bool {
         unsafe extern "C" fn call(ctx: *mut c_void, dst: *mut u8, len: usize) {
             // SAFETY: ctx is the &mut &mut dyn FnMut below, alive for the call; dst is
             // writable for len bytes (plugin contract).
@@ -171,12 +222,26 @@ impl Ep {
         }
         let mut f = f;
         // SAFETY: live handle; the context outlives the call.
-        unsafe { (self.api.try_send_with)(self.h, peer, header.as_ptr(), len, call, &mut f as *mut _ as *mut c_void) != 0 }
+        unsafe {
+            (self.api.try_send_with)(
+                self.h,
+                peer,
+                header.as_ptr(),
+                len,
+                call,
+                &mut f as *mut _ as *mut c_void,
+            ) != 0
+        }
     }
 
     /// The next message, copied out and released.
     fn recv(&self) -> Option<Msg> {
-        let mut m = VerbsIncoming { peer: 0, header: std::ptr::null(), payload: std::ptr::null(), len: 0 };
+        let mut m = VerbsIncoming {
+            peer: 0,
+            header: std::ptr::null(),
+            payload: std::ptr::null(),
+            len: 0,
+        };
         // SAFETY: live handle; m writable.
         if unsafe { (self.api.recv_next)(self.h, &mut m) } == 0 {
             return None;
@@ -189,7 +254,11 @@ impl Ep {
         };
         // SAFETY: live handle.
         unsafe { (self.api.release)(self.h, m.peer) };
-        Some(Msg { peer: m.peer, header, payload })
+        Some(Msg {
+            peer: m.peer,
+            header,
+            payload,
+        })
     }
 
     fn progress(&self) {
@@ -285,7 +354,10 @@ fn check(m: &Msg, from: u32, seq: u32) -> Result<(), String> {
         return Err(format!("message {seq}: header corrupted"));
     }
     if m.payload.len() != len {
-        return Err(format!("message {seq}: {} payload bytes, {len} sent", m.payload.len()));
+        return Err(format!(
+            "message {seq}: {} payload bytes, {len} sent",
+            m.payload.len()
+        ));
     }
     if let Some(i) = (0..len).find(|&i| m.payload[i] != byte(seq, i)) {
         return Err(format!("message {seq} ({len} B): byte {i} differs"));
@@ -327,13 +399,31 @@ impl Region {
 
     /// At `addr` exactly (MAP_FIXED_NOREPLACE) when addr is not null.
     fn at(addr: *mut u8, len: usize) -> Option<Region> {
-        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | if addr.is_null() { 0 } else { libc::MAP_FIXED_NOREPLACE };
+        let flags = libc::MAP_PRIVATE
+            | libc::MAP_ANONYMOUS
+            | if addr.is_null() {
+                0
+            } else {
+                libc::MAP_FIXED_NOREPLACE
+            };
         // SAFETY: a new anonymous mapping; NOREPLACE never clobbers an existing one.
-        let p = unsafe { libc::mmap(addr as *mut c_void, len, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0) };
+        let p = unsafe {
+            libc::mmap(
+                addr as *mut c_void,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            )
+        };
         if p == libc::MAP_FAILED || (!addr.is_null() && p as *mut u8 != addr) {
             return None;
         }
-        Some(Region { p: p as *mut u8, len })
+        Some(Region {
+            p: p as *mut u8,
+            len,
+        })
     }
 }
 
@@ -342,11 +432,15 @@ impl Region {
 static LIVE: std::sync::Mutex<Vec<(usize, usize)>> = std::sync::Mutex::new(Vec::new());
 
 fn hooks_add(api: &'static VerbsApi, h: Handle) {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner()).push((api as *const VerbsApi as usize, h as usize));
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((api as *const VerbsApi as usize, h as usize));
 }
 
 fn hooks_remove(h: Handle) {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|&(_, x)| x != h as usize);
+    LIVE.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|&(_, x)| x != h as usize);
 }
 
 fn hooks_unmap(addr: usize, len: usize) {
@@ -379,7 +473,10 @@ impl Report {
         match r {
             Ok(note) => {
                 self.pass += 1;
-                println!("PASS: {name} ({secs:.2}s){}{note}", if note.is_empty() { "" } else { ": " });
+                println!(
+                    "PASS: {name} ({secs:.2}s){}{note}",
+                    if note.is_empty() { "" } else { ": " }
+                );
             }
             Err(e) => {
                 self.fail += 1;
@@ -514,7 +611,10 @@ fn flood_one_way(p: &Pair, from: u32, n: u32, len: usize, window: u32) -> Result
             check(&m, from, got)?;
             got += 1;
         }
-        deadline_check(t, &format!("flood stuck at {got}/{n} received, {sent} sent"))?;
+        deadline_check(
+            t,
+            &format!("flood stuck at {got}/{n} received, {sent} sent"),
+        )?;
     }
     let secs = t.elapsed().as_secs_f64();
     Ok(format!("{n} x {len} B, stopped after {first} (window {window}), {stalls} credit stalls, {:.0} msg/s", n as f64 / secs))
@@ -536,7 +636,11 @@ fn flood_both(p: &Pair, n: u32, len: usize) -> Result<String, String> {
             let mut k = 0;
             while sent[from as usize] < n && k < 64 {
                 let s = sent[from as usize];
-                let l = if s % 7 == 0 { 0 } else { (s as usize * 37) % (len + 1) };
+                let l = if s % 7 == 0 {
+                    0
+                } else {
+                    (s as usize * 37) % (len + 1)
+                };
                 if !e.try_send(1 - from, &header(s, l), &payload(s, l)) {
                     blocked[from as usize] = true;
                     break;
@@ -549,7 +653,7 @@ fn flood_both(p: &Pair, n: u32, len: usize) -> Result<String, String> {
             both_blocked += 1;
         }
         p.progress();
-        if round % 4 == 0 {
+        if round.is_multiple_of(4) {
             for at in 0..2u32 {
                 while let Some(m) = p.ep(at).recv() {
                     let s = got[at as usize];
@@ -558,12 +662,19 @@ fn flood_both(p: &Pair, n: u32, len: usize) -> Result<String, String> {
                 }
             }
         }
-        deadline_check(t, &format!("bidirectional flood stuck: sent {sent:?} received {got:?}"))?;
+        deadline_check(
+            t,
+            &format!("bidirectional flood stuck: sent {sent:?} received {got:?}"),
+        )?;
     }
     if both_blocked == 0 {
-        return Err("the two sides were never out of credits at the same time (test too gentle)".into());
+        return Err(
+            "the two sides were never out of credits at the same time (test too gentle)".into(),
+        );
     }
-    Ok(format!("{n} each way, both sides out of credits in {both_blocked} rounds"))
+    Ok(format!(
+        "{n} each way, both sides out of credits in {both_blocked} rounds"
+    ))
 }
 
 fn offer_get(p: &Pair, len: usize, salt: u64) -> Result<String, String> {
@@ -627,7 +738,8 @@ fn stale_registration(p: &Pair) -> Result<String, String> {
         return Err("second get failed".into());
     }
     p.a.withdraw(src2.p, len);
-    check_pattern(dst.p, len, 0xb2).map_err(|e| format!("offering side replaced: stale bytes arrived: {e}"))?;
+    check_pattern(dst.p, len, 0xb2)
+        .map_err(|e| format!("offering side replaced: stale bytes arrived: {e}"))?;
     // Reading side: dst (cached by the gets above) is replaced.
     let daddr = dst.p;
     p.b.invalidate(daddr as usize, len);
@@ -641,7 +753,8 @@ fn stale_registration(p: &Pair) -> Result<String, String> {
         return Err("third get failed".into());
     }
     p.a.withdraw(src2.p, len);
-    check_pattern(dst2.p, len, 0xc3).map_err(|e| format!("reading side replaced: bytes went to the old pages: {e}"))?;
+    check_pattern(dst2.p, len, 0xc3)
+        .map_err(|e| format!("reading side replaced: bytes went to the old pages: {e}"))?;
     // An offer still in use when invalidated keeps working until withdrawn.
     fill_pattern(src2.p, len, 0xd4);
     let key4 = p.a.offer(src2.p, len).ok_or("fourth offer failed")?;
@@ -661,7 +774,11 @@ fn sleep_wakeup(p: &Pair) -> Result<String, String> {
         return Err("prepare_sleep returned -1 with nothing pending".into());
     }
     let poll = |ms: i32| {
-        let mut f = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        let mut f = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
         // SAFETY: one live pollfd.
         unsafe { libc::poll(&mut f, 1, ms) }
     };
@@ -674,7 +791,9 @@ fn sleep_wakeup(p: &Pair) -> Result<String, String> {
     let woke = t.elapsed();
     p.b.after_sleep();
     if r != 1 {
-        return Err(format!("the channel fd did not become readable (poll returned {r})"));
+        return Err(format!(
+            "the channel fd did not become readable (poll returned {r})"
+        ));
     }
     let m = p.recv(1)?;
     check(&m, 0, 7777)?;
@@ -684,7 +803,11 @@ fn sleep_wakeup(p: &Pair) -> Result<String, String> {
     let mut fd2 = p.b.prepare_sleep();
     while fd2 >= 0 {
         // Not yet arrived: wait on the fd as the engine would, then look again.
-        let mut f = libc::pollfd { fd: fd2, events: libc::POLLIN, revents: 0 };
+        let mut f = libc::pollfd {
+            fd: fd2,
+            events: libc::POLLIN,
+            revents: 0,
+        };
         // SAFETY: one live pollfd.
         unsafe { libc::poll(&mut f, 1, 1000) };
         p.b.after_sleep();
@@ -699,11 +822,21 @@ fn sleep_wakeup(p: &Pair) -> Result<String, String> {
 
 fn fatal_case() -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let out = std::process::Command::new(exe).arg("fatal-child").output().map_err(|e| format!("cannot run the child: {e}"))?;
+    let out = std::process::Command::new(exe)
+        .arg("fatal-child")
+        .output()
+        .map_err(|e| format!("cannot run the child: {e}"))?;
     let err = String::from_utf8_lossy(&out.stderr);
-    let line = err.lines().find(|l| l.contains("fatal error")).unwrap_or("").to_string();
+    let line = err
+        .lines()
+        .find(|l| l.contains("fatal error"))
+        .unwrap_or("")
+        .to_string();
     if out.status.code() != Some(FATAL_EXIT) {
-        return Err(format!("the child exited with {:?}, not via fatal; stderr: {err}", out.status));
+        return Err(format!(
+            "the child exited with {:?}, not via fatal; stderr: {err}",
+            out.status
+        ));
     }
     for want in ["rank 0", "RDMA READ", "IBV_WC_REM_ACCESS_ERR"] {
         if !line.contains(want) {
@@ -734,10 +867,12 @@ fn suite(api: &'static VerbsApi) -> ! {
     let window = BUFS - 2;
 
     // Opening problems come back as reasons.
-    rep.run("open reports a missing device", || match Ep::open_named(api, "no_such_dev0") {
-        Ok(_) => Err("opened a device that does not exist".into()),
-        Err(e) if e.contains("no_such_dev0") && e.contains("not found") => Ok(e),
-        Err(e) => Err(format!("unclear reason: {e}")),
+    rep.run("open reports a missing device", || {
+        match Ep::open_named(api, "no_such_dev0") {
+            Ok(_) => Err("opened a device that does not exist".into()),
+            Err(e) if e.contains("no_such_dev0") && e.contains("not found") => Ok(e),
+            Err(e) => Err(format!("unclear reason: {e}")),
+        }
     });
     rep.run("probe (no peers)", || {
         let e = Ep::open(api, 0, 1, &[], BUFS, BUF_SIZE)?;
@@ -751,7 +886,9 @@ fn suite(api: &'static VerbsApi) -> ! {
             rep.finish();
         }
     };
-    rep.run("open and connect two handles", || Ok(format!("rank 0: {}", p.a.describe())));
+    rep.run("open and connect two handles", || {
+        Ok(format!("rank 0: {}", p.a.describe()))
+    });
     rep.run("card and connect errors", || {
         let c = p.a.card();
         if c.len() != 56 + 4 * 2 {
@@ -767,28 +904,31 @@ fn suite(api: &'static VerbsApi) -> ! {
         }
     });
     let maxp = p.a.max_payload();
-    rep.run("messages of 0, 1, 4000 and max_payload bytes, both ways, in order", || {
-        if maxp != BUF_SIZE as usize - HEADER_LEN {
-            return Err(format!("max_payload {maxp}"));
-        }
-        let sizes = [0usize, 0, 1, 4000, maxp, 1, 0, maxp, 100, 200, 300];
-        for from in [0u32, 1] {
+    rep.run(
+        "messages of 0, 1, 4000 and max_payload bytes, both ways, in order",
+        || {
+            if maxp != BUF_SIZE as usize - HEADER_LEN {
+                return Err(format!("max_payload {maxp}"));
+            }
+            let sizes = [0usize, 0, 1, 4000, maxp, 1, 0, maxp, 100, 200, 300];
+            for from in [0u32, 1] {
+                for (i, &len) in sizes.iter().enumerate() {
+                    p.send(from, i as u32, len)?;
+                }
+                for (i, _) in sizes.iter().enumerate() {
+                    check(&p.recv(1 - from)?, from, i as u32)?;
+                }
+            }
+            // Interleaved: a message each way at a time.
             for (i, &len) in sizes.iter().enumerate() {
-                p.send(from, i as u32, len)?;
+                p.send(0, 100 + i as u32, len)?;
+                p.send(1, 200 + i as u32, len)?;
+                check(&p.recv(1)?, 0, 100 + i as u32)?;
+                check(&p.recv(0)?, 1, 200 + i as u32)?;
             }
-            for (i, _) in sizes.iter().enumerate() {
-                check(&p.recv(1 - from)?, from, i as u32)?;
-            }
-        }
-        // Interleaved: a message each way at a time.
-        for (i, &len) in sizes.iter().enumerate() {
-            p.send(0, 100 + i as u32, len)?;
-            p.send(1, 200 + i as u32, len)?;
-            check(&p.recv(1)?, 0, 100 + i as u32)?;
-            check(&p.recv(0)?, 1, 200 + i as u32)?;
-        }
-        Ok(format!("max_payload {maxp}"))
-    });
+            Ok(format!("max_payload {maxp}"))
+        },
+    );
     rep.run("try_send_with (inline and slot sizes)", || {
         for (i, &len) in [0usize, 5, 150, 1000, 5000, maxp].iter().enumerate() {
             let seq = 300 + i as u32;
@@ -806,13 +946,42 @@ fn suite(api: &'static VerbsApi) -> ! {
         }
         Ok(String::new())
     });
-    rep.run("credit exhaustion and recovery: 10000 one-way messages 0 -> 1", || flood_one_way(&p, 0, 10_000, 64, window));
-    rep.run("credit exhaustion and recovery: 10000 one-way messages 1 -> 0 (slot sizes)", || flood_one_way(&p, 1, 10_000, 2000, window));
+    rep.run(
+        "credit exhaustion and recovery: 10000 one-way messages 0 -> 1",
+        || flood_one_way(&p, 0, 10_000, 64, window),
+    );
+    rep.run(
+        "credit exhaustion and recovery: 10000 one-way messages 1 -> 0 (slot sizes)",
+        || flood_one_way(&p, 1, 10_000, 2000, window),
+    );
     rep.run("bidirectional flood", || flood_both(&p, 5000, 3000));
-    rep.run("has_pending_output drains", || {
-        p.drain()?;
-        Ok(String::new())
-    });
+    rep.run(
+        "has_pending_output drains (unsignalled sends flushed)",
+        || {
+            p.drain()?;
+            // A few small sends: unsignalled (every 16th asks for a completion), so only the
+            // flush that has_pending_output posts can show them done.
+            for i in 0..3 {
+                p.send(0, 900 + i, 8)?;
+            }
+            let before = p.a.pending();
+            let t = Instant::now();
+            while p.a.pending() {
+                p.a.progress();
+                deadline_check(t, "pending output never drained")?;
+            }
+            for i in 0..3 {
+                check(&p.recv(1)?, 0, 900 + i)?;
+            }
+            if !before {
+                return Err("has_pending_output was false right after three sends".into());
+            }
+            Ok(format!(
+                "drained in {:.0} us",
+                t.elapsed().as_secs_f64() * 1e6
+            ))
+        },
+    );
     rep.run("offer + get 1 MiB", || offer_get(&p, 1 << 20, 0x11));
     rep.run("offer + get 64 MiB", || offer_get(&p, 64 << 20, 0x22));
     rep.run("offer + get of an odd length at an odd address", || {
@@ -832,22 +1001,34 @@ fn suite(api: &'static VerbsApi) -> ! {
         Ok(String::new())
     });
     rep.run("put 1 MiB", || put_test(&p, 1 << 20));
-    rep.run("stale registration after munmap + mmap at the same address", || stale_registration(&p));
+    rep.run(
+        "stale registration after munmap + mmap at the same address",
+        || stale_registration(&p),
+    );
     rep.run("prepare_sleep fd wakes on a message", || sleep_wakeup(&p));
-    rep.run("bad rkey ends the job with one line naming the peer and status", fatal_case);
+    rep.run(
+        "bad rkey ends the job with one line naming the peer and status",
+        fatal_case,
+    );
     rep.run("final drain and close", || {
         p.drain()?;
         drop(p);
         Ok(String::new())
     });
     // Small pieces: a transfer split into many READs, more than max_rd_atomic at a time.
-    std::env::set_var("OXMPI_VERBS_RDMA_PIECE", "65536");
+    std::env::set_var("OXMPI_VERBS_RDMA_PIECE", "16384");
     match pair(api, 8, 1024) {
         Ok(q) => {
-            rep.run("get 16 MiB in 64 KiB pieces (rd_atomic window)", || offer_get(&q, 16 << 20, 0x44));
-            rep.run("put 4 MiB in 64 KiB pieces", || put_test(&q, 4 << 20));
-            rep.run("small buffers (8 x 1024 B): one-way flood", || flood_one_way(&q, 0, 3000, 900, 6));
-            rep.run("small buffers: bidirectional flood", || flood_both(&q, 3000, 900));
+            rep.run("get 16 MiB in 16 KiB pieces (rd_atomic window)", || {
+                offer_get(&q, 16 << 20, 0x44)
+            });
+            rep.run("put 4 MiB in 16 KiB pieces", || put_test(&q, 4 << 20));
+            rep.run("small buffers (8 x 1024 B): one-way flood", || {
+                flood_one_way(&q, 0, 3000, 900, 6)
+            });
+            rep.run("small buffers: bidirectional flood", || {
+                flood_both(&q, 3000, 900)
+            });
             rep.run("small buffers: drain", || q.drain().map(|_| String::new()));
         }
         Err(e) => rep.run("second pair", || Err(e)),
@@ -871,14 +1052,21 @@ struct Ctl(TcpStream);
 
 impl Ctl {
     fn send(&mut self, b: &[u8]) -> Result<(), String> {
-        self.0.write_all(&(b.len() as u32).to_le_bytes()).and_then(|_| self.0.write_all(b)).map_err(|e| format!("control socket: {e}"))
+        self.0
+            .write_all(&(b.len() as u32).to_le_bytes())
+            .and_then(|_| self.0.write_all(b))
+            .map_err(|e| format!("control socket: {e}"))
     }
 
     fn recv(&mut self) -> Result<Vec<u8>, String> {
         let mut n = [0u8; 4];
-        self.0.read_exact(&mut n).map_err(|e| format!("control socket: {e}"))?;
+        self.0
+            .read_exact(&mut n)
+            .map_err(|e| format!("control socket: {e}"))?;
         let mut b = vec![0u8; u32::from_le_bytes(n) as usize];
-        self.0.read_exact(&mut b).map_err(|e| format!("control socket: {e}"))?;
+        self.0
+            .read_exact(&mut b)
+            .map_err(|e| format!("control socket: {e}"))?;
         Ok(b)
     }
 
@@ -893,16 +1081,32 @@ impl Ctl {
     }
 
     fn recv_u64s(&mut self) -> Result<Vec<u64>, String> {
-        Ok(self.recv()?.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect())
+        Ok(self
+            .recv()?
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect())
     }
 }
 
 /// One side's loop of a two-process exchange: send `n_out` messages and receive `n_in`.
-fn exchange(e: &Ep, peer: u32, n_out: u32, n_in: u32, len_of: impl Fn(u32) -> usize) -> Result<(), String> {
+fn exchange(
+    e: &Ep,
+    peer: u32,
+    n_out: u32,
+    n_in: u32,
+    len_of: impl Fn(u32) -> usize,
+) -> Result<(), String> {
     let t = Instant::now();
     let (mut sent, mut got) = (0u32, 0u32);
     while sent < n_out || got < n_in {
-        while sent < n_out && e.try_send(peer, &header(sent, len_of(sent)), &payload(sent, len_of(sent))) {
+        while sent < n_out
+            && e.try_send(
+                peer,
+                &header(sent, len_of(sent)),
+                &payload(sent, len_of(sent)),
+            )
+        {
             sent += 1;
         }
         e.progress();
@@ -910,7 +1114,10 @@ fn exchange(e: &Ep, peer: u32, n_out: u32, n_in: u32, len_of: impl Fn(u32) -> us
             check(&m, peer, got)?;
             got += 1;
         }
-        deadline_check(t, &format!("exchange stuck: sent {sent}/{n_out}, received {got}/{n_in}"))?;
+        deadline_check(
+            t,
+            &format!("exchange stuck: sent {sent}/{n_out}, received {got}/{n_in}"),
+        )?;
     }
     // The peer may still need our credits and completions: drain.
     while e.pending() {
@@ -969,12 +1176,17 @@ fn two_process(api: &'static VerbsApi, server: bool, host: &str, port: u16) -> !
         rep.finish();
     }
     let maxp = ep.max_payload();
-    rep.run("messages of 0, 1, 4000 and max_payload bytes both ways", || {
-        let sizes = [0usize, 1, 4000, maxp, 0, 17];
-        exchange(&ep, peer, sizes.len() as u32, sizes.len() as u32, |s| sizes[s as usize])?;
-        ctl.barrier()?;
-        Ok(String::new())
-    });
+    rep.run(
+        "messages of 0, 1, 4000 and max_payload bytes both ways",
+        || {
+            let sizes = [0usize, 1, 4000, maxp, 0, 17];
+            exchange(&ep, peer, sizes.len() as u32, sizes.len() as u32, |s| {
+                sizes[s as usize]
+            })?;
+            ctl.barrier()?;
+            Ok(String::new())
+        },
+    );
     rep.run("10000 one-way messages rank 0 -> rank 1", || {
         let t = Instant::now();
         if server {
@@ -1014,7 +1226,11 @@ fn two_process(api: &'static VerbsApi, server: bool, host: &str, port: u16) -> !
                 let t = Instant::now();
                 let n = ep.get(peer, d.p, v[0], v[1] as u32, len);
                 let secs = t.elapsed().as_secs_f64();
-                let r = if n != len { Err(format!("get returned {n}")) } else { check_pattern(d.p, len, len as u64) };
+                let r = if n != len {
+                    Err(format!("get returned {n}"))
+                } else {
+                    check_pattern(d.p, len, len as u64)
+                };
                 ctl.barrier()?;
                 r.map(|_| format!("{:.1} MB/s", len as f64 / secs / 1e6))
             }
@@ -1042,42 +1258,49 @@ fn two_process(api: &'static VerbsApi, server: bool, host: &str, port: u16) -> !
             check_pattern(r.p, len, 0x77).map(|_| String::new())
         }
     });
-    rep.run("prepare_sleep fd wakes on a message from the other process", || {
-        if server {
-            ctl.barrier()?; // the client is armed
-            let t = Instant::now();
-            while !ep.try_send(peer, &header(0, 10), &payload(0, 10)) {
-                ep.progress();
-                deadline_check(t, "send")?;
-            }
-            ctl.barrier()?;
-            Ok(String::new())
-        } else {
-            let fd = ep.prepare_sleep();
-            if fd < 0 {
-                return Err("prepare_sleep returned -1 with nothing pending".into());
-            }
-            ctl.barrier()?;
-            let mut f = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-            // SAFETY: one live pollfd.
-            let r = unsafe { libc::poll(&mut f, 1, 20_000) };
-            ep.after_sleep();
-            ctl.barrier()?;
-            if r != 1 {
-                return Err(format!("poll returned {r}"));
-            }
-            let t = Instant::now();
-            loop {
-                if let Some(m) = ep.recv() {
-                    check(&m, peer, 0)?;
-                    break;
+    rep.run(
+        "prepare_sleep fd wakes on a message from the other process",
+        || {
+            if server {
+                ctl.barrier()?; // the client is armed
+                let t = Instant::now();
+                while !ep.try_send(peer, &header(0, 10), &payload(0, 10)) {
+                    ep.progress();
+                    deadline_check(t, "send")?;
                 }
-                ep.progress();
-                deadline_check(t, "message")?;
+                ctl.barrier()?;
+                Ok(String::new())
+            } else {
+                let fd = ep.prepare_sleep();
+                if fd < 0 {
+                    return Err("prepare_sleep returned -1 with nothing pending".into());
+                }
+                ctl.barrier()?;
+                let mut f = libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one live pollfd.
+                let r = unsafe { libc::poll(&mut f, 1, 20_000) };
+                ep.after_sleep();
+                ctl.barrier()?;
+                if r != 1 {
+                    return Err(format!("poll returned {r}"));
+                }
+                let t = Instant::now();
+                loop {
+                    if let Some(m) = ep.recv() {
+                        check(&m, peer, 0)?;
+                        break;
+                    }
+                    ep.progress();
+                    deadline_check(t, "message")?;
+                }
+                Ok(String::new())
             }
-            Ok(String::new())
-        }
-    });
+        },
+    );
     rep.run("drain and close", || {
         let t = Instant::now();
         while ep.pending() {
