@@ -86,10 +86,9 @@ unsafe extern "C" fn test_fatal(msg: *const u8, len: usize) -> ! {
     // SAFETY: the plugin passes len readable bytes.
     let m = String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(msg, len) }).into_owned();
     eprintln!("OxMPI fatal error: {m}");
-    let code = if std::env::args().nth(1).as_deref() == Some("fatal-child") {
-        FATAL_EXIT
-    } else {
-        1
+    let code = match std::env::args().nth(1).as_deref() {
+        Some("fatal-child" | "port-down-child") => FATAL_EXIT,
+        _ => 1,
     };
     // SAFETY: ends the process without unwinding (we are inside the plugin's frames).
     unsafe { libc::_exit(code) }
@@ -860,6 +859,161 @@ fn fatal_child(api: &'static VerbsApi) -> ! {
     std::process::exit(3)
 }
 
+/// The child of `port_down_case`: waits in progress until the port goes down.
+fn port_down_child(api: &'static VerbsApi) -> ! {
+    let p = pair(api, 16, 4096).unwrap_or_else(|e| {
+        eprintln!("child: {e}");
+        std::process::exit(2)
+    });
+    println!("READY");
+    let _ = std::io::stdout().flush();
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(30) {
+        p.progress();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    eprintln!("child: no fatal within 30 s of waiting");
+    std::process::exit(3)
+}
+
+/// Takes the RoCE interface down under a waiting pair (VERBS_SELFTEST_PORT_DOWN=IFACE;
+/// root, in the test VM): the job must end through fatal naming the port.
+fn port_down_case(iface: &str) -> Result<String, String> {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut child = Command::new(exe)
+        .arg("port-down-child")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let mut line = String::new();
+    let out = child.stdout.take().ok_or("no stdout")?;
+    std::io::BufReader::new(out)
+        .read_line(&mut line)
+        .map_err(|e| e.to_string())?;
+    if line.trim() != "READY" {
+        let _ = child.kill();
+        return Err(format!("child not ready: {line:?}"));
+    }
+    let down = Command::new("ip")
+        .args(["link", "set", iface, "down"])
+        .status();
+    let res = child.wait_with_output();
+    let up = Command::new("ip")
+        .args(["link", "set", iface, "up"])
+        .status();
+    let (down, res) = (
+        down.map_err(|e| e.to_string())?,
+        res.map_err(|e| e.to_string())?,
+    );
+    let _ = up;
+    if !down.success() {
+        return Err("ip link set down failed".into());
+    }
+    let err = String::from_utf8_lossy(&res.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.contains("fatal error"))
+        .unwrap_or("")
+        .to_string();
+    if res.status.code() != Some(FATAL_EXIT) || !line.contains("went down") {
+        return Err(format!("child exited {:?}; stderr: {err}", res.status));
+    }
+    Ok(line)
+}
+
+/// Three verbs ranks of a world of four (rank 3 is reached by other means, so no QP is
+/// created for it): all-to-all messages in per-sender order, a get and a put between
+/// different pairs, then a drain.
+#[allow(clippy::needless_range_loop)]
+fn three_ranks(api: &'static VerbsApi) -> Result<String, String> {
+    let eps: Vec<Ep> = (0..3u32)
+        .map(|r| {
+            let peers: Vec<u32> = (0..3).filter(|&x| x != r).collect();
+            Ep::open(api, r, 4, &peers, 12, 2048 + HEADER_LEN as u32)
+        })
+        .collect::<Result<_, _>>()?;
+    let cards: Vec<Vec<u8>> = eps.iter().map(|e| e.card()).collect();
+    for (r, e) in eps.iter().enumerate() {
+        for (q, c) in cards.iter().enumerate() {
+            if q != r {
+                e.connect(q as u32, c)?;
+            }
+        }
+    }
+    if eps[0].connect(3, &cards[1]).is_ok() {
+        return Err("connected to rank 3, which is no verbs peer".into());
+    }
+    const N: u32 = 600;
+    let t = Instant::now();
+    let mut sent = [[0u32; 3]; 3];
+    let mut got = [[0u32; 3]; 3];
+    let total = 6 * N;
+    let mut done = 0;
+    while done < total {
+        for from in 0..3usize {
+            for to in 0..3usize {
+                if from == to || sent[from][to] >= N {
+                    continue;
+                }
+                let s = sent[from][to];
+                let len = (s as usize * 13 + from * 100 + to) % 2049;
+                if eps[from].try_send(to as u32, &header(s, len), &payload(s, len)) {
+                    sent[from][to] += 1;
+                }
+            }
+        }
+        for (at, e) in eps.iter().enumerate() {
+            e.progress();
+            while let Some(m) = e.recv() {
+                let from = m.peer as usize;
+                if from >= 3 || from == at {
+                    return Err(format!("rank {at} got a message from rank {from}"));
+                }
+                check(&m, from as u32, got[from][at])?;
+                got[from][at] += 1;
+                done += 1;
+            }
+        }
+        deadline_check(
+            t,
+            &format!("all-to-all stuck: sent {sent:?} received {got:?}"),
+        )?;
+    }
+    // Rank 2 reads what rank 0 offers; rank 1 writes into what rank 2 offers.
+    let len = 3 << 20;
+    let src = Region::new(len);
+    fill_pattern(src.p, len, 0xabc);
+    let dst = Region::new(len);
+    let key = eps[0].offer(src.p, len).ok_or("offer failed")?;
+    if eps[2].get(0, dst.p, src.p as u64, key, len) != len {
+        return Err("get failed".into());
+    }
+    eps[0].withdraw(src.p, len);
+    check_pattern(dst.p, len, 0xabc)?;
+    let key2 = eps[2].offer(dst.p, len).ok_or("offer failed")?;
+    fill_pattern(src.p, len, 0xdef);
+    if eps[1].put(2, dst.p as u64, key2, src.p, len) != len {
+        return Err("put failed".into());
+    }
+    eps[2].withdraw(dst.p, len);
+    check_pattern(dst.p, len, 0xdef)?;
+    let t = Instant::now();
+    while eps.iter().any(|e| e.pending()) {
+        for e in &eps {
+            e.progress();
+            while e.recv().is_some() {}
+        }
+        deadline_check(t, "drain")?;
+    }
+    Ok(format!(
+        "{total} messages all-to-all, card {} B",
+        cards[0].len()
+    ))
+}
+
 fn suite(api: &'static VerbsApi) -> ! {
     let mut rep = Report { pass: 0, fail: 0 };
     const BUFS: u32 = 16;
@@ -1015,6 +1169,15 @@ fn suite(api: &'static VerbsApi) -> ! {
         drop(p);
         Ok(String::new())
     });
+    rep.run(
+        "three ranks of four: all-to-all, get and put between other pairs",
+        || three_ranks(api),
+    );
+    if let Ok(iface) = std::env::var("VERBS_SELFTEST_PORT_DOWN") {
+        rep.run("the port going down ends the job", || {
+            port_down_case(&iface)
+        });
+    }
     // Small pieces: a transfer split into many READs, more than max_rd_atomic at a time.
     std::env::set_var("OXMPI_VERBS_RDMA_PIECE", "16384");
     match pair(api, 8, 1024) {
@@ -1327,6 +1490,7 @@ fn main() {
     match args.get(1).map(String::as_str) {
         None => suite(api),
         Some("fatal-child") => fatal_child(api),
+        Some("port-down-child") => port_down_child(api),
         Some("server") => {
             let port = args.get(2).and_then(|p| p.parse().ok()).unwrap_or(18515);
             two_process(api, true, "", port)
