@@ -213,22 +213,40 @@ impl Verbs {
         };
         let dev = device::open(want_dev.as_deref(), cfg.port, cfg.gid_index)?;
 
-        let bufs = cfg.bufs_per_peer.clamp(RESERVE + 1, credit_max_bufs());
+        let npeers = peers.len();
+        // Every posted receive and every signalled send may complete before a poll, so the
+        // CQs must hold them all: with many peers on a device with small CQs (Soft-RoCE:
+        // 32767 entries) the per-peer buffers and send queues shrink to fit.
+        let fit = (dev.max_cqe as usize / npeers.max(1)).min(u32::MAX as usize) as u32;
+        let mut bufs = cfg.bufs_per_peer.clamp(RESERVE + 1, credit_max_bufs());
+        if bufs > fit {
+            if fit < RESERVE + 2 {
+                return Err(Error::new(format!(
+                    "{npeers} peers need more completion queue entries than {} has ({})",
+                    dev.name, dev.max_cqe
+                )));
+            }
+            if cfg.verbose != 0 {
+                eprintln!(
+                    "OxMPI verbs: rank {}: {} receive buffers per peer instead of {bufs} ({npeers} peers, {} completion queue entries at most)",
+                    cfg.rank, fit, dev.max_cqe
+                );
+            }
+            bufs = fit;
+        }
         let window = Credits::new(bufs).window();
         let slots = window.min(MAX_SLOTS);
         let rd_init = dev.max_qp_init_rd_atom.min(MAX_RD_ATOMIC) as u8;
         let rd_resp = dev.max_qp_rd_atom.min(MAX_RD_ATOMIC) as u8;
         // Data sends are bounded by the window, credit messages by the reserve, plus the
-        // READs of a get and a flush.
-        let sq_depth = (window + RESERVE + rd_init as u32 + 4).min(dev.max_qp_wr);
+        // READs of a get and a flush. (Any depth works: posts check the room.)
+        let sq_depth = (window + RESERVE + rd_init as u32 + 4)
+            .min(dev.max_qp_wr)
+            .min(fit)
+            .max(2);
         let stride = (cfg.buf_size as usize).next_multiple_of(64);
-        let npeers = peers.len();
         let recv_cqe = (npeers as u64 * bufs as u64).max(1);
         let send_cqe = (npeers as u64 * sq_depth as u64).max(1);
-        if recv_cqe > dev.max_cqe as u64 || send_cqe > dev.max_cqe as u64 {
-            let d = dev.name.clone();
-            return Err(Error::new(format!("{npeers} peers x {bufs} buffers need {recv_cqe} completion queue entries, {d} allows {}", dev.max_cqe)));
-        }
         let piece = std::env::var("OXMPI_VERBS_RDMA_PIECE")
             .ok()
             .and_then(|s| s.trim().parse::<usize>().ok())
@@ -318,10 +336,12 @@ impl Verbs {
             v.flush_mr = eager::register_pool(v.pd, &v.flush_target, true);
         }
         if v.recv_mr.is_null() || v.send_mr.is_null() || v.flush_mr.is_null() {
-            return Err(Error::last_os(&format!(
+            let mut e = Error::last_os(&format!(
                 "ibv_reg_mr of the eager pools ({} + {} bytes)",
                 v.recv_pool.len, v.send_pool.len
-            )));
+            ));
+            e.0.push_str(&memlock_hint());
+            return Err(e);
         }
         // SAFETY: the MRs were just checked non-null.
         unsafe {
@@ -696,6 +716,28 @@ impl Verbs {
 /// Receive buffers per peer at most (their credits fit the immediate data's 16 bits).
 fn credit_max_bufs() -> u32 {
     crate::credit::MAX_DATA_RETURN
+}
+
+/// The locked-memory limit, when it is what stops registrations (ENOMEM, EPERM).
+pub fn memlock_hint() -> String {
+    let errno = std::io::Error::last_os_error().raw_os_error();
+    if !matches!(errno, Some(libc::ENOMEM) | Some(libc::EPERM)) {
+        return String::new();
+    }
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into r.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut r) } != 0
+        || r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return String::new();
+    }
+    format!(
+        " (the locked-memory limit is {} KiB: raise `ulimit -l`, e.g. memlock unlimited in /etc/security/limits.conf, or lower OXMPI_IB_BUFS)",
+        r.rlim_cur / 1024
+    )
 }
 
 fn page_size() -> usize {
