@@ -9,9 +9,11 @@ use crate::device::{Device, LINK_LAYER_ETHERNET};
 use crate::error::{Error, Result};
 use rdma_sys::*;
 
-/// Local ACK timeout exponent: 4.096 us x 2^14 = 67 ms per try (generous enough for
-/// Soft-RoCE under emulation and for loaded switches).
-const TIMEOUT: u8 = 14;
+/// Local ACK timeout exponent: 4.096 us x 2^16 = 268 ms per try, so with RETRY_CNT the
+/// QP gives up after about 2 s without an ACK: long enough for a descheduled Soft-RoCE
+/// VM or a congested switch, short enough that a tail packet lost on a lossy Ethernet
+/// (where loss is recovered by this timer) does not stall a transfer for long.
+const TIMEOUT: u8 = 16;
 /// Transport retries before the QP errors out (then the job ends with the peer's rank).
 const RETRY_CNT: u8 = 7;
 /// RNR retries: 7 = infinite. Credits make RNR impossible in a correct run; should a peer

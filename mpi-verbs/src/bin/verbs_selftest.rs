@@ -1368,10 +1368,22 @@ fn two_process(api: &'static VerbsApi, server: bool, host: &str, port: u16) -> !
         }
         ctl.barrier().map(|_| String::new())
     });
-    rep.run("bidirectional flood 5000 each way", || {
-        exchange(&ep, peer, 5000, 5000, |s| (s as usize * 37) % 3001)?;
-        ctl.barrier().map(|_| String::new())
-    });
+    // VERBS_SELFTEST_REPEAT=n repeats this one (a stress run).
+    let repeat: u32 = std::env::var("VERBS_SELFTEST_REPEAT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    for r in 0..repeat.max(1) {
+        let name = if repeat > 1 {
+            format!("bidirectional flood 5000 each way (round {r})")
+        } else {
+            "bidirectional flood 5000 each way".to_string()
+        };
+        rep.run(&name, || {
+            exchange(&ep, peer, 5000, 5000, |s| (s as usize * 37) % 3001)?;
+            ctl.barrier().map(|_| String::new())
+        });
+    }
     for (name, len) in [("get 1 MiB", 1usize << 20), ("get 64 MiB", 64 << 20)] {
         rep.run(name, || {
             // Rank 0 offers, rank 1 reads.
