@@ -45,26 +45,26 @@ node_names() {
     for i in $(seq 1 "$SLURM_CI_NODES"); do echo "n$i"; done
 }
 
-# Processes of our cluster's jobs: slurmstepd, and processes of a job (SLURM_JOB_ID in
-# their environment), whose environment holds SLURM_CONF=<our conf> (start-slurm.sh exports
+# Processes of our cluster's jobs: slurmstepd, srun/salloc/sbatch clients, and processes
+# of a job (SLURM_JOB_ID in their environment), whose environment holds SLURM_CONF=<our conf> (start-slurm.sh exports
 # it to the daemons; slurmstepd and the tasks inherit it). Prints "PID COMM" for each;
 # skips this shell and its ancestors (this script may run inside an allocation).
 our_env_pids() {
-    local want="SLURM_CONF=$CONF" p env comm ancestors=" " a=$$
+    local want="SLURM_CONF=$CONF" p comm ancestors=" " a=$$
     while [ -n "$a" ] && [ "$a" != 0 ] && [ "$a" != 1 ]; do
         ancestors="$ancestors$a "
         a=$(ppid_of "$a")
     done
-    for p in /proc/[0-9]*; do
+    # one grep over every environment (NUL-separated entries), then a closer look
+    for p in $(grep -lzxF "$want" /proc/[0-9]*/environ 2>/dev/null); do
         p=${p#/proc/}
+        p=${p%/environ}
         case $ancestors in *" $p "*) continue ;; esac
         [ "$p" = "$BASHPID" ] && continue
-        env=$({ tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null) || continue
-        printf '%s\n' "$env" | grep -qxF "$want" || continue
         comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
         case $comm in
-        slurmstepd*) ;;
-        *) printf '%s\n' "$env" | grep -q '^SLURM_JOB_ID=' || continue ;;
+        slurmstepd* | srun | salloc | sbatch) ;; # clients would wait for a dead cluster
+        *) grep -qz '^SLURM_JOB_ID=' "/proc/$p/environ" 2>/dev/null || continue ;;
         esac
         alive "$p" "" || continue
         echo "$p $comm"

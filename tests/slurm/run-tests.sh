@@ -96,7 +96,7 @@ run() {
     (cd "$B" && exec timeout -k 5 "$t" "$@") >"$L/$case.out" 2>"$L/$case.err" </dev/null
     rc=$?
 }
-rc_text() { if [ "$rc" = 124 ]; then echo "timed out after ${1:-$T} s (timeout killed it)"; else echo "exit status $rc"; fi; }
+rc_text() { if [ "$rc" = 124 ]; then echo "timed out after $T s (timeout killed it)"; else echo "exit status $rc"; fi; }
 
 # ours PROG...: "PID NAME" of live processes running our builds of PROG (by /proc/PID/exe,
 # so the same test programs run by someone else on this machine do not count).
@@ -248,6 +248,33 @@ t_prog() {
     if [ $rc != 0 ]; then fail "$(rc_text)"; return; fi
     grep -qF "$expect" "$L/$case.out" || { fail "no '$expect' line"; return; }
     pass "$(grep -F "$expect" "$L/$case.out" | head -1)"
+}
+
+# Two direct-launch steps of one job at once on the same two nodes (PMI-1 and PMI-2): the
+# shm segments of the steps must not collide (fake nodes share /dev/shm).
+t_two_steps() {
+    local s1=$L/$case.step1 s2=$L/$case.step2
+    # shellcheck disable=SC2016
+    run "$T" salloc -N2 --ntasks-per-node=4 bash -c '
+        OXMPI_PMI=1 OXMPI_VERBOSE=1 srun --exact --mpi=pmi2 -N2 -n4 --ntasks-per-node=2 ./placed ./keep_busy 2 >"$1.out" 2>"$1.err" &
+        a=$!
+        OXMPI_PMI=2 OXMPI_VERBOSE=1 srun --exact --mpi=pmi2 -N2 -n4 --ntasks-per-node=2 ./placed ./keep_busy 2 >"$2.out" 2>"$2.err"
+        b=$?
+        wait $a
+        echo "step exits $? $b"' steps "$s1" "$s2"
+    if [ $rc != 0 ]; then fail "$(rc_text)"; return; fi
+    grep -q '^step exits 0 0$' "$L/$case.out" || { fail "$(grep '^step exits' "$L/$case.out" || echo 'no step exit line')" "$s1.err"; return; }
+    local i m msg=""
+    for i in 1 2; do
+        grep -q '^keep_busy: OK (4 ranks' "$L/$case.step$i.out" || { fail "step $i: no 'keep_busy: OK (4 ranks'" "$L/$case.step$i.err"; return; }
+        m=$(python3 "$HERE/layout.py" "$L/$case.step$i.err" 4 2 "$i") || { fail "step $i: $m" "$L/$case.step$i.err"; return; }
+        msg="$msg; step $i: ${m#ok: }"
+    done
+    if grep -qi 'step creation temporarily disabled' "$s1.err" "$s2.err"; then
+        pass "(the steps ran one after the other)$msg"
+    else
+        pass "at once$msg"
+    fi
 }
 
 t_where() {
@@ -450,6 +477,7 @@ for pmi in 1 2; do
     tcase direct-pmi$pmi-n4-pingpong_sizes t_prog $pmi 4 "pingpong_sizes: OK (4 ranks" ./pingpong_sizes 1 1
 done
 tcase direct-pmi2-n8-where t_where
+tcase direct-two-steps-at-once t_two_steps
 tcase salloc-mpirun-ring t_salloc_mpirun 4 1 -N2 --ntasks-per-node=2
 tcase salloc-N2-mpirun-default-n t_salloc_mpirun 2 0 -N2
 tcase salloc-mpirun-abort t_salloc_abort

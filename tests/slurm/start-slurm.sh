@@ -68,7 +68,7 @@ start_munge() {
         chmod 400 "$key"
     fi
     rm -f "$MUNGE_SOCKET" "$MUNGE_SOCKET.lock"
-    timeout 20 munged --force --socket="$MUNGE_SOCKET" --key-file="$key" \
+    timeout 20 munged --force --socket="$MUNGE_SOCKET" --key-file="$key" --origin=127.0.0.1 \
         --pid-file="$RUN/munged.pid" --log-file="$LOG/munged.log" \
         --seed-file="$SLURM_CI_DIR/munge/munged.seed" 9>&- ||
         { tail -5 "$LOG/munged.log" >&2 || true; die "munged did not start"; }
@@ -185,8 +185,17 @@ if [ $restart = 1 ]; then
     rm -rf "$SLURM_CI_DIR/state"/*
 fi
 
+# A port taken by someone else (a system slurmctld, another copy of this cluster with
+# other pid files): say so now rather than time out waiting for idle nodes.
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+busy_die() {
+    die "port $1 (for $2) is in use by another program$(command -v ss >/dev/null &&
+        ss -ltnpH "sport = :$1" 2>/dev/null | grep -o 'users:.*' | head -1 | sed 's/^/: /'); set $3 (or stop that program)"
+}
+
 started=""
 if ! ctld_ok; then
+    port_busy "$SLURM_CI_CTLD_PORT" && busy_die "$SLURM_CI_CTLD_PORT" slurmctld SLURM_CI_CTLD_PORT
     # -c: clean start (no job state from an earlier run); -i: ignore unreadable state
     timeout 30 slurmctld -c -i >>"$LOG/slurmctld.out" 2>&1 9>&- ||
         { tail -20 "$LOG/slurmctld.log" >&2 || true; die "slurmctld did not start"; }
@@ -194,6 +203,8 @@ if ! ctld_ok; then
 fi
 for n in $(node_names); do
     if ! slurmd_ok "$n"; then
+        port=$((SLURM_CI_SLURMD_PORT + ${n#n} - 1))
+        port_busy "$port" && busy_die "$port" "slurmd -N $n" SLURM_CI_SLURMD_PORT
         # Always -N: without it slurmd takes the first node whose NodeHostname matches
         # and kills that node's running slurmd through its pid file.
         timeout 30 slurmd -N "$n" >>"$LOG/slurmd-$n.out" 2>&1 9>&- ||
