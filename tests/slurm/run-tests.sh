@@ -225,12 +225,18 @@ t_mpich() {
 t_direct() {
     local pmi=$1 n=$2 nodes=$3
     shift 3
-    local st=()
+    local st=() pick=(OXMPI_PMI="$pmi")
     [ $STRACE = 1 ] && st=(PLACED_STRACE="$L/$case.strace")
-    run "$T" env OXMPI_PMI="$pmi" OXMPI_VERBOSE=1 "${st[@]}" srun --mpi=pmi2 "$@" ./placed ./ring
+    [ "$pmi" = default ] && pick=(-u OXMPI_PMI)
+    run "$T" env "${pick[@]}" OXMPI_VERBOSE=1 "${st[@]}" srun --mpi=pmi2 "$@" ./placed ./ring
     if [ $rc != 0 ]; then fail "$(rc_text)"; return; fi
     grep -q "^ring: OK ($n ranks" "$L/$case.out" || { fail "no 'ring: OK ($n ranks' line"; return; }
     local msg
+    if [ "$pmi" = default ]; then
+        # no OXMPI_PMI: whatever the library picks for Slurm's pmi2 plugin (it serves both)
+        pmi=$(grep -o 'bootstrap PMI-[0-9]' "$L/$case.err" | head -1 | cut -d- -f2)
+        [ -n "$pmi" ] || { fail "no 'bootstrap PMI-N' in the OXMPI_VERBOSE lines: which PMI version did it pick?"; return; }
+    fi
     if [ $STRACE = 1 ]; then
         msg=$(python3 "$HERE/layout.py" "$L/$case.err" "$n" "$nodes" "$pmi" "$L/$case.strace")
     else
@@ -476,6 +482,7 @@ for pmi in 1 2; do
     done
     tcase direct-pmi$pmi-n4-pingpong_sizes t_prog $pmi 4 "pingpong_sizes: OK (4 ranks" ./pingpong_sizes 1 1
 done
+tcase direct-default-pmi-n4-ring t_direct default 4 2 -N2 -n4
 tcase direct-pmi2-n8-where t_where
 tcase direct-two-steps-at-once t_two_steps
 tcase salloc-mpirun-ring t_salloc_mpirun 4 1 -N2 --ntasks-per-node=2
