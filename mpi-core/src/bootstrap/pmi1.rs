@@ -1,38 +1,10 @@
 //! PMI-1 wire client: strict request/response over an inherited fd (`PMI_FD`) or a TCP
-//! connection (`PMI_PORT` + `PMI_ID`).
-//!
-//! Slurm's server reads one request per `read()` and silently drops pipelined requests, so
-//! every request goes out in one `write()` and we wait for its reply before sending the
-//! next. Replies are read through a line buffer because hydra's `PMI_PORT` handshake sends
-//! several lines that may arrive in one read.
+//! connection (`PMI_PORT` + `PMI_ID`), one line per request and per reply (the stream and
+//! its buffering are in [`super::conn`]).
 
-use super::pmi_wire::{parse_pmi1_line, Message, WireError, PMI1_MAX_LINE};
-use std::fs::File;
-use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
-use std::os::fd::{FromRawFd, RawFd};
-
-/// The byte stream to the PMI server.
-enum Stream {
-    Fd(File),
-    Tcp(TcpStream),
-}
-
-impl Stream {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Fd(f) => f.read(buf),
-            Stream::Tcp(s) => s.read(buf),
-        }
-    }
-
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Fd(f) => f.write(buf),
-            Stream::Tcp(s) => s.write(buf),
-        }
-    }
-}
+use super::conn::PmiConn;
+use super::pmi_wire::{parse_pmi1_line, Message, PMI1_MAX_LINE};
+use std::os::fd::RawFd;
 
 /// What the `PMI_PORT` handshake told us (hydra sends no `PMI_RANK`/`PMI_SIZE` in that mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,27 +15,59 @@ pub struct Handshake {
 
 /// A PMI-1 connection with a buffered line reader.
 pub struct Pmi1Client {
-    stream: Stream,
-    /// Bytes read but not yet consumed as a line.
-    inbuf: Vec<u8>,
+    conn: PmiConn,
+}
+
+/// Send one PMI-1 line in a single `write()` (never pipelined).
+pub(super) fn send_line(conn: &mut PmiConn, msg: &Message) -> Result<(), String> {
+    let line = msg.to_pmi1_line().map_err(|e| e.0)?;
+    if line.len() > PMI1_MAX_LINE {
+        return Err(format!(
+            "PMI-1 request of {} bytes exceeds the {PMI1_MAX_LINE}-byte line limit",
+            line.len()
+        ));
+    }
+    conn.write_request(line.as_bytes())
+}
+
+/// Read the next complete line and parse it.
+pub(super) fn read_line_message(conn: &mut PmiConn) -> Result<Message, String> {
+    let line = conn.read_line()?;
+    parse_pmi1_line(&line).map_err(|e| e.0)
+}
+
+/// Send `msg` and wait for the reply named `expect`; a reply with `rc≠0` is returned
+/// as-is (the caller decides), a reply with another command is an error. Stray
+/// `cmd=set …` lines left over from hydra's `PMI_PORT` handshake are skipped.
+pub(super) fn line_request(
+    conn: &mut PmiConn,
+    msg: &Message,
+    expect: &str,
+) -> Result<Message, String> {
+    send_line(conn, msg)?;
+    loop {
+        let reply = read_line_message(conn)?;
+        if reply.cmd == expect {
+            return Ok(reply);
+        }
+        if reply.cmd == "set" {
+            continue;
+        }
+        return Err(format!(
+            "PMI server answered `{reply}` to `{msg}` (expected cmd={expect})"
+        ));
+    }
 }
 
 impl Pmi1Client {
-    /// Take ownership of an inherited PMI fd. The fd is marked close-on-exec so programs
-    /// the rank starts (e.g. via `system()`) do not inherit the PMI connection.
+    /// Take ownership of an inherited PMI fd (marked close-on-exec).
     ///
     /// # Safety
     /// `fd` must be an open fd that nothing else in the process owns or closes.
     pub unsafe fn from_fd(fd: RawFd) -> Pmi1Client {
-        // SAFETY: F_SETFD on an fd we are about to own has no memory-safety implications.
-        unsafe {
-            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
-        }
-        // SAFETY: the caller guarantees exclusive ownership of `fd`.
-        let file = unsafe { File::from_raw_fd(fd) };
+        // SAFETY: forwarded from the caller.
         Pmi1Client {
-            stream: Stream::Fd(file),
-            inbuf: Vec::new(),
+            conn: unsafe { PmiConn::from_fd(fd) },
         }
     }
 
@@ -73,12 +77,8 @@ impl Pmi1Client {
         port: &str,
         pmi_id: Option<i64>,
     ) -> Result<(Pmi1Client, Option<Handshake>), String> {
-        let stream = TcpStream::connect(port)
-            .map_err(|e| format!("cannot connect to the PMI server at PMI_PORT={port}: {e}"))?;
-        let _ = stream.set_nodelay(true);
         let mut client = Pmi1Client {
-            stream: Stream::Tcp(stream),
-            inbuf: Vec::new(),
+            conn: PmiConn::connect_tcp(port)?,
         };
         let Some(id) = pmi_id else {
             return Ok((client, None));
@@ -116,73 +116,24 @@ impl Pmi1Client {
 
     /// Send one message in a single `write()` (never pipelined).
     pub fn send(&mut self, msg: &Message) -> Result<(), String> {
-        let line = msg.to_pmi1_line().map_err(|e| e.0)?;
-        if line.len() > PMI1_MAX_LINE {
-            return Err(format!(
-                "PMI-1 request of {} bytes exceeds the {PMI1_MAX_LINE}-byte line limit",
-                line.len()
-            ));
-        }
-        let bytes = line.as_bytes();
-        let mut off = 0;
-        while off < bytes.len() {
-            match self.stream.write(&bytes[off..]) {
-                Ok(0) => return Err("the PMI server closed the connection".into()),
-                Ok(n) => off += n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(format!("write to the PMI server failed: {e}")),
-            }
-        }
-        Ok(())
+        send_line(&mut self.conn, msg)
     }
 
     /// Read the next complete line and parse it.
     pub fn read_message(&mut self) -> Result<Message, String> {
-        loop {
-            if let Some(pos) = self.inbuf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = self.inbuf.drain(..=pos).collect();
-                return parse_pmi1_line(&line).map_err(|e: WireError| e.0);
-            }
-            if self.inbuf.len() > 64 * 1024 {
-                return Err("the PMI server sent a line longer than 64 KiB".into());
-            }
-            let mut chunk = [0u8; 4096];
-            match self.stream.read(&mut chunk) {
-                Ok(0) => {
-                    return Err(
-                        "the PMI server closed the connection (did the launcher exit?)".into(),
-                    )
-                }
-                Ok(n) => self.inbuf.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(format!("read from the PMI server failed: {e}")),
-            }
-        }
+        read_line_message(&mut self.conn)
     }
 
-    /// Send `msg` and wait for the reply named `expect`; a reply with `rc≠0` is returned
-    /// as-is (the caller decides), a reply with another command is an error. Stray
-    /// `cmd=set …` lines left over from the handshake are skipped.
+    /// Send `msg` and wait for the reply named `expect` (see [`line_request`]).
     pub fn request(&mut self, msg: &Message, expect: &str) -> Result<Message, String> {
-        self.send(msg)?;
-        loop {
-            let reply = self.read_message()?;
-            if reply.cmd == expect {
-                return Ok(reply);
-            }
-            if reply.cmd == "set" {
-                continue;
-            }
-            return Err(format!(
-                "PMI server answered `{reply}` to `{msg}` (expected cmd={expect})"
-            ));
-        }
+        line_request(&mut self.conn, msg, expect)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
     use std::os::fd::IntoRawFd;
     use std::os::unix::net::UnixStream;
 

@@ -144,7 +144,7 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
     let cfg = config();
     let cell = cfg.get("SHM_CELL_SIZE").max(64);
     let shape = ShmShape { nlocal: shm_group.len(), cells: cfg.get("SHM_CELLS").max(2), cell_payload: cell, eager_max: cfg.get("SHM_EAGER_MAX").min(cell) };
-    let name = format!("oxmpi-{}-n{}", sanitize(bs.job_id()), my_node);
+    let name = shm_name(bs.job_id(), my_node);
     let mut shm = None;
     let mut err = None;
     if shm_group.len() > 1 && me == 0 {
@@ -257,6 +257,10 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
         if !unreachable.is_empty() {
             parts.push(format!("no route to {} (other nodes and OXMPI_TRANSPORT=shm)", ranges(&unreachable)));
         }
+        parts.push(match bs.pmi_version() {
+            Some(v) => format!("bootstrap {v} (job {})", bs.job_id()),
+            None => "bootstrap singleton".to_string(),
+        });
         eprintln!("{}", parts.join("; "));
     }
     let tcp = tcp.filter(|_| routes.iter().any(|r| matches!(r, Route::Peer(Link { via: Via::Tcp, .. }))));
@@ -277,6 +281,13 @@ fn create_segment(name: &str, shape: ShmShape) -> Result<ShmTransport, String> {
     }
 }
 
+/// The node's segment: `oxmpi-<job>-n<node>`. The job id is unique per job and, under
+/// Slurm, per step (`<jobid>.<stepid>`), and the node index comes from the node map, so
+/// concurrent steps and fake nodes sharing one /dev/shm never meet.
+pub fn shm_name(job_id: &str, node: usize) -> String {
+    format!("oxmpi-{}-n{node}", sanitize(job_id))
+}
+
 /// Job ids become file names: keep them to a safe alphabet.
 pub fn sanitize(job: &str) -> String {
     job.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
@@ -284,6 +295,18 @@ pub fn sanitize(job: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shm_names_per_step_and_node() {
+        use super::shm_name;
+        // Two steps of Slurm job 4 on fake nodes n1, n2; our mpirun's kvsname.
+        let names = [shm_name("4.0", 0), shm_name("4.0", 1), shm_name("4.1", 0), shm_name("4.1", 1), shm_name("oxmpi_123_ab12", 0)];
+        for (i, a) in names.iter().enumerate() {
+            assert!(names[i + 1..].iter().all(|b| a != b), "{names:?}");
+        }
+        assert_eq!(names[0], "oxmpi-4_0-n0");
+        assert_eq!(shm_name("kvs_1/x y", 2), "oxmpi-kvs_1_x_y-n2");
+    }
+
     #[test]
     fn rank_ranges() {
         assert_eq!(super::ranges(&[0, 1, 2, 4, 6, 7]), "0-2,4,6-7");
