@@ -114,6 +114,19 @@ fn load() -> Result<&'static VerbsApi, String> {
     }
 }
 
+/// Receive buffers and registrations are locked memory: take all the hard limit allows
+/// (the soft limit is often lower, e.g. 64 KiB, where the hard one is unlimited).
+fn raise_memlock() {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit on a local struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_MEMLOCK, &lim);
+        }
+    }
+}
+
 unsafe extern "C" fn plugin_fatal(msg: *const u8, len: usize) -> ! {
     // SAFETY: the plugin passes `len` readable bytes.
     let m = unsafe { std::slice::from_raw_parts(msg, len) };
@@ -145,6 +158,7 @@ impl VerbsTransport {
     /// Loads the plugin and opens the device with one queue pair per peer (world ranks).
     pub fn open(rank: usize, size: usize, peers: &[usize], s: &Settings) -> Result<VerbsTransport, String> {
         let api = load()?;
+        raise_memlock();
         let peers32: Vec<u32> = peers.iter().map(|&p| p as u32).collect();
         let device = s.device.as_ref().map(|d| CString::new(d.as_str()).unwrap_or_default());
         let cfg = VerbsConfig {
