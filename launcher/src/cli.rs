@@ -111,11 +111,15 @@ pub fn normalize(args: &[String]) -> Vec<String> {
                   -bootstrap-exec.\n\
                   Environment: OXMPI_LAUNCHER, OXMPI_LAUNCHER_EXEC (as -launcher, -launcher-exec), \
                   OXMPI_LAUNCHER_IF (mpirun's interface for proxies), MPIEXEC_TIMEOUT.\n\
+                  Inside a Slurm allocation (salloc, sbatch: SLURM_JOB_ID set) the hosts and slots are \
+                  the allocation's (SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE) unless -hosts/-hostfile \
+                  is given, and one srun starts the proxies (-launcher slurm).\n\
                   Exit status: 0 if all ranks exit 0; otherwise the failing rank's code \
                   (128+N if killed by signal N), the MPI_Abort code, 124 on --timeout."
 )]
 pub struct Cli {
-    /// Number of ranks to start (-n, -np); default: the hosts' slots, or 1 without hosts.
+    /// Number of ranks to start (-n, -np); default: the hosts' slots (inside a Slurm
+    /// allocation: its tasks), or 1 without hosts.
     #[arg(long = "np", short = 'n', value_name = "N")]
     pub np: Option<usize>,
 
@@ -163,11 +167,13 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub ppn: Option<usize>,
 
-    /// How proxies reach other hosts: ssh (default), rsh, or fork (every host on this machine).
+    /// How proxies reach other hosts: ssh (default), rsh, fork (every host on this machine), or
+    /// slurm (one srun; the default inside an allocation).
     #[arg(long, value_name = "NAME")]
     pub launcher: Option<String>,
 
-    /// Remote-exec program run as `PROG HOST COMMAND...` to start proxies (as ssh).
+    /// Remote-exec program run as `PROG HOST COMMAND...` to start proxies (as ssh); with
+    /// -launcher slurm, the srun to use.
     #[arg(long = "launcher-exec", value_name = "PROG")]
     pub launcher_exec: Option<String>,
 

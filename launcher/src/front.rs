@@ -11,6 +11,9 @@
 //! end its ranks, and mpirun exits with that failure's status. A proxy whose connection
 //! closes before it said `Done` (killed, or its host cut off) is such a failure; a proxy
 //! that loses mpirun kills its ranks at once.
+//!
+//! Inside a Slurm allocation one srun is the agent of every proxy (`slurm.rs`); a proxy
+//! then says which host it is by its Slurm node name.
 
 use crate::frames::FrameConn;
 use crate::job::{Failure, KILL_GRACE};
@@ -44,12 +47,17 @@ pub struct FrontSpec {
     pub verbose: bool,
 }
 
+/// A process that starts proxies (ssh, srun, or a proxy started directly).
+struct Agent {
+    started: remote::Started,
+    status: Option<ExitStatus>,
+}
+
 /// mpirun's view of one host.
 struct Proxy {
     host: String,
-    /// The agent (or the proxy itself, started directly) and its exit status.
-    agent: Option<remote::Started>,
-    agent_status: Option<ExitStatus>,
+    /// Its agent (an index into `Front::agents`; srun is the agent of every host).
+    agent: Option<usize>,
     started_at: Instant,
     conn: Option<FrameConn>,
     /// The proxy's pid on its host (from its hello).
@@ -71,6 +79,7 @@ struct Front {
     kvsname: String,
     secret: String,
     proxies: Vec<Proxy>,
+    agents: Vec<Agent>,
     pending: Vec<Pending>,
     listener: TcpListener,
     failure: Option<(Failure, Option<String>)>,
@@ -102,8 +111,9 @@ pub fn run(spec: FrontSpec) -> i32 {
         proxies: spec
             .hosts
             .iter()
-            .map(|h| Proxy { host: h.clone(), agent: None, agent_status: None, started_at: now, conn: None, pid: 0, fence: None, retired: false, done: false })
+            .map(|h| Proxy { host: h.clone(), agent: None, started_at: now, conn: None, pid: 0, fence: None, retired: false, done: false })
             .collect(),
+        agents: Vec::new(),
         pending: Vec::new(),
         listener,
         failure: None,
@@ -126,6 +136,9 @@ impl Front {
             Err(e) => return self.fail(Failure::Host { host: String::new(), reason: format!("cannot find mpirun's own path to start proxies: {e}") }, None),
         };
         let iface = std::env::var("OXMPI_LAUNCHER_IF").ok();
+        if let Launcher::Slurm(srun) = &self.spec.launcher {
+            return self.start_slurm_step(&srun.clone(), &exe, port, iface.as_deref());
+        }
         for i in 0..self.proxies.len() {
             let host = self.proxies[i].host.clone();
             let local = self.spec.launcher == Launcher::Fork || crate::hosts::is_local(&host);
@@ -139,18 +152,56 @@ impl Front {
             }
             let proxy_cmd = vec![exe.clone(), "--oxmpi-proxy".to_string(), addr, i.to_string()];
             let argv = self.spec.launcher.command_for(&host, local, &proxy_cmd).unwrap_or(proxy_cmd);
-            match remote::start(&argv, &self.secret) {
-                Ok(s) => {
-                    self.proxies[i].agent = Some(s);
-                    self.proxies[i].started_at = Instant::now();
-                }
-                Err(e) => {
-                    let why = if e.kind() == std::io::ErrorKind::NotFound { format!("{} not found (install it, or choose another agent with -launcher / -launcher-exec)", argv[0]) } else { e.to_string() };
-                    let reason = format!("cannot start the proxy on {host} (`{}`): {why}", argv.join(" "));
-                    return self.fail(Failure::Host { host, reason }, None);
-                }
+            if !self.start_agent(&argv, remote::SecretVia::Stdin, &[i]) {
+                return;
             }
         }
+    }
+
+    /// Starts `argv` as the agent of the proxies `of`; false (and the job failed) if it
+    /// could not start.
+    fn start_agent(&mut self, argv: &[String], via: remote::SecretVia, of: &[usize]) -> bool {
+        match remote::start(argv, &self.secret, via) {
+            Ok(s) => {
+                self.agents.push(Agent { started: s, status: None });
+                for &i in of {
+                    self.proxies[i].agent = Some(self.agents.len() - 1);
+                    self.proxies[i].started_at = Instant::now();
+                }
+                true
+            }
+            Err(e) => {
+                let why = if e.kind() == std::io::ErrorKind::NotFound { format!("{} not found (install it, or choose another agent with -launcher / -launcher-exec)", argv[0]) } else { e.to_string() };
+                let host = self.proxies[of[0]].host.clone();
+                let on = if of.len() == 1 { host.clone() } else { format!("{} hosts", of.len()) };
+                let reason = format!("cannot start the proxy on {on} (`{}`): {why}", argv.join(" "));
+                self.fail(Failure::Host { host, reason }, None);
+                false
+            }
+        }
+    }
+
+    /// Inside a Slurm allocation: one srun starts a proxy on every host; each proxy names
+    /// its node in its hello, and finds the secret in its environment.
+    fn start_slurm_step(&mut self, srun: &str, exe: &str, port: u16, iface: Option<&str>) {
+        // One address for all (one command line): the route to a node that is not this
+        // machine, else loopback.
+        let remote = self.proxies.iter().find(|p| !crate::hosts::is_local(&p.host)).map(|p| p.host.clone());
+        let ip = match reach_from(remote.as_deref().unwrap_or("localhost"), remote.is_none(), iface) {
+            Ok(ip) => ip,
+            Err(e) => return self.fail(Failure::Host { host: remote.unwrap_or_default(), reason: e }, None),
+        };
+        let addr = format!("{ip}:{port}");
+        let hosts: Vec<String> = self.proxies.iter().map(|p| p.host.clone()).collect();
+        let argv = crate::slurm::srun_command(srun, &hosts, &[exe.to_string(), "--oxmpi-proxy".into(), addr.clone(), "slurm".into()]);
+        if self.spec.verbose {
+            for h in &hosts {
+                eprintln!("mpirun: the proxy on {h} connects to {addr}");
+            }
+            eprintln!("mpirun: starting the proxies with `{}`", argv.join(" "));
+        }
+        let all: Vec<usize> = (0..hosts.len()).collect();
+        self.start_agent(&argv, remote::SecretVia::Env, &all);
     }
 
     /// Records the first failure, reports it, and tells every proxy to end its ranks.
@@ -164,22 +215,26 @@ impl Front {
             _ => libc::SIGTERM,
         };
         self.failure = Some((f, host));
+        let mut stop = Vec::new();
         for p in &mut self.proxies {
             match p.conn.as_mut() {
                 Some(c) => c.send(Down::Kill(sig).encode()),
-                None => {
-                    // Never connected: its agent is all there is to stop.
-                    if let Some(a) = &p.agent {
-                        sys::kill(-a.pid, libc::SIGKILL);
-                    }
-                }
+                // Never connected: its agent is all there is to stop (not the agent of a
+                // proxy that is done: srun may still be the agent of others).
+                None if !p.done => stop.extend(p.agent),
+                None => {}
             }
+        }
+        stop.sort_unstable();
+        stop.dedup();
+        for a in stop {
+            sys::kill(-self.agents[a].started.pid, libc::SIGKILL);
         }
         self.give_up_at = Some(Instant::now() + KILL_GRACE + END_LIMIT);
     }
 
     fn all_done(&self) -> bool {
-        self.proxies.iter().all(|p| p.done || (self.failure.is_some() && p.conn.is_none() && (p.agent.is_none() || p.agent_status.is_some())))
+        self.proxies.iter().all(|p| p.done || (self.failure.is_some() && p.conn.is_none() && p.agent.map_or(true, |a| self.agents[a].status.is_some())))
     }
 
     fn event_loop(&mut self, sigfd: &OwnedFd) {
@@ -275,9 +330,9 @@ impl Front {
                         if let Some(c) = p.conn.as_mut() {
                             c.send(Down::Kill(libc::SIGKILL).encode());
                         }
-                        if let Some(a) = &p.agent {
-                            sys::kill(-a.pid, libc::SIGKILL);
-                        }
+                    }
+                    for a in &self.agents {
+                        sys::kill(-a.started.pid, libc::SIGKILL);
                     }
                     self.give_up_at = Some(Instant::now() + Duration::from_millis(500));
                 }
@@ -289,11 +344,12 @@ impl Front {
     /// Reaps agents (and proxies started directly) that exited.
     fn reap(&mut self) {
         while let Some((pid, status)) = sys::reap_any() {
-            let Some(i) = self.proxies.iter().position(|p| p.agent.as_ref().is_some_and(|a| a.pid == pid)) else { continue };
-            self.proxies[i].agent_status = Some(status);
-            let p = &self.proxies[i];
-            if p.conn.is_none() && !p.done && self.failure.is_none() {
-                let a = p.agent.as_ref().unwrap();
+            let Some(a) = self.agents.iter().position(|a| a.started.pid == pid) else { continue };
+            self.agents[a].status = Some(status);
+            // The first of its proxies that never connected, if any.
+            let waiting = self.proxies.iter().position(|p| p.agent == Some(a) && p.conn.is_none() && !p.done);
+            if let Some(p) = waiting.map(|i| &self.proxies[i]).filter(|_| self.failure.is_none()) {
+                let a = &self.agents[a].started;
                 let (how, code) = match status {
                     ExitStatus::Code(c) => (format!("exited with code {c}"), c),
                     ExitStatus::Signal(s) => (format!("was killed by {}", sys::signal_name(s)), 128 + s),
@@ -349,6 +405,18 @@ impl Front {
                     Err(format!("host {} is connected already", self.proxies[h].host))
                 } else {
                     Ok((h, pid))
+                }
+            }
+            Ok(Some(Up::HelloNamed { secret, name, pid })) => {
+                let free = self.proxies.iter().position(|p| p.host == name && p.conn.is_none() && !p.done);
+                if !same_secret(&secret, &self.secret) {
+                    Err("wrong job secret".to_string())
+                } else if let Some(h) = free {
+                    Ok((h, pid))
+                } else if self.proxies.iter().any(|p| p.host == name) {
+                    Err(format!("host {name} is connected already"))
+                } else {
+                    Err(format!("no host {name} in this job"))
                 }
             }
             Ok(Some(_)) => Err("sent something before its hello".to_string()),
@@ -425,7 +493,7 @@ impl Front {
                     self.stdin_open = false;
                 }
             }
-            Up::Hello { .. } => self.lost(i, Some("a second hello".into())),
+            Up::Hello { .. } | Up::HelloNamed { .. } => self.lost(i, Some("a second hello".into())),
         }
     }
 
@@ -490,11 +558,13 @@ impl Front {
             }
             p.conn = None;
         }
-        // Agents end when their proxy does; give them a moment, then stop them.
-        let end = Instant::now() + Duration::from_millis(500);
+        // Agents end when their proxy does; give them a moment (srun reports the end of
+        // its step to Slurm first), then stop them.
+        let grace = if matches!(self.spec.launcher, Launcher::Slurm(_)) { Duration::from_secs(3) } else { Duration::from_millis(500) };
+        let end = Instant::now() + grace;
         loop {
             self.reap();
-            let running: Vec<i32> = self.proxies.iter().filter(|p| p.agent_status.is_none()).filter_map(|p| p.agent.as_ref().map(|a| a.pid)).collect();
+            let running: Vec<i32> = self.agents.iter().filter(|a| a.status.is_none()).map(|a| a.started.pid).collect();
             if running.is_empty() {
                 break;
             }

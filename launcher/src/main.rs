@@ -4,7 +4,9 @@
 //! contract of MPICH's Hydra), forwards output and stdin, forwards SIGINT/SIGTERM, and tears
 //! the job down on the first failure with the failing rank's exit status. On one host it
 //! does all of it itself (`job.rs`); across hosts it starts one proxy per host, which does
-//! it for that host's ranks (`front.rs`, `proxy.rs`). See `--help` for the flags.
+//! it for that host's ranks (`front.rs`, `proxy.rs`); inside a Slurm allocation the hosts
+//! are the allocation's and srun starts the proxies (`slurm.rs`). See `--help` for the
+//! flags.
 
 mod cleanup;
 mod cli;
@@ -16,6 +18,7 @@ mod output;
 mod pmi_server;
 mod proxy;
 mod remote;
+mod slurm;
 mod spawn;
 mod sys;
 mod wire;
@@ -83,14 +86,32 @@ fn prepare(cli: &Cli) -> Result<Launch, (String, i32)> {
     if cli.ppn == Some(0) {
         return Err(usage("-ppn must be at least 1".into()));
     }
-    let launcher = remote::Launcher::choose(cli.launcher.as_deref(), cli.launcher_exec.as_deref()).map_err(usage)?;
+    // Inside a Slurm allocation (SLURM_JOB_ID): its nodes are the hosts unless a host list
+    // is given, and srun starts the proxies unless another launcher is asked for.
+    let allocation = slurm::Allocation::from_env();
+    let in_slurm = !matches!(allocation, Ok(None));
+    let launcher = remote::Launcher::choose(cli.launcher.as_deref(), cli.launcher_exec.as_deref(), in_slurm).map_err(usage)?;
+    let by_srun = matches!(launcher, remote::Launcher::Slurm(_));
     let map = match (cli.map_by.as_deref(), cli.rr) {
         (Some("node") | Some("rr"), _) | (None, true) => hosts::MapBy::Node,
         (Some("slot") | Some("core") | None, false) => hosts::MapBy::Slot,
         (Some(other), _) => return Err(usage(format!("--map-by {other}: expected slot or node"))),
     };
     let mut host_list = hosts::parse(&cli.hosts, cli.hostfile.as_deref()).map_err(usage)?;
-    if launcher != remote::Launcher::Fork {
+    if in_slurm && (host_list.is_empty() || by_srun) {
+        let alloc = allocation.map_err(usage)?.expect("in an allocation");
+        if host_list.is_empty() {
+            host_list = alloc.hosts.clone();
+        }
+        if let Some(h) = host_list.iter().find(|h| !alloc.hosts.iter().any(|a| a.name == h.name)) {
+            return Err(usage(format!(
+                "host {} is not a node of {}: inside an allocation srun starts the ranks on its nodes (choose another launcher with -launcher to reach other hosts)",
+                h.name,
+                alloc.describe()
+            )));
+        }
+    }
+    if launcher != remote::Launcher::Fork && !by_srun {
         host_list = merge_local(host_list);
     }
     let timeout = cli.timeout_secs().map_err(usage)?.map(Duration::from_secs);
@@ -102,9 +123,10 @@ fn prepare(cli: &Cli) -> Result<Launch, (String, i32)> {
         None => None,
     };
 
-    // Inherited environment minus any outer launcher's PMI variables, then -genv/-x.
+    // Inherited environment minus what an outer launcher (PMI, PMIx, srun, the batch step)
+    // set for another process, then -genv/-x.
     let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| !k.starts_with("PMI_") && k != "OXMPI_JOB_SECRET")
+        .filter(|(k, _)| !slurm::describes_another_process(k))
         .collect();
     for (k, v) in cli.extra_env() {
         if k.is_empty() || k.contains('=') {
@@ -119,7 +141,8 @@ fn prepare(cli: &Cli) -> Result<Launch, (String, i32)> {
         let node_of = hosts::place(&host_list, np, cli.ppn, map, !cli.nooversubscribe).map_err(usage)?;
         // Only hosts that got ranks take part; node numbers follow the host list.
         let used: Vec<usize> = (0..host_list.len()).filter(|h| node_of.contains(h)).collect();
-        let one_here = used.len() == 1 && (launcher == remote::Launcher::Fork || hosts::is_local(&host_list[used[0]].name));
+        // Under srun even a single host of the allocation runs in a job step.
+        let one_here = !by_srun && used.len() == 1 && (launcher == remote::Launcher::Fork || hosts::is_local(&host_list[used[0]].name));
         if !one_here {
             let node: Vec<usize> = node_of.iter().map(|h| used.iter().position(|u| u == h).unwrap()).collect();
             let ranks_of = (0..used.len()).map(|n| (0..np).filter(|&r| node[r] == n).map(|r| r as u32).collect()).collect();

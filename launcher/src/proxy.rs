@@ -2,9 +2,15 @@
 //! multi-host job. It reads the job secret from its stdin, connects back to `mpirun` at
 //! ADDR, says hello (secret, host index), receives its host's part of the job, and runs it
 //! with `job.rs`, whose upstream is this connection.
+//!
+//! HOST `slurm`: one srun started the proxies of all hosts (`slurm.rs`). The secret is then
+//! in the environment, the hello names the Slurm node instead of an index, the ranks get
+//! the node's own Slurm variables, and the exit status is 0 once the job ran (mpirun
+//! already knows how it went; a non-zero status would make srun report every proxy).
 
 use crate::frames::FrameConn;
 use crate::job::{self, Failure, JobSpec};
+use crate::slurm;
 use crate::spawn;
 use crate::sys;
 use crate::wire::{Down, Up};
@@ -24,11 +30,23 @@ fn die(msg: &str) -> i32 {
 
 /// Runs the proxy; the exit status is for the agent that started it.
 pub fn run(addr: &str, host: &str) -> i32 {
-    let Ok(host) = host.parse::<u32>() else { return die(&format!("bad host index `{host}`")) };
+    let by_slurm = host == "slurm";
     let mut secret = String::new();
-    if std::io::stdin().lock().read_line(&mut secret).is_err() || secret.trim().is_empty() {
-        return die("no job secret on stdin (the proxy is started by mpirun, not by hand)");
-    }
+    let hello = if by_slurm {
+        secret = std::env::var(slurm::SECRET_VAR).unwrap_or_default();
+        std::env::remove_var(slurm::SECRET_VAR);
+        let Some(name) = slurm::this_node() else { return die("SLURMD_NODENAME is not set: `--oxmpi-proxy ADDR slurm` is started by mpirun through srun") };
+        if secret.trim().is_empty() {
+            return die(&format!("no job secret in {} (the proxy is started by mpirun, not by hand)", slurm::SECRET_VAR));
+        }
+        Up::HelloNamed { secret: secret.trim().to_string(), name, pid: std::process::id() }
+    } else {
+        let Ok(host) = host.parse::<u32>() else { return die(&format!("bad host index `{host}`")) };
+        if std::io::stdin().lock().read_line(&mut secret).is_err() || secret.trim().is_empty() {
+            return die("no job secret on stdin (the proxy is started by mpirun, not by hand)");
+        }
+        Up::Hello { secret: secret.trim().to_string(), host, pid: std::process::id() }
+    };
     let target: Option<SocketAddr> = addr.to_socket_addrs().ok().and_then(|mut a| a.next());
     let Some(target) = target else { return die(&format!("bad mpirun address `{addr}`")) };
     let stream = match TcpStream::connect_timeout(&target, Duration::from_secs(10)) {
@@ -41,7 +59,7 @@ pub fn run(addr: &str, host: &str) -> i32 {
         Ok(c) => c,
         Err(e) => return die(&format!("socket setup failed: {e}")),
     };
-    up.send(Up::Hello { secret: secret.trim().to_string(), host, pid: std::process::id() }.encode());
+    up.send(hello.encode());
     up.flush_blocking(Duration::from_secs(5));
     // The job, or a closed connection (mpirun refused us, or the job already ended).
     let end = Instant::now() + START_LIMIT;
@@ -59,6 +77,16 @@ pub fn run(addr: &str, host: &str) -> i32 {
             }
         }
     };
+    let mut spec = spec;
+    if by_slurm {
+        // The node's facts, as srun gave them to this proxy (mpirun's are its node's).
+        for k in slurm::NODE_VARS {
+            spec.env.retain(|(name, _)| name != k);
+            if let Ok(v) = std::env::var(k) {
+                spec.env.push((k.to_string(), v));
+            }
+        }
+    }
     let ranks: Vec<usize> = spec.ranks.iter().map(|&r| r as usize).collect();
     let first = ranks.first().copied().unwrap_or(0);
     let wdir = spec.wdir.as_ref().map(PathBuf::from);
@@ -70,10 +98,10 @@ pub fn run(addr: &str, host: &str) -> i32 {
             up.send(Up::Failed(Failure::Spawn { rank: first, reason }).encode());
             up.send(Up::Done.encode());
             up.flush_blocking(Duration::from_secs(2));
-            return 127;
+            return if by_slurm { 0 } else { 127 };
         }
     };
-    job::run(
+    let status = job::run(
         JobSpec {
             np: spec.np as usize,
             ranks,
@@ -87,5 +115,10 @@ pub fn run(addr: &str, host: &str) -> i32 {
             mapping: spec.mapping,
         },
         Some(up),
-    )
+    );
+    if by_slurm {
+        0
+    } else {
+        status
+    }
 }

@@ -38,6 +38,9 @@ pub struct ProxySpec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Up {
     Hello { secret: String, host: u32, pid: u32 },
+    /// A hello from a proxy that knows its host by name only (all proxies of one `srun`
+    /// share a command line; `name` is the Slurm node it runs on).
+    HelloNamed { secret: String, name: String, pid: u32 },
     /// Output of `rank` (1 stdout, 2 stderr), whole lines (tagged when asked).
     Output { rank: u32, stream: u8, data: Vec<u8> },
     /// Every rank of the host is in the PMI barrier; the pairs put since the last one.
@@ -246,6 +249,12 @@ impl Up {
                 e.finish()
             }
             Up::Done => Enc::new(5).finish(),
+            Up::HelloNamed { secret, name, pid } => {
+                let mut e = Enc::new(6);
+                e.0.extend_from_slice(MAGIC);
+                e.str(secret).str(name).u32(*pid);
+                e.finish()
+            }
         }
     }
 
@@ -254,11 +263,14 @@ impl Up {
         let Some((kind, body, used)) = split(buf)? else { return Ok(None) };
         let mut d = Dec { b: body };
         let m = match kind {
-            0 => {
+            0 | 6 => {
                 if d.take(8)? != MAGIC {
                     return Err("not an OxMPI proxy (bad magic)".into());
                 }
-                Up::Hello { secret: d.str()?, host: d.u32()?, pid: d.u32()? }
+                match kind {
+                    0 => Up::Hello { secret: d.str()?, host: d.u32()?, pid: d.u32()? },
+                    _ => Up::HelloNamed { secret: d.str()?, name: d.str()?, pid: d.u32()? },
+                }
             }
             1 => Up::Output { rank: d.u32()?, stream: d.u8()?, data: d.bytes()? },
             2 => Up::Fence { kvs: d.pairs()? },
@@ -367,6 +379,7 @@ mod tests {
     #[test]
     fn every_message_round_trips() {
         round_trip_up(Up::Hello { secret: "00ff".into(), host: 3, pid: 4242 });
+        round_trip_up(Up::HelloNamed { secret: "00ff".into(), name: "n[1]".into(), pid: 7 });
         round_trip_up(Up::Output { rank: 7, stream: 2, data: b"[7] hello\n".to_vec() });
         round_trip_up(Up::Fence { kvs: vec![("tcp-card-0".into(), "10.0.0.1:4000 h1".into()), ("k".into(), String::new())] });
         round_trip_up(Up::Retired);
