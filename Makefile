@@ -4,7 +4,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 RELEASE_DIR := target/release
 
-.PHONY: all build gen install demo check check-mpi4py check-verbs deps clean
+.PHONY: all build gen install demo check check-mpi4py check-verbs check-slurm deps clean
 
 all: install
 
@@ -35,22 +35,29 @@ install: build
 demo: deps install
 	@scripts/demo.sh "$(PREFIX)"
 
-## check: the whole suite (scripts/check.sh), mpi4py's own test suite (check-mpi4py), then
-## the RDMA verbs suite on Soft-RoCE VMs (check-verbs) where qemu is there or installable
-## (root); all run even if one fails; the exit status is non-zero if any did.
+## check: the whole suite (scripts/check.sh), mpi4py's own test suite (check-mpi4py), the
+## RDMA verbs suite on Soft-RoCE VMs (check-verbs) where qemu is there or installable
+## (root), then the Slurm suite against a real Slurm started for it (check-slurm; root);
+## all run even if one fails; the exit status is non-zero if any did.
 check: deps install
 	@status=0; scripts/check.sh "$(PREFIX)" || status=1; \
 	tests/external/mpi4py.sh "$(PREFIX)" || status=1; \
 	if command -v qemu-system-x86_64 >/dev/null || [ "$$(id -u)" = 0 ]; then \
 		tests/softroce/deps.sh && tests/softroce/mpi-suite.sh "$(PREFIX)" || status=1; \
 	else echo "check: RDMA verbs suite skipped: qemu-system-x86 not installed and not root (make check-verbs)"; fi; \
-	if [ $$status = 0 ]; then echo "make check: PASS (test suite, mpi4py, verbs on Soft-RoCE)"; else echo "make check: FAIL"; fi; \
+	tests/slurm/run-tests.sh "$(PREFIX)" || status=1; \
+	if [ $$status = 0 ]; then echo "make check: PASS (test suite, mpi4py, verbs on Soft-RoCE, Slurm)"; else echo "make check: FAIL"; fi; \
 	exit $$status
 
 ## check-verbs: the RDMA verbs transport on real Soft-RoCE (rdma_rxe) in qemu VMs: one VM
 ## with every peer on verbs, then two VMs started by mpirun (tests/softroce/mpi-suite.sh).
 check-verbs: deps install
 	@tests/softroce/deps.sh && tests/softroce/mpi-suite.sh "$(PREFIX)"
+
+## check-slurm: srun direct launch (PMI-1 and PMI-2) and mpirun inside salloc/sbatch against
+## a real Slurm (munged, slurmctld, one slurmd per fake node) that tests/slurm starts and stops.
+check-slurm: deps install
+	@tests/slurm/run-tests.sh "$(PREFIX)"
 
 ## check-mpi4py: mpi4py's test suite alone (pinned sdist built with our mpicc, 1/2/4 ranks,
 ## then the PyPI binary wheel on our libmpi.so.12); needs network access to PyPI once.
