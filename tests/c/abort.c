@@ -1,6 +1,6 @@
-/* abort: rank 1 (rank 0 when alone) calls MPI_Abort(MPI_COMM_WORLD, 7) while
- * every other rank is blocked in MPI_Recv. The harness expects the launcher
- * to exit with status 7 within a few seconds. */
+/* abort [CODE]: rank 1 (rank 0 when alone) calls MPI_Abort(MPI_COMM_WORLD, CODE)
+ * (default 7) while every other rank is blocked in MPI_Recv. The harness expects the
+ * launcher to exit with status CODE within a few seconds. */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
@@ -13,12 +13,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int aborter = (size > 1) ? 1 : 0;
+    int code = argc > 1 ? atoi(argv[1]) : 7;
     if (rank == aborter) {
         struct timespec ts = {0, 200 * 1000 * 1000}; /* let the others block first */
         nanosleep(&ts, NULL);
-        fprintf(stderr, "abort: rank %d calls MPI_Abort(MPI_COMM_WORLD, 7)\n", rank);
+        fprintf(stderr, "abort: rank %d calls MPI_Abort(MPI_COMM_WORLD, %d)\n", rank, code);
         fflush(stderr);
-        MPI_Abort(MPI_COMM_WORLD, 7);
+        MPI_Abort(MPI_COMM_WORLD, code);
         fprintf(stderr, "abort: UNEXPECTED: MPI_Abort returned\n");
         return 0;
     }

@@ -188,10 +188,10 @@ fi
 
 case=build cs=$(now)
 berr=""
-for p in ring coll_all where pingpong_sizes crash hang keep_busy; do
+for p in ring coll_all where pingpong_sizes crash hang keep_busy abort; do
     "$PREFIX/bin/mpicc" -O2 -o "$B/$p" "$ROOT/tests/c/$p.c" >>"$L/$case.err" 2>&1 || berr="$berr $p"
 done
-for p in hello abort_code; do
+for p in hello; do
     "$PREFIX/bin/mpicc" -O2 -o "$B/${p/hello/hello_oxmpi}" "$HERE/$p.c" >>"$L/$case.err" 2>&1 || berr="$berr $p"
 done
 cp "$HERE/placed.sh" "$B/placed"
@@ -312,9 +312,9 @@ t_salloc_mpirun() {
 }
 
 t_salloc_abort() {
-    run "$T" salloc -N2 --ntasks-per-node=2 "$PREFIX/bin/mpirun" ./abort_code 3
+    run "$T" salloc -N2 --ntasks-per-node=2 "$PREFIX/bin/mpirun" ./abort 3
     local left
-    left=$(gone 10 abort_code) || { fail "exit $rc, but still running after 10 s: $left"; return; }
+    left=$(gone 10 abort) || { fail "exit $rc, but still running after 10 s: $left"; return; }
     if [ $rc = 3 ]; then pass "mpirun exit status 3 (the MPI_Abort code)"
     else fail "$(rc_text), expected 3 (mpirun returns the MPI_Abort code)"; fi
 }
@@ -349,9 +349,9 @@ EOF
 
 # MPI_Abort(MPI_COMM_WORLD, 3) under srun: the step ends, non-zero, nothing left.
 t_abort() {
-    run "$T" env OXMPI_PMI="$1" srun --mpi=pmi2 -N2 -n4 ./abort_code 3
+    run "$T" env OXMPI_PMI="$1" srun --mpi=pmi2 -N2 -n4 ./abort 3
     local left
-    left=$(gone 10 abort_code) || { fail "$(rc_text); still running after 10 s: $left"; return; }
+    left=$(gone 10 abort) || { fail "$(rc_text); still running after 10 s: $left"; return; }
     if [ $rc = 0 ]; then fail "exit status 0 after MPI_Abort"
     elif [ $rc = 124 ]; then fail "$(rc_text): MPI_Abort did not end the step"
     else pass "srun exit status $rc"; fi

@@ -147,8 +147,6 @@ pub struct VerbsTransport {
     /// An eventfd other threads write to wake a wait asleep on the completion channel.
     wake_fd: OwnedFd,
     sleepers: usize,
-    /// A receive that arrived while a wait prepared to sleep: returned first.
-    held: Option<VerbsIncoming>,
 }
 
 // SAFETY: the handle is only used under the engine lock (one thread at a time).
@@ -200,7 +198,6 @@ impl VerbsTransport {
             // SAFETY: fd is a fresh descriptor owned by nobody else.
             wake_fd: unsafe { OwnedFd::from_raw_fd(fd) },
             sleepers: 0,
-            held: None,
         })
     }
 
@@ -290,17 +287,11 @@ impl Transport for VerbsTransport {
     }
 
     fn recv_next(&mut self) -> Option<Incoming> {
-        let m = match self.held.take() {
-            Some(m) => m,
-            None => {
-                let mut m = VerbsIncoming { peer: 0, header: std::ptr::null(), payload: std::ptr::null(), len: 0 };
-                // SAFETY: m is writable.
-                if unsafe { (self.api.recv_next)(self.h, &mut m) } == 0 {
-                    return None;
-                }
-                m
-            }
-        };
+        let mut m = VerbsIncoming { peer: 0, header: std::ptr::null(), payload: std::ptr::null(), len: 0 };
+        // SAFETY: m is writable.
+        if unsafe { (self.api.recv_next)(self.h, &mut m) } == 0 {
+            return None;
+        }
         Some(Incoming { via: Via::Verbs, peer: m.peer as usize, header: m.header as *const [u8; HEADER_LEN], payload: m.payload, len: m.len })
     }
 
