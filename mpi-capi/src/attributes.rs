@@ -1,5 +1,7 @@
-//! Attribute caching: keyvals with copy/delete callbacks, attributes on communicators and
-//! datatypes, and the predefined communicator attributes (`MPI_TAG_UB`, ...).
+//! Attribute caching: keyvals with copy/delete callbacks, attributes on communicators,
+//! datatypes and windows, and the predefined communicator attributes (`MPI_TAG_UB`, ...).
+//! The window entry points and predefined window attributes are in `window.rs`, over the
+//! generic operations here.
 //!
 //! Attributes are kept by (object kind, handle) in a process-wide table. Callbacks run with
 //! no lock held (they may call MPI, even attribute functions). Deletions run newest first,
@@ -19,6 +21,24 @@ use std::sync::Mutex;
 pub enum Kind {
     Comm,
     Type,
+    Win,
+}
+
+/// Whose error handler an attribute call's errors run: a communicator's (communicator and
+/// datatype calls) or a window's (window calls).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ErrOn {
+    Comm(MPI_Comm),
+    Win(MPI_Win),
+}
+
+impl ErrOn {
+    fn raise(self, func: &str, class: c_int, msg: impl Into<String>) -> c_int {
+        match self {
+            ErrOn::Comm(c) => raise(c, func, class, msg),
+            ErrOn::Win(w) => crate::errors::raise_win(w, func, class, msg),
+        }
+    }
 }
 
 /// Callbacks of every kind share the communicator signature: the handle is a C `int` in
@@ -55,6 +75,7 @@ fn kind_name(k: Kind) -> &'static str {
     match k {
         Kind::Comm => "communicator",
         Kind::Type => "datatype",
+        Kind::Win => "window",
     }
 }
 
@@ -119,7 +140,7 @@ pub fn copy_attrs(kind: Kind, old: c_int, new: c_int) -> Result<(), c_int> {
 }
 
 /// Deletes every attribute of `h`, newest first, running delete callbacks (on
-/// `MPI_Comm_free`, `MPI_Type_free`, and for `MPI_COMM_SELF` at finalize).
+/// `MPI_Comm_free`, `MPI_Type_free`, `MPI_Win_free`, and for `MPI_COMM_SELF` at finalize).
 pub fn delete_all(kind: Kind, h: c_int) -> Result<(), c_int> {
     loop {
         let last = with_table(|t| {
@@ -161,7 +182,7 @@ pub fn type_attrs_on_free(t: MPI_Datatype) -> Result<(), c_int> {
 
 // ------------------------------------------------------------------ generic operations
 
-fn create_keyval(func: &str, kind: Kind, copy: CopyFn, delete: DeleteFn, keyval: *mut c_int, extra: *mut c_void) -> c_int {
+pub(crate) fn create_keyval(func: &str, kind: Kind, copy: CopyFn, delete: DeleteFn, keyval: *mut c_int, extra: *mut c_void) -> c_int {
     if keyval.is_null() {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "keyval is NULL");
     }
@@ -174,7 +195,7 @@ fn create_keyval(func: &str, kind: Kind, copy: CopyFn, delete: DeleteFn, keyval:
     MPI_SUCCESS
 }
 
-fn free_keyval(func: &str, kind: Kind, keyval: *mut c_int) -> c_int {
+pub(crate) fn free_keyval(func: &str, kind: Kind, keyval: *mut c_int) -> c_int {
     if keyval.is_null() {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "keyval is NULL");
     }
@@ -197,10 +218,10 @@ fn free_keyval(func: &str, kind: Kind, keyval: *mut c_int) -> c_int {
     }
 }
 
-fn set_attr(func: &str, kind: Kind, err_comm: MPI_Comm, h: c_int, keyval: c_int, value: *mut c_void) -> c_int {
+pub(crate) fn set_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c_int, value: *mut c_void) -> c_int {
     let kv = match with_table(|t| keyval_of(t, kind, keyval).and_then(|kv| if kv.freed { Err(format!("keyval {keyval:#x} was freed")) } else { Ok(kv) })) {
         Ok(kv) => kv,
-        Err(m) => return raise(err_comm, func, MPI_ERR_KEYVAL, m),
+        Err(m) => return on.raise(func, MPI_ERR_KEYVAL, m),
     };
     // Replacing a value deletes the old one first.
     let old = with_table(|t| t.attrs.get(&(kind, h)).and_then(|l| l.iter().find(|(k, _)| *k == keyval).map(|(_, v)| *v)));
@@ -208,7 +229,7 @@ fn set_attr(func: &str, kind: Kind, err_comm: MPI_Comm, h: c_int, keyval: c_int,
         // SAFETY: a user callback with the standard's signature.
         let rc = unsafe { del(h, keyval, old, kv.extra) };
         if rc != MPI_SUCCESS {
-            return raise(err_comm, func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}"));
+            return on.raise(func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}"));
         }
     }
     with_table(|t| {
@@ -221,19 +242,19 @@ fn set_attr(func: &str, kind: Kind, err_comm: MPI_Comm, h: c_int, keyval: c_int,
     MPI_SUCCESS
 }
 
-fn get_attr(func: &str, kind: Kind, err_comm: MPI_Comm, h: c_int, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
+pub(crate) fn get_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
     if value.is_null() || flag.is_null() {
-        return raise(err_comm, func, MPI_ERR_ARG, "attribute_val or flag is NULL");
+        return on.raise(func, MPI_ERR_ARG, "attribute_val or flag is NULL");
     }
     let found = if kind == Kind::Comm && keyval_index(keyval).is_none() {
         match predefined(keyval) {
             Some(p) => Some(p as *mut c_void),
-            None => return raise(err_comm, func, MPI_ERR_KEYVAL, format!("invalid keyval {keyval:#x}")),
+            None => return on.raise(func, MPI_ERR_KEYVAL, format!("invalid keyval {keyval:#x}")),
         }
     } else {
         match with_table(|t| keyval_of(t, kind, keyval).map(|_| t.attrs.get(&(kind, h)).and_then(|l| l.iter().find(|(k, _)| *k == keyval).map(|(_, v)| *v)))) {
             Ok(v) => v,
-            Err(m) => return raise(err_comm, func, MPI_ERR_KEYVAL, m),
+            Err(m) => return on.raise(func, MPI_ERR_KEYVAL, m),
         }
     };
     // SAFETY: `value` points to a `void *` (the standard's attribute_val), `flag` to an int.
@@ -246,7 +267,7 @@ fn get_attr(func: &str, kind: Kind, err_comm: MPI_Comm, h: c_int, keyval: c_int,
     MPI_SUCCESS
 }
 
-fn delete_attr(func: &str, kind: Kind, err_comm: MPI_Comm, h: c_int, keyval: c_int) -> c_int {
+pub(crate) fn delete_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c_int) -> c_int {
     let r = with_table(|t| {
         let kv = keyval_of(t, kind, keyval)?;
         let l = t.attrs.get_mut(&(kind, h)).ok_or("no such attribute")?;
@@ -259,12 +280,12 @@ fn delete_attr(func: &str, kind: Kind, err_comm: MPI_Comm, h: c_int, keyval: c_i
                 // SAFETY: a user callback with the standard's signature.
                 let rc = unsafe { del(h, keyval, v, kv.extra) };
                 if rc != MPI_SUCCESS {
-                    return raise(err_comm, func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}"));
+                    return on.raise(func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}"));
                 }
             }
             MPI_SUCCESS
         }
-        Err(m) => raise(err_comm, func, MPI_ERR_KEYVAL, m),
+        Err(m) => on.raise(func, MPI_ERR_KEYVAL, m),
     }
 }
 
@@ -323,37 +344,37 @@ pub unsafe extern "C" fn PMPI_Keyval_free(keyval: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_set_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) -> c_int {
     tryc!(comm_ok("MPI_Comm_set_attr", comm));
-    set_attr("MPI_Comm_set_attr", Kind::Comm, comm, comm, comm_keyval, attribute_val)
+    set_attr("MPI_Comm_set_attr", Kind::Comm, ErrOn::Comm(comm), comm, comm_keyval, attribute_val)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Attr_put(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void) -> c_int {
     tryc!(comm_ok("MPI_Attr_put", comm));
-    set_attr("MPI_Attr_put", Kind::Comm, comm, comm, keyval, attribute_val)
+    set_attr("MPI_Attr_put", Kind::Comm, ErrOn::Comm(comm), comm, keyval, attribute_val)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_attr(comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
     tryc!(comm_ok("MPI_Comm_get_attr", comm));
-    get_attr("MPI_Comm_get_attr", Kind::Comm, comm, comm, comm_keyval, attribute_val, flag)
+    get_attr("MPI_Comm_get_attr", Kind::Comm, ErrOn::Comm(comm), comm, comm_keyval, attribute_val, flag)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Attr_get(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
     tryc!(comm_ok("MPI_Attr_get", comm));
-    get_attr("MPI_Attr_get", Kind::Comm, comm, comm, keyval, attribute_val, flag)
+    get_attr("MPI_Attr_get", Kind::Comm, ErrOn::Comm(comm), comm, keyval, attribute_val, flag)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_delete_attr(comm: MPI_Comm, comm_keyval: c_int) -> c_int {
     tryc!(comm_ok("MPI_Comm_delete_attr", comm));
-    delete_attr("MPI_Comm_delete_attr", Kind::Comm, comm, comm, comm_keyval)
+    delete_attr("MPI_Comm_delete_attr", Kind::Comm, ErrOn::Comm(comm), comm, comm_keyval)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Attr_delete(comm: MPI_Comm, keyval: c_int) -> c_int {
     tryc!(comm_ok("MPI_Attr_delete", comm));
-    delete_attr("MPI_Attr_delete", Kind::Comm, comm, comm, keyval)
+    delete_attr("MPI_Attr_delete", Kind::Comm, ErrOn::Comm(comm), comm, keyval)
 }
 
 // ------------------------------------------------------------------ datatype entry points
@@ -373,17 +394,17 @@ pub unsafe extern "C" fn PMPI_Type_free_keyval(type_keyval: *mut c_int) -> c_int
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_set_attr(datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) -> c_int {
     tryc!(type_ok("MPI_Type_set_attr", datatype));
-    set_attr("MPI_Type_set_attr", Kind::Type, MPI_COMM_WORLD, datatype, type_keyval, attribute_val)
+    set_attr("MPI_Type_set_attr", Kind::Type, ErrOn::Comm(MPI_COMM_WORLD), datatype, type_keyval, attribute_val)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_attr(datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
     tryc!(type_ok("MPI_Type_get_attr", datatype));
-    get_attr("MPI_Type_get_attr", Kind::Type, MPI_COMM_WORLD, datatype, type_keyval, attribute_val, flag)
+    get_attr("MPI_Type_get_attr", Kind::Type, ErrOn::Comm(MPI_COMM_WORLD), datatype, type_keyval, attribute_val, flag)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_delete_attr(datatype: MPI_Datatype, type_keyval: c_int) -> c_int {
     tryc!(type_ok("MPI_Type_delete_attr", datatype));
-    delete_attr("MPI_Type_delete_attr", Kind::Type, MPI_COMM_WORLD, datatype, type_keyval)
+    delete_attr("MPI_Type_delete_attr", Kind::Type, ErrOn::Comm(MPI_COMM_WORLD), datatype, type_keyval)
 }

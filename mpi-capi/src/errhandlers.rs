@@ -1,9 +1,12 @@
-//! User error handlers (`MPI_Comm_create_errhandler`, `MPI_Comm_call_errhandler`) and user
-//! error classes, codes and strings (`MPI_Add_error_*`).
+//! User error handlers (`MPI_Comm_create_errhandler`, `MPI_Comm_call_errhandler`; the
+//! window ones are in `window.rs`) and user error classes, codes and strings
+//! (`MPI_Add_error_*`).
 //!
 //! Handlers live in a process-wide table and are never destroyed: `MPI_Errhandler_free`
-//! only nulls the user's handle, while communicators that still use the handler keep
-//! working (the standard frees it "when no longer referenced").
+//! only nulls the user's handle, while objects that still use the handler keep working
+//! (the standard frees it "when no longer referenced"). Each handler remembers the kind of
+//! object it was created for: one made for windows may not be set on a communicator, nor
+//! the reverse (`MPI_ERR_ARG`, as MPICH does). The predefined handlers fit every kind.
 //!
 //! User classes and codes carry `DYN_BIT` (MPICH's encoding of dynamic codes), so they
 //! lie above `MPI_ERR_LASTCODE` as the standard and programs expect. Each new class or code
@@ -25,7 +28,16 @@ pub const DYN_BIT: c_int = 0x4000_0000;
 /// Predefined classes are below this (the class field of our codes is 7 bits).
 const PREDEFINED_CLASS_END: c_int = 80;
 
-static HANDLERS: Mutex<Vec<MPI_Comm_errhandler_function>> = Mutex::new(Vec::new());
+/// The kind of object a user error handler was created for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HandlerKind {
+    Comm,
+    Win,
+}
+
+/// The handler callbacks of every kind share one C type: the handle argument is an `int *`
+/// in the MPICH ABI whatever the object (`MPI_Win_errhandler_function` is the same type).
+static HANDLERS: Mutex<Vec<(HandlerKind, MPI_Comm_errhandler_function)>> = Mutex::new(Vec::new());
 
 struct UserErrors {
     /// Low bits of the next user class or code.
@@ -69,19 +81,30 @@ pub fn is_handler(h: MPI_Errhandler) -> bool {
     errhandler_index(h).is_some_and(|i| i < HANDLERS.lock().unwrap_or_else(|p| p.into_inner()).len())
 }
 
-/// Whether `h` may be attached to a communicator (all our user handlers are comm-kind;
-/// windows and files do not exist yet).
-pub fn is_comm_handler(h: MPI_Errhandler) -> bool {
-    is_handler(h)
+/// The kind of user error handler `h`, if it is one.
+pub fn handler_kind(h: MPI_Errhandler) -> Option<HandlerKind> {
+    errhandler_index(h).and_then(|i| HANDLERS.lock().unwrap_or_else(|p| p.into_inner()).get(i).map(|e| e.0))
 }
 
-/// Calls user handler `h` as the standard says: `f(&comm, &code)`.
-pub fn call_user_handler(h: MPI_Errhandler, comm: &mut MPI_Comm, code: &mut c_int) {
-    let f = errhandler_index(h).and_then(|i| HANDLERS.lock().unwrap_or_else(|p| p.into_inner()).get(i).copied()).flatten();
+/// Whether `h` is a user handler that may be attached to a communicator (one created by
+/// `MPI_Comm_create_errhandler` or `MPI_Errhandler_create`).
+pub fn is_comm_handler(h: MPI_Errhandler) -> bool {
+    handler_kind(h) == Some(HandlerKind::Comm)
+}
+
+/// Whether `h` is a user handler that may be attached to a window (`MPI_Win_create_errhandler`).
+pub fn is_win_handler(h: MPI_Errhandler) -> bool {
+    handler_kind(h) == Some(HandlerKind::Win)
+}
+
+/// Calls user handler `h` as the standard says: `f(&handle, &code)`, where `handle` is the
+/// communicator or window the error happened on.
+pub fn call_user_handler(h: MPI_Errhandler, handle: &mut c_int, code: &mut c_int) {
+    let f = errhandler_index(h).and_then(|i| HANDLERS.lock().unwrap_or_else(|p| p.into_inner()).get(i).copied()).and_then(|e| e.1);
     if let Some(f) = f {
         // SAFETY: a C function the user registered with this signature; both pointers are
         // valid for the call.
-        unsafe { f(comm, code) };
+        unsafe { f(handle, code) };
     }
 }
 
@@ -90,12 +113,13 @@ pub fn user_error_string(code: c_int) -> String {
     user_errors().strings.get(&code).cloned().unwrap_or_default()
 }
 
-fn create(func: &str, f: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
+/// Registers `f` as a new user handler for objects of `kind` and stores its handle.
+pub fn create(func: &str, kind: HandlerKind, f: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
     if f.is_none() || errhandler.is_null() {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "the handler function or the output handle is NULL");
     }
     let mut t = HANDLERS.lock().unwrap_or_else(|p| p.into_inner());
-    t.push(f);
+    t.push((kind, f));
     // SAFETY: checked non-null.
     unsafe { *errhandler = errhandler_handle(t.len() - 1) };
     MPI_SUCCESS
@@ -103,12 +127,12 @@ fn create(func: &str, f: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errh
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create_errhandler(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
-    create("MPI_Comm_create_errhandler", comm_errhandler_fn, errhandler)
+    create("MPI_Comm_create_errhandler", HandlerKind::Comm, comm_errhandler_fn, errhandler)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Errhandler_create(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
-    create("MPI_Errhandler_create", comm_errhandler_fn, errhandler)
+    create("MPI_Errhandler_create", HandlerKind::Comm, comm_errhandler_fn, errhandler)
 }
 
 #[no_mangle]

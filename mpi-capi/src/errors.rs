@@ -5,7 +5,7 @@
 //! small ring, so `MPI_Error_string` can return the specific cause.
 
 use crate::abi::*;
-use crate::handles::comm_index;
+use crate::handles::{comm_index, win_index};
 use mpi_core::error::MpiError;
 use std::os::raw::{c_char, c_int};
 use std::sync::Mutex;
@@ -165,6 +165,57 @@ pub fn raise_core(comm: MPI_Comm, func: &str, e: MpiError) -> c_int {
     raise(comm, func, e.class as c_int, e.msg)
 }
 
+/// The error handler of window `win`, or None when `win` is not a live window (or MPI is
+/// not up).
+pub fn win_handler_of(win: MPI_Win) -> Option<MPI_Errhandler> {
+    if !mpi_core::runtime::is_active() {
+        return None;
+    }
+    let idx = win_index(win)?;
+    let g = mpi_core::runtime::lock();
+    g.as_ref().and_then(|rt| rt.wins.get(idx)).map(|w| w.errhandler)
+}
+
+/// Raises an error in `func` on window `win`: runs the window's error handler (fatal
+/// unless the user set another, as the standard says for windows) and returns the code for
+/// `MPI_ERRORS_RETURN` and user handlers. An invalid window handle is an `MPI_ERR_WIN`
+/// raised on `MPI_COMM_WORLD`'s handler, the only one left to run. Must be called without
+/// the runtime lock held.
+pub fn raise_win(win: MPI_Win, func: &str, class: c_int, msg: impl Into<String>) -> c_int {
+    let msg = msg.into();
+    if win_handler_of(win).is_none() {
+        let msg = match (class, win) {
+            (MPI_ERR_WIN, _) => msg,
+            (_, MPI_WIN_NULL) => "the window is MPI_WIN_NULL".to_string(),
+            _ => format!("invalid window {win:#x} (not a window, or freed)"),
+        };
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_WIN, msg);
+    }
+    let code = make_code(class, format!("{func}: {msg}"));
+    invoke_win_handler(win, code, func, &msg)
+}
+
+/// Raises an engine error (class and message) in `func` on window `win`.
+pub fn raise_win_core(win: MPI_Win, func: &str, e: MpiError) -> c_int {
+    raise_win(win, func, e.class as c_int, e.msg)
+}
+
+/// Runs window `win`'s error handler for `code`: returns `code` unless the handler is fatal.
+/// A user handler is called as `f(&win, &code)`. `win` must be a live window (else the
+/// fatal handler runs).
+pub fn invoke_win_handler(win: MPI_Win, code: c_int, func: &str, msg: &str) -> c_int {
+    match win_handler_of(win) {
+        Some(MPI_ERRORS_RETURN) => code,
+        Some(h) if crate::handles::errhandler_index(h).is_some() => {
+            let mut w = win;
+            let mut e = code;
+            crate::errhandlers::call_user_handler(h, &mut w, &mut e);
+            code
+        }
+        _ => fatal(func, error_class(code), msg),
+    }
+}
+
 /// `MPI_ERRORS_ARE_FATAL`: one line of cause, one line of what to do, then abort the job.
 fn fatal(func: &str, class: c_int, msg: &str) -> ! {
     let (name, _, fix) = class_text(class);
@@ -235,7 +286,12 @@ pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MP
         return not_initialized("MPI_Comm_set_errhandler");
     }
     if !matches!(errhandler, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) && !crate::errhandlers::is_comm_handler(errhandler) {
-        return raise(comm, "MPI_Comm_set_errhandler", MPI_ERR_ARG, format!("invalid error handler {errhandler:#x}"));
+        let msg = if crate::errhandlers::is_handler(errhandler) {
+            format!("error handler {errhandler:#x} was not created for communicators (use MPI_Comm_create_errhandler)")
+        } else {
+            format!("invalid error handler {errhandler:#x}")
+        };
+        return raise(comm, "MPI_Comm_set_errhandler", MPI_ERR_ARG, msg);
     }
     let ok = {
         let mut g = mpi_core::runtime::lock();

@@ -21,12 +21,7 @@ pub unsafe extern "C" fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Accumulate")
+    unsafe { crate::rma::PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
 }
 
 // int MPI_Add_error_class(int *errorclass);
@@ -546,12 +541,7 @@ pub unsafe extern "C" fn MPI_Comm_test_inter(comm: MPI_Comm, flag: *mut c_int) -
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Compare_and_swap")
+    unsafe { crate::rma::PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win) }
 }
 
 // int MPI_Dims_create(int nnodes, int ndims, int dims[]);
@@ -656,12 +646,7 @@ pub unsafe extern "C" fn MPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Fetch_and_op")
+    unsafe { crate::rma::PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win) }
 }
 
 // MPI_Fint MPI_File_c2f(MPI_File file);
@@ -1425,24 +1410,14 @@ pub unsafe extern "C" fn MPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, s
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Get")
+    unsafe { crate::rma::PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
 }
 
 // int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Get_accumulate")
+    unsafe { crate::rma::PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
 }
 
 // int MPI_Get_address(const void *location, MPI_Aint *address);
@@ -2178,12 +2153,7 @@ pub unsafe extern "C" fn PMPI_Publish_name(service_name: *const c_char, info: MP
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Put")
+    unsafe { crate::rma::PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
 }
 
 // int MPI_Query_thread(int *provided);
@@ -2197,12 +2167,7 @@ pub unsafe extern "C" fn MPI_Query_thread(provided: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Raccumulate")
+    unsafe { crate::rma::PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
 }
 
 // int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status);
@@ -2291,36 +2256,21 @@ pub unsafe extern "C" fn MPI_Request_get_status(request: MPI_Request, flag: *mut
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Rget")
+    unsafe { crate::rma::PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
 }
 
 // int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Rget_accumulate")
+    unsafe { crate::rma::PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
 }
 
 // int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Rput")
+    unsafe { crate::rma::PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
 }
 
 // int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -3053,36 +3003,21 @@ pub unsafe extern "C" fn MPI_Waitsome(incount: c_int, array_of_requests: *mut MP
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_allocate(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Win_allocate")
+    unsafe { crate::rma::PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win) }
 }
 
 // int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_allocate_shared(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_allocate_shared(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Win_allocate_shared")
+    unsafe { crate::rma::PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win) }
 }
 
 // int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_attach(win: MPI_Win, base: *mut c_void, size: MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_attach(win, base, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_attach(win: MPI_Win, base: *mut c_void, size: MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_attach")
+    unsafe { crate::rma::PMPI_Win_attach(win, base, size) }
 }
 
 // MPI_Fint MPI_Win_c2f(MPI_Win win);
@@ -3096,96 +3031,56 @@ pub unsafe extern "C" fn MPI_Win_c2f(win: MPI_Win) -> MPI_Fint {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_call_errhandler(win: MPI_Win, errorcode: c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_call_errhandler(win, errorcode) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_call_errhandler(win: MPI_Win, errorcode: c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_call_errhandler")
+    unsafe { crate::window::PMPI_Win_call_errhandler(win, errorcode) }
 }
 
 // int MPI_Win_complete(MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_complete(win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_complete(win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_complete(win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_complete")
+    unsafe { crate::rma::PMPI_Win_complete(win) }
 }
 
 // int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_create(base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_create(base, size, disp_unit, info, comm, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create(base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Win_create")
+    unsafe { crate::rma::PMPI_Win_create(base, size, disp_unit, info, comm, win) }
 }
 
 // int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_create_dynamic(info, comm, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_dynamic(info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Win_create_dynamic")
+    unsafe { crate::rma::PMPI_Win_create_dynamic(info, comm, win) }
 }
 
 // int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_create_errhandler(win_errhandler_fn: MPI_Win_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_create_errhandler(win_errhandler_fn, errhandler) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_errhandler(win_errhandler_fn: MPI_Win_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_create_errhandler")
+    unsafe { crate::window::PMPI_Win_create_errhandler(win_errhandler_fn, errhandler) }
 }
 
 // int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_create_keyval(win_copy_attr_fn: MPI_Win_copy_attr_function, win_delete_attr_fn: MPI_Win_delete_attr_function, win_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create_keyval(win_copy_attr_fn: MPI_Win_copy_attr_function, win_delete_attr_fn: MPI_Win_delete_attr_function, win_keyval: *mut c_int, extra_state: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_create_keyval")
+    unsafe { crate::window::PMPI_Win_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state) }
 }
 
 // int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_delete_attr(win: MPI_Win, win_keyval: c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_delete_attr(win, win_keyval) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_delete_attr(win: MPI_Win, win_keyval: c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_delete_attr")
+    unsafe { crate::window::PMPI_Win_delete_attr(win, win_keyval) }
 }
 
 // int MPI_Win_detach(MPI_Win win, const void *base);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_detach(win: MPI_Win, base: *const c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_detach(win, base) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_detach(win: MPI_Win, base: *const c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_detach")
+    unsafe { crate::rma::PMPI_Win_detach(win, base) }
 }
 
 // MPI_Win MPI_Win_f2c(MPI_Fint win);
@@ -3199,312 +3094,182 @@ pub unsafe extern "C" fn MPI_Win_f2c(win: MPI_Fint) -> MPI_Win {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_fence(assert, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_fence")
+    unsafe { crate::rma::PMPI_Win_fence(assert, win) }
 }
 
 // int MPI_Win_flush(int rank, MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_flush(rank, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush(rank: c_int, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_flush")
+    unsafe { crate::rma::PMPI_Win_flush(rank, win) }
 }
 
 // int MPI_Win_flush_all(MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_all(win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_flush_all(win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush_all(win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_flush_all")
+    unsafe { crate::rma::PMPI_Win_flush_all(win) }
 }
 
 // int MPI_Win_flush_local(int rank, MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_local(rank: c_int, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_flush_local(rank, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush_local(rank: c_int, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_flush_local")
+    unsafe { crate::rma::PMPI_Win_flush_local(rank, win) }
 }
 
 // int MPI_Win_flush_local_all(MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_flush_local_all(win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_flush_local_all(win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_flush_local_all(win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_flush_local_all")
+    unsafe { crate::rma::PMPI_Win_flush_local_all(win) }
 }
 
 // int MPI_Win_free(MPI_Win *win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_free(win: *mut MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_free(win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_free")
+    unsafe { crate::rma::PMPI_Win_free(win) }
 }
 
 // int MPI_Win_free_keyval(int *win_keyval);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_free_keyval(win_keyval: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_free_keyval(win_keyval) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_free_keyval(win_keyval: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_free_keyval")
+    unsafe { crate::window::PMPI_Win_free_keyval(win_keyval) }
 }
 
 // int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_get_attr(win: MPI_Win, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_get_attr(win, win_keyval, attribute_val, flag) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_attr(win: MPI_Win, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_get_attr")
+    unsafe { crate::window::PMPI_Win_get_attr(win, win_keyval, attribute_val, flag) }
 }
 
 // int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_get_errhandler(win: MPI_Win, errhandler: *mut MPI_Errhandler) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_get_errhandler(win, errhandler) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_errhandler(win: MPI_Win, errhandler: *mut MPI_Errhandler) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_get_errhandler")
+    unsafe { crate::window::PMPI_Win_get_errhandler(win, errhandler) }
 }
 
 // int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_get_group(win: MPI_Win, group: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_get_group(win, group) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_group(win: MPI_Win, group: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_get_group")
+    unsafe { crate::window::PMPI_Win_get_group(win, group) }
 }
 
 // int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_get_info(win: MPI_Win, info_used: *mut MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_get_info(win, info_used) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_info(win: MPI_Win, info_used: *mut MPI_Info) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_get_info")
+    unsafe { crate::window::PMPI_Win_get_info(win, info_used) }
 }
 
 // int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_get_name(win: MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_get_name(win, win_name, resultlen) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_get_name(win: MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_get_name")
+    unsafe { crate::window::PMPI_Win_get_name(win, win_name, resultlen) }
 }
 
 // int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_lock(lock_type, rank, assert, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_lock")
+    unsafe { crate::rma::PMPI_Win_lock(lock_type, rank, assert, win) }
 }
 
 // int MPI_Win_lock_all(int assert, MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_lock_all(assert, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_lock_all(assert: c_int, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_lock_all")
+    unsafe { crate::rma::PMPI_Win_lock_all(assert, win) }
 }
 
 // int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_post(group, assert, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_post")
+    unsafe { crate::rma::PMPI_Win_post(group, assert, win) }
 }
 
 // int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_set_attr(win: MPI_Win, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_set_attr(win, win_keyval, attribute_val) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_attr(win: MPI_Win, win_keyval: c_int, attribute_val: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_set_attr")
+    unsafe { crate::window::PMPI_Win_set_attr(win, win_keyval, attribute_val) }
 }
 
 // int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_set_errhandler(win: MPI_Win, errhandler: MPI_Errhandler) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_set_errhandler(win, errhandler) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_errhandler(win: MPI_Win, errhandler: MPI_Errhandler) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_set_errhandler")
+    unsafe { crate::window::PMPI_Win_set_errhandler(win, errhandler) }
 }
 
 // int MPI_Win_set_info(MPI_Win win, MPI_Info info);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_set_info(win: MPI_Win, info: MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_set_info(win, info) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_info(win: MPI_Win, info: MPI_Info) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_set_info")
+    unsafe { crate::window::PMPI_Win_set_info(win, info) }
 }
 
 // int MPI_Win_set_name(MPI_Win win, const char *win_name);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_set_name(win: MPI_Win, win_name: *const c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_set_name(win, win_name) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_set_name(win: MPI_Win, win_name: *const c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_set_name")
+    unsafe { crate::window::PMPI_Win_set_name(win, win_name) }
 }
 
 // int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_shared_query(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_shared_query(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_shared_query")
+    unsafe { crate::rma::PMPI_Win_shared_query(win, rank, size, disp_unit, baseptr) }
 }
 
 // int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_start(group, assert, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_start")
+    unsafe { crate::rma::PMPI_Win_start(group, assert, win) }
 }
 
 // int MPI_Win_sync(MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_sync(win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_sync(win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_sync(win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_sync")
+    unsafe { crate::rma::PMPI_Win_sync(win) }
 }
 
 // int MPI_Win_test(MPI_Win win, int *flag);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_test(win: MPI_Win, flag: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_test(win, flag) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_test(win: MPI_Win, flag: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_test")
+    unsafe { crate::rma::PMPI_Win_test(win, flag) }
 }
 
 // int MPI_Win_unlock(int rank, MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_unlock(rank, win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_unlock(rank: c_int, win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_unlock")
+    unsafe { crate::rma::PMPI_Win_unlock(rank, win) }
 }
 
 // int MPI_Win_unlock_all(MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_unlock_all(win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_unlock_all(win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_unlock_all")
+    unsafe { crate::rma::PMPI_Win_unlock_all(win) }
 }
 
 // int MPI_Win_wait(MPI_Win win);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Win_wait(win: MPI_Win) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Win_wait(win) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_wait(win: MPI_Win) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Win_wait")
+    unsafe { crate::rma::PMPI_Win_wait(win) }
 }
 
 // double MPI_Wtick(void);

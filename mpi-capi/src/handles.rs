@@ -13,6 +13,7 @@ const GROUP_DIRECT: u32 = 0x8800_0000;
 const ERRHANDLER_DIRECT: u32 = 0x9400_0000;
 const INFO_DIRECT: u32 = 0x9c00_0000;
 const KEYVAL_DIRECT: u32 = 0xa400_0000;
+const WIN_DIRECT: u32 = 0xa000_0000;
 
 /// Decodes a user handle of kind `kind` into its table index.
 #[inline]
@@ -60,6 +61,16 @@ pub fn keyval_index(k: c_int) -> Option<usize> {
 
 pub fn keyval_handle(idx: usize) -> c_int {
     direct_handle(idx, KEYVAL_DIRECT)
+}
+
+/// Window handle → index in the runtime's window table (`MPI_WIN_NULL`: None).
+#[inline]
+pub fn win_index(w: MPI_Win) -> Option<usize> {
+    direct_index(w, WIN_DIRECT)
+}
+
+pub fn win_handle(idx: usize) -> MPI_Win {
+    direct_handle(idx, WIN_DIRECT)
 }
 
 /// Communicator handle → index in the runtime's communicator table.

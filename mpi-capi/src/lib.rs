@@ -39,3 +39,5 @@ pub mod grequest;
 pub mod types;
 pub mod ops;
 pub mod memhooks;
+pub mod window;
+pub mod rma;

@@ -25,6 +25,18 @@ pub enum ErrorClass {
     Pending = 18,
     Request = 19,
     NoMem = 34,
+    Win = 45,
+    Base = 46,
+    LockType = 47,
+    RmaConflict = 49,
+    RmaSync = 50,
+    Size = 51,
+    Disp = 52,
+    Assert = 53,
+    RmaRange = 55,
+    RmaAttach = 56,
+    RmaShared = 57,
+    RmaFlavor = 58,
     ProcAborted = 76,
 }
 
@@ -33,7 +45,7 @@ impl ErrorClass {
     /// engine's class of that value, else `Other` (lists every variant: a new one goes there too).
     pub fn from_code(code: i32) -> ErrorClass {
         use ErrorClass::*;
-        [Buffer, Count, Type, Tag, Comm, Rank, Root, Group, Op, Arg, Unknown, Truncate, Other, Intern, InStatus, Pending, Request, NoMem, ProcAborted]
+        [Buffer, Count, Type, Tag, Comm, Rank, Root, Group, Op, Arg, Unknown, Truncate, Other, Intern, InStatus, Pending, Request, NoMem, Win, Base, LockType, RmaConflict, RmaSync, Size, Disp, Assert, RmaRange, RmaAttach, RmaShared, RmaFlavor, ProcAborted]
             .into_iter()
             .find(|&c| c as i32 == code)
             .unwrap_or(Other)

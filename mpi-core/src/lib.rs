@@ -20,3 +20,4 @@ pub mod runtime;
 pub mod datatype;
 pub mod op;
 pub mod coll;
+pub mod rma;

@@ -19,6 +19,8 @@ pub struct Runtime {
     pub comms: CommTable,
     /// Communicators from `MPI_Comm_idup` whose context agreement is still running.
     pub pending_comms: Vec<PendingComm>,
+    /// One-sided communication windows.
+    pub wins: crate::rma::WinTable,
 }
 
 /// A nonblocking communicator construction: when `agreement` ends, communicator `target`
@@ -37,6 +39,9 @@ impl Runtime {
         let mut n = self.engine.progress();
         if !self.pending_comms.is_empty() {
             n += self.advance_pending_comms();
+        }
+        if self.wins.live > 0 {
+            n += crate::rma::am::serve_all(self);
         }
         n
     }
@@ -333,7 +338,7 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
     let comms = CommTable::new(rank, size, default_errhandler);
     RUNTIME.multiple.store(thread_level >= THREAD_MULTIPLE, Ordering::Relaxed);
     THREAD_LEVEL.store(thread_level, Ordering::Relaxed);
-    *lock() = Some(Runtime { bootstrap: bs, engine, comms, pending_comms: Vec::new() });
+    *lock() = Some(Runtime { bootstrap: bs, engine, comms, pending_comms: Vec::new(), wins: Default::default() });
     Ok(())
 }
 

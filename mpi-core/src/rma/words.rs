@@ -1,0 +1,76 @@
+//! Per-rank synchronisation words in a window's node segment, shared by every local
+//! member: the passive-target lock (readers/writer) and the accumulate mutex that makes
+//! accumulates atomic per element whoever applies them (a local origin through the
+//! mapping or CMA, or the target itself for an active-message origin).
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Bit of `TargetWords::lock` held by an exclusive lock; the bits below count shared ones.
+const EXCLUSIVE: u64 = 1 << 63;
+
+/// The words of one rank, a cache line of their own.
+#[repr(C, align(64))]
+pub struct TargetWords {
+    pub lock: AtomicU64,
+    pub acc: AtomicU32,
+}
+
+/// Bytes reserved per rank in the node segment.
+pub const WORDS_LEN: usize = std::mem::size_of::<TargetWords>();
+
+impl TargetWords {
+    /// Takes the lock if it is free for this kind (shared locks share).
+    pub fn try_lock(&self, exclusive: bool) -> bool {
+        if exclusive {
+            return self.lock.compare_exchange(0, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed).is_ok();
+        }
+        let v = self.lock.load(Ordering::Relaxed);
+        v & EXCLUSIVE == 0 && self.lock.compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed).is_ok()
+    }
+
+    pub fn unlock(&self, exclusive: bool) {
+        if exclusive {
+            self.lock.store(0, Ordering::Release);
+        } else {
+            self.lock.fetch_sub(1, Ordering::Release);
+        }
+    }
+
+    /// Runs `f` holding the accumulate mutex (held only for the copy and the reduction,
+    /// never across an MPI call, so spinning is bounded).
+    pub fn with_acc<R>(&self, f: impl FnOnce() -> R) -> R {
+        while self.acc.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            std::hint::spin_loop();
+            if self.acc.load(Ordering::Relaxed) != 0 {
+                std::thread::yield_now();
+            }
+        }
+        let r = f();
+        self.acc.store(0, Ordering::Release);
+        r
+    }
+}
+
+/// A process that died holding the accumulate mutex leaves it held; the job ends anyway
+/// (the launcher tears it down), so no robust-mutex machinery is needed.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_kinds_exclude_each_other() {
+        let w = TargetWords { lock: AtomicU64::new(0), acc: AtomicU32::new(0) };
+        assert!(w.try_lock(false));
+        assert!(w.try_lock(false));
+        assert!(!w.try_lock(true));
+        w.unlock(false);
+        w.unlock(false);
+        assert!(w.try_lock(true));
+        assert!(!w.try_lock(false));
+        assert!(!w.try_lock(true));
+        w.unlock(true);
+        assert!(w.try_lock(false));
+        assert_eq!(w.with_acc(|| 7), 7);
+        assert_eq!(w.acc.load(Ordering::Relaxed), 0);
+    }
+}
