@@ -138,6 +138,16 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "bind local rank i to the i-th CPU the job may use (as Open MPI does); with more local ranks than CPUs, in blocks of neighbouring ranks per CPU; 0 = leave placement to the scheduler (e.g. several jobs sharing a node)",
     },
     Tunable {
+        name: "ASYNC_PROGRESS",
+        default: 0,
+        doc: "1: a progress thread polls every ASYNC_PROGRESS_US microseconds, so one-sided operations on targets reached over the network complete while the target computes",
+    },
+    Tunable {
+        name: "ASYNC_PROGRESS_US",
+        default: 50,
+        doc: "interval of the progress thread's polls (OXMPI_ASYNC_PROGRESS=1)",
+    },
+    Tunable {
         name: "SPIN_COUNT",
         default: 2000,
         doc: "progress polls a blocked wait spins before it starts yielding the CPU",

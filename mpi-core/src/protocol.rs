@@ -1134,6 +1134,11 @@ impl Engine {
         Ok(freed)
     }
 
+    /// Wakes this process's own sleeping wait (see `grequest_complete`).
+    pub fn wake_self(&mut self) {
+        self.net.wake_self();
+    }
+
     /// Pending work remains that finalize must drain (queued sends, buffered sends).
     pub fn has_outgoing(&self) -> bool {
         !self.busy.is_empty() || !self.bsend.used.is_empty() || self.net.has_pending_output()

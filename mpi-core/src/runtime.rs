@@ -336,10 +336,36 @@ pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
         engine.set_cpu_mates(&mates);
     }
     let comms = CommTable::new(rank, size, default_errhandler);
-    RUNTIME.multiple.store(thread_level >= THREAD_MULTIPLE, Ordering::Relaxed);
+    let async_progress = config().get("ASYNC_PROGRESS") != 0;
+    RUNTIME.multiple.store(thread_level >= THREAD_MULTIPLE || async_progress, Ordering::Relaxed);
     THREAD_LEVEL.store(thread_level, Ordering::Relaxed);
     *lock() = Some(Runtime { bootstrap: bs, engine, comms, pending_comms: Vec::new(), wins: Default::default() });
+    if async_progress {
+        start_progress_thread();
+    }
     Ok(())
+}
+
+/// `OXMPI_ASYNC_PROGRESS=1`: a thread that runs a progress pass every
+/// `OXMPI_ASYNC_PROGRESS_US`, so active messages (one-sided operations from ranks on other
+/// nodes, lock requests) are served while the application computes without MPI calls.
+/// The runtime then takes its mutex on every entry, as at `MPI_THREAD_MULTIPLE`. The
+/// thread ends when it finds the runtime finalized.
+fn start_progress_thread() {
+    let every = std::time::Duration::from_micros(config().get("ASYNC_PROGRESS_US").max(1) as u64);
+    let spawned = std::thread::Builder::new().name("oxmpi-progress".into()).spawn(move || loop {
+        std::thread::sleep(every);
+        let mut g = lock();
+        let Some(rt) = g.as_mut() else { return };
+        if rt.progress() > 0 {
+            // A wait of the application's thread may sleep on the doorbell while this pass
+            // completed what it waits for.
+            rt.engine.wake_self();
+        }
+    });
+    if let Err(e) = spawned {
+        eprintln!("OxMPI: OXMPI_ASYNC_PROGRESS=1 but the progress thread could not start: {e}");
+    }
 }
 
 

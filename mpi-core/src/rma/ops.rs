@@ -115,8 +115,11 @@ fn target_runs(t: &Target, dynamic: bool, spec: &TargetSpec) -> MpiResult<Runs> 
 }
 
 /// Checks that the origin may access `target` now.
-fn check_epoch(w: &Win, target: usize, func: &str) -> MpiResult<()> {
+fn check_epoch(w: &mut Win, target: usize, func: &str) -> MpiResult<()> {
     if w.in_epoch(target) {
+        if !w.lock_all && w.targets[target].held == super::window::Held::None && w.start_group.is_none() {
+            w.fence_used = true;
+        }
         Ok(())
     } else {
         Err(MpiError::new(
@@ -134,6 +137,9 @@ pub fn communicate(rt: &mut Runtime, idx: usize, what: What, func: &str, origin:
     super::sync::poll_if_served(rt, idx);
     let w = rt.wins.get_mut(idx).ok_or_else(|| MpiError::new(ErrorClass::Win, "invalid window"))?;
     check_epoch(w, spec.rank, func)?;
+    if want_request && !w.lock_all && w.targets[spec.rank].held == super::window::Held::None {
+        return Err(MpiError::new(ErrorClass::RmaSync, format!("{func}: request-based operations are only allowed in a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all)")));
+    }
     let dynamic = w.flavor == Flavor::Dynamic;
     let t = &w.targets[spec.rank];
     let runs = target_runs(t, dynamic, &spec)?;

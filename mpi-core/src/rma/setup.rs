@@ -203,6 +203,7 @@ pub fn build(rt: &mut Runtime, spec: Spec, cards: &[Card], mut segment: Segment)
         serve,
         attached: Vec::new(),
         fence_epoch: false,
+        fence_used: false,
         start_group: None,
         post_group: None,
         post_recvs: Vec::new(),

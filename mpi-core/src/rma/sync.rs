@@ -115,6 +115,7 @@ pub fn fence_end(idx: usize, open: bool) {
     runtime::with(|rt| {
         if let Some(w) = rt.wins.get_mut(idx) {
             w.fence_epoch = open;
+            w.fence_used = false;
         }
     });
 }
@@ -182,6 +183,9 @@ pub fn lock(idx: usize, target: usize, exclusive: bool, nocheck: bool) -> MpiRes
         if w.targets[target].held != Held::None {
             return Err(sync_err(format!("MPI_Win_lock of rank {target}, which this process has locked already")));
         }
+        if w.fence_epoch && w.fence_used {
+            return Err(sync_err("MPI_Win_lock inside a fence epoch with operations in it (end it with MPI_Win_fence(MPI_MODE_NOSUCCEED))".into()));
+        }
         if w.start_group.is_some() {
             return Err(sync_err("MPI_Win_lock inside a PSCW access epoch (MPI_Win_start)".into()));
         }
@@ -212,6 +216,9 @@ pub fn lock_all(idx: usize, nocheck: bool) -> MpiResult<()> {
         let w = rt.wins.get(idx).ok_or_else(win_err)?;
         if w.lock_all || w.targets.iter().any(|t| t.held != Held::None) {
             return Err(sync_err("MPI_Win_lock_all while this process holds a lock on the window".into()));
+        }
+        if w.fence_epoch && w.fence_used {
+            return Err(sync_err("MPI_Win_lock_all inside a fence epoch with operations in it (end it with MPI_Win_fence(MPI_MODE_NOSUCCEED))".into()));
         }
         if w.start_group.is_some() {
             return Err(sync_err("MPI_Win_lock_all inside a PSCW access epoch (MPI_Win_start)".into()));

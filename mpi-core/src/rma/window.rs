@@ -90,6 +90,8 @@ pub struct Win {
     pub attached: Vec<(u64, usize)>,
     /// A fence opened an access and exposure epoch (the last fence had no `NOSUCCEED`).
     pub fence_epoch: bool,
+    /// An operation was issued in the current fence epoch (a lock may not start then).
+    pub fence_used: bool,
     /// `MPI_Win_start`'s group (ranks in the window), while its access epoch is open.
     pub start_group: Option<Vec<usize>>,
     /// `MPI_Win_post`'s group, while its exposure epoch is open, and how many of its
