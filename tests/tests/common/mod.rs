@@ -23,6 +23,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
+pub mod fortran;
+
 /// Rank counts every ordinary program runs at.
 pub const RANKS: &[usize] = &[1, 2, 3, 4, 8];
 /// Launcher timeout for ordinary runs (seconds).
