@@ -309,14 +309,16 @@ fn acc_op(op: MPI_Op) -> Result<PredefOp, ArgError> {
     crate::ops::predef_op(op).ok_or_else(|| (MPI_ERR_OP, "one-sided accumulates take only predefined operations (not user-defined ones or MPI_OP_NULL)".to_string()))
 }
 
-/// The element an accumulate combines in `dt`, checked against `op`.
-fn acc_elem(op: PredefOp, dt: MPI_Datatype) -> Result<Elem, ArgError> {
+/// The element an accumulate combines in `dt`, checked against `op` unless the call moves
+/// nothing (`empty`): a zero-size accumulate combines no elements, and MPICH returns
+/// before checking the pair (mpi4py probes Get_accumulate with 0 `MPI_BYTE`s and `MPI_SUM`).
+fn acc_elem(op: PredefOp, dt: MPI_Datatype, empty: bool) -> Result<Elem, ArgError> {
     let t = datatype(dt, "accumulate")?;
     let e = match crate::ops::elem_of(dt) {
         Some(e) => e,
         None => crate::ops::elem_of_derived(op, &t)?,
     };
-    if !op.applies_to(e.group()) {
+    if !empty && !op.applies_to(e.group()) {
         let err = mpi_core::op::undefined(op, e);
         return Err((err.class as c_int, err.msg));
     }
@@ -359,9 +361,10 @@ fn communicate(c: Call) -> c_int {
             None => What::Put,
             Some(op) => {
                 let p = acc_op(op)?;
-                let te = acc_elem(p, tdt)?;
+                let empty = tcount == 0 || tdt_t.size() == 0;
+                let te = acc_elem(p, tdt, empty)?;
                 if !no_op {
-                    let oe = acc_elem(p, odt)?;
+                    let oe = acc_elem(p, odt, empty)?;
                     if oe != te {
                         return Err((MPI_ERR_TYPE, format!("origin elements are {} but target elements are {}", oe.name(), te.name())));
                     }

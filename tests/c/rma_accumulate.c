@@ -575,6 +575,18 @@ static void big(void)
     free(src);
 }
 
+/* Zero-size accumulates move nothing, so an op that is not defined on the type is not an
+ * error (mpi4py probes MPI_Get_accumulate this way: 0 MPI_BYTEs with MPI_SUM). */
+static void zero_count(void)
+{
+    char none = 0, res = 0;
+    MPI_OK(MPI_Win_lock_all(0, win));
+    MPI_OK(MPI_Accumulate(&none, 0, MPI_BYTE, (rank + 1) % nprocs, 0, 0, MPI_BYTE, MPI_SUM, win));
+    MPI_OK(MPI_Get_accumulate(&none, 0, MPI_BYTE, &res, 0, MPI_BYTE, (rank + 1) % nprocs, 0, 0,
+                              MPI_BYTE, MPI_SUM, win));
+    MPI_OK(MPI_Win_unlock_all(win));
+}
+
 int main(int argc, char **argv)
 {
     tu_init(&argc, &argv);
@@ -610,6 +622,7 @@ int main(int argc, char **argv)
     get_accumulate();
     ordering();
     fetch_and_op();
+    zero_count();
     MPI_OK(MPI_Win_free(&win));
 
     big();

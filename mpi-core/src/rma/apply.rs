@@ -19,6 +19,11 @@ const SMALL: usize = 64;
 /// The runs must be valid target memory for `access` (checked against the window).
 pub unsafe fn accumulate(access: Access, words: &TargetWords, runs: &Runs, origin: &[u8], op: PredefOp, elem: Elem, result: Option<&mut [u8]>) -> MpiResult<()> {
     let total = access::total(runs);
+    if total == 0 {
+        // Nothing to combine, so no op/type pair to refuse either (as MPICH, which
+        // returns before looking at them).
+        return Ok(());
+    }
     let mut small = [0u8; SMALL];
     let mut big = Vec::new();
     let tmp: &mut [u8] = if total <= SMALL {
