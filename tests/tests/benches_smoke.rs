@@ -35,10 +35,16 @@ struct Format {
 fn format_of(bench: &str) -> Format {
     let all = QUICK_SIZES.to_vec();
     let from4: Vec<u64> = QUICK_SIZES.iter().copied().filter(|&s| s >= 4).collect();
+    let from8 = |v: &[u64]| -> Vec<u64> { v.iter().copied().filter(|&s| s >= 8).collect() };
     match bench {
         "latency" => Format { columns: "# Size", fields: 2, sizes: Some(all) },
         "bw" | "bibw" => Format { columns: "# Size", fields: 2, sizes: Some(all) },
         "mbw_mr" => Format { columns: "# Size", fields: 3, sizes: Some(all) },
+        "put_latency" | "get_latency" | "put_bw" | "get_bw" => {
+            Format { columns: "# Size", fields: 2, sizes: Some(all) }
+        }
+        "acc_latency" => Format { columns: "# Size", fields: 2, sizes: Some(from8(&all)) },
+        "fop_latency" | "cas_latency" => Format { columns: "# Size", fields: 2, sizes: Some(vec![8]) },
         "matching" => Format { columns: "# Depth", fields: 3, sizes: Some(QUICK_DEPTHS.to_vec()) },
         "barrier" => Format { columns: "# Avg Latency", fields: 4, sizes: None },
         "reduce" | "allreduce" => Format { columns: "# Size", fields: 5, sizes: Some(from4) },
@@ -90,13 +96,21 @@ fn compile_bench(name: &str) -> PathBuf {
 
 fn smoke(name: &str, np: usize) {
     let exe = compile_bench(name);
+    smoke_run(&exe, name, np, &[], None);
+}
+
+/// Run a compiled benchmark with `--quick` and `extra` arguments; check its exit status and
+/// output (`sizes`: the sizes expected instead of the --quick ones of `format_of`).
+fn smoke_run(exe: &Path, name: &str, np: usize, extra: &[&str], sizes: Option<Vec<u64>>) {
+    let mut args = vec!["--quick".to_string()];
+    args.extend(extra.iter().map(|a| a.to_string()));
     let r = {
         let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         run(
-            &exe,
+            exe,
             RunOpts {
                 np,
-                args: vec!["--quick".into()],
+                args,
                 launcher_timeout: Some(60),
                 hard_timeout: Duration::from_secs(90),
                 ..Default::default()
@@ -109,20 +123,23 @@ fn smoke(name: &str, np: usize) {
         .map(str::to_owned);
     if let Some(line) = unsupported {
         panic!(
-            "benchmark {name} -n {np}: OxMPI does not support a call it needs yet: {line}\n{}",
+            "benchmark {name} {extra:?} -n {np}: OxMPI does not support a call it needs yet: {line}\n{}",
             r.report()
         );
     }
-    assert!(r.success(), "benchmark {name} -n {np} failed\n{}", r.report());
+    assert!(r.success(), "benchmark {name} {extra:?} -n {np} failed\n{}", r.report());
     assert!(r.leftovers.is_empty(), "benchmark {name}: processes left behind\n{}", r.report());
-    check_output(name, np, &r.stdout).unwrap_or_else(|e| {
-        panic!("benchmark {name} -n {np}: bad output: {e}\n{}", r.report())
+    check_output(name, np, &r.stdout, sizes).unwrap_or_else(|e| {
+        panic!("benchmark {name} {extra:?} -n {np}: bad output: {e}\n{}", r.report())
     });
-    eprintln!("{name} -n {np}: ok in {:.2} s", r.elapsed.as_secs_f64());
+    eprintln!("{name} {extra:?} -n {np}: ok in {:.2} s", r.elapsed.as_secs_f64());
 }
 
-fn check_output(name: &str, np: usize, stdout: &str) -> Result<(), String> {
-    let f = format_of(name);
+fn check_output(name: &str, np: usize, stdout: &str, sizes: Option<Vec<u64>>) -> Result<(), String> {
+    let mut f = format_of(name);
+    if sizes.is_some() {
+        f.sizes = sizes;
+    }
     let lines: Vec<&str> = stdout.lines().collect();
     let header: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with('#')).collect();
     let data: Vec<&str> = lines
@@ -255,6 +272,64 @@ fn scatter() {
     smoke("scatter", 4);
 }
 
+/// A one-sided benchmark with the two synchronisations `benches/compare` tables:
+/// MPI_Win_flush (the default) and MPI_Win_fence, both on MPI_Win_allocate.
+fn smoke_rma(name: &str) {
+    let exe = compile_bench(name);
+    smoke_run(&exe, name, 2, &[], None);
+    smoke_run(&exe, name, 2, &["-s", "fence"], None);
+}
+
+#[test]
+fn put_latency() {
+    smoke_rma("put_latency");
+}
+
+#[test]
+fn get_latency() {
+    smoke_rma("get_latency");
+}
+
+#[test]
+fn acc_latency() {
+    smoke_rma("acc_latency");
+}
+
+#[test]
+fn fop_latency() {
+    smoke_rma("fop_latency");
+}
+
+#[test]
+fn cas_latency() {
+    smoke_rma("cas_latency");
+}
+
+#[test]
+fn put_bw() {
+    smoke_rma("put_bw");
+}
+
+#[test]
+fn get_bw() {
+    smoke_rma("get_bw");
+}
+
+/// Every synchronisation (-s) with every window flavor (-w) of the shared one-sided driver
+/// (benches/rma_util.h): a latency, a bandwidth and a single-size benchmark, sizes up to 64 B.
+#[test]
+fn rma_sync_and_window_variants() {
+    for name in ["put_latency", "get_bw", "fop_latency"] {
+        let exe = compile_bench(name);
+        let sizes = if name == "fop_latency" { vec![8] } else { vec![1, 8, 64] };
+        for sync in ["flush", "flush_local", "lock", "lock_all", "fence", "pscw"] {
+            for win in ["allocate", "create", "dynamic"] {
+                smoke_run(&exe, name, 2, &["-s", sync, "-w", win, "-m", "64"], Some(sizes.clone()));
+            }
+        }
+    }
+}
+
 /// The loopback floor of `compare --transport tcp` (no MPI): builds with cc and prints a
 /// latency per size and a bandwidth, all positive.
 #[test]
@@ -299,7 +374,8 @@ fn hello_runs() {
 fn every_benchmark_is_smoke_tested() {
     const TESTED: &[&str] = &[
         "latency", "bw", "bibw", "mbw_mr", "matching", "barrier", "bcast", "reduce", "allreduce",
-        "allgather", "alltoall", "gather", "scatter", "tcp_floor", "hello",
+        "allgather", "alltoall", "gather", "scatter", "tcp_floor", "hello", "put_latency",
+        "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw",
     ];
     let mut found: Vec<String> = fs::read_dir(workspace_root().join("benches"))
         .expect("read benches/")
