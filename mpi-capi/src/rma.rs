@@ -281,6 +281,47 @@ pub unsafe extern "C" fn PMPI_Win_detach(win: MPI_Win, base: *const c_void) -> c
     }
 }
 
+
+// ------------------------------------------------------------------ fast paths
+
+/// Bytes of a predefined, builtin-encoded datatype (MPICH keeps the size in the handle).
+#[inline(always)]
+fn builtin_size(dt: MPI_Datatype) -> Option<usize> {
+    crate::types::is_builtin_handle(dt).then_some((((dt as u32) >> 8) & 0xff) as usize)
+}
+
+/// Runs an engine fast path on window `win` (see `mpi_core::rma::fast`); false sends the
+/// call down the general path.
+#[inline(always)]
+fn fast(win: MPI_Win, f: impl FnOnce(&mut runtime::Runtime, usize) -> bool) -> bool {
+    match win_index(win) {
+        Some(idx) if runtime::is_active() => runtime::with(|rt| f(rt, idx)),
+        _ => false,
+    }
+}
+
+/// Put or get of `count` elements of one builtin type on both sides.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn fast_copy(buf: *const c_void, count: c_int, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: c_int, tdt: MPI_Datatype, win: MPI_Win, get: bool) -> bool {
+    let Some(size) = builtin_size(dt) else { return false };
+    if dt != tdt || count != tcount || count < 0 || (buf.is_null() && count > 0) {
+        return false;
+    }
+    fast(win, |rt, idx| mpi_core::rma::fast::copy(rt, idx, rank, disp as isize, buf as *mut u8, count as usize * size, get))
+}
+
+/// Accumulate-family call of `count` elements of one basic type on every side.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn fast_acc(origin: *const c_void, result: *mut c_void, count: c_int, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, op: MPI_Op, win: MPI_Win) -> bool {
+    let (Some(elem), Some(p)) = (crate::ops::elem_of(dt), crate::ops::predef_op(op)) else { return false };
+    if count <= 0 || (origin.is_null() && p != PredefOp::NoOp) {
+        return false;
+    }
+    fast(win, |rt, idx| mpi_core::rma::fast::accumulate(rt, idx, rank, disp as isize, origin as *const u8, result as *mut u8, count as usize, p, elem))
+}
+
 // ------------------------------------------------------------------ communication
 
 /// The target rank: Some(rank), or None for `MPI_PROC_NULL`.
@@ -413,21 +454,33 @@ fn communicate(c: Call) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
+    if fast_copy(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, false) {
+        return MPI_SUCCESS;
+    }
     communicate(Call { func: "MPI_Put", win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: None, get: false, request: std::ptr::null_mut() })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
+    if fast_copy(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, true) {
+        return MPI_SUCCESS;
+    }
     communicate(Call { func: "MPI_Get", win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: None, get: true, request: std::ptr::null_mut() })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
+    if origin_datatype == target_datatype && origin_count == target_count && fast_acc(origin_addr, std::ptr::null_mut(), origin_count, origin_datatype, target_rank, target_disp, op, win) {
+        return MPI_SUCCESS;
+    }
     communicate(Call { func: "MPI_Accumulate", win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: Some(op), get: false, request: std::ptr::null_mut() })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
+    if origin_datatype == target_datatype && result_datatype == target_datatype && origin_count == target_count && result_count == target_count && !result_addr.is_null() && fast_acc(origin_addr, result_addr, target_count, target_datatype, target_rank, target_disp, op, win) {
+        return MPI_SUCCESS;
+    }
     communicate(Call {
         func: "MPI_Get_accumulate",
         win,
@@ -442,6 +495,9 @@ pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win) -> c_int {
+    if !result_addr.is_null() && fast_acc(origin_addr, result_addr, 1, datatype, target_rank, target_disp, op, win) {
+        return MPI_SUCCESS;
+    }
     if crate::ops::elem_of(datatype).is_none() && live(win).is_some() {
         return raise_win(win, "MPI_Fetch_and_op", MPI_ERR_TYPE, "MPI_Fetch_and_op takes one predefined datatype");
     }
@@ -450,6 +506,11 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_ad
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win) -> c_int {
+    if let Some(size) = builtin_size(datatype).filter(|_| !origin_addr.is_null() && !compare_addr.is_null() && !result_addr.is_null() && crate::ops::elem_of(datatype).is_some_and(|e| matches!(e.group(), mpi_core::op::Group::CInteger | mpi_core::op::Group::FortranInteger | mpi_core::op::Group::Logical | mpi_core::op::Group::MultiLanguage | mpi_core::op::Group::Byte))) {
+        if fast(win, |rt, idx| mpi_core::rma::fast::compare_and_swap(rt, idx, target_rank, target_disp as isize, origin_addr as *const u8, compare_addr as *const u8, result_addr as *mut u8, size)) {
+            return MPI_SUCCESS;
+        }
+    }
     const F: &str = "MPI_Compare_and_swap";
     let idx = match window(F, win) {
         Ok(i) => i,
@@ -687,6 +748,9 @@ pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
 /// `MPI_Win_flush` and `MPI_Win_flush_local` (local completion is not cheaper here: the
 /// operation's reply is what frees the origin buffer of an active message too).
 fn flush_one(func: &str, rank: c_int, win: MPI_Win) -> c_int {
+    if fast(win, |rt, idx| mpi_core::rma::fast::flush(rt, idx, Some(rank)) == Some(true)) {
+        return MPI_SUCCESS;
+    }
     let idx = match window(func, win) {
         Ok(i) => i,
         Err(rc) => return rc,
@@ -699,6 +763,9 @@ fn flush_one(func: &str, rank: c_int, win: MPI_Win) -> c_int {
 }
 
 fn flush_every(func: &str, win: MPI_Win) -> c_int {
+    if fast(win, |rt, idx| mpi_core::rma::fast::flush(rt, idx, None) == Some(true)) {
+        return MPI_SUCCESS;
+    }
     match window(func, win) {
         Ok(idx) => done(win, func, sync::flush(idx, None, func)),
         Err(rc) => rc,

@@ -24,6 +24,20 @@ pub unsafe fn accumulate(access: Access, words: &TargetWords, runs: &Runs, origi
         // returns before looking at them).
         return Ok(());
     }
+    if let (Access::Mapped { base }, [(off, _)], true) = (access, &runs[..], elem.size() == elem.packed_size()) {
+        // One run of mapped memory, elements without padding: combine in place (one pass
+        // over the target instead of read, combine, write back).
+        let target = (base + off) as *mut u8;
+        return words.with_acc(|| {
+            if let Some(r) = result {
+                // SAFETY: caller's contract; `r` holds `total` bytes.
+                unsafe { std::ptr::copy(target, r.as_mut_ptr(), total) };
+            }
+            // SAFETY: `origin` and the target hold `total` bytes of `elem` (packed = in
+            // memory for unpadded elements).
+            unsafe { op::reduce(op, elem, origin.as_ptr(), target, total / elem.size()) }
+        });
+    }
     let mut small = [0u8; SMALL];
     let mut big = Vec::new();
     let tmp: &mut [u8] = if total <= SMALL {

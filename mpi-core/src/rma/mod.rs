@@ -11,6 +11,7 @@
 pub mod access;
 pub mod am;
 pub mod apply;
+pub mod fast;
 pub mod ops;
 pub mod setup;
 pub mod sync;

@@ -1,0 +1,125 @@
+//! Fast paths for the common calls on directly mapped targets (`MPI_Win_allocate` and
+//! shared windows on one node, and a process's own memory): one contiguous run of a
+//! predefined type, no allocation, no run lists, one runtime entry. Anything else — a
+//! derived type, CMA or active-message targets, an error to report — returns `None` and
+//! takes the general path (`ops`), which also produces every error message. The one-sided
+//! latency benchmarks (put + flush of 8 bytes) are a few loads and a copy here.
+
+use super::window::{Access, Held, Target, Win};
+use crate::op::{self, Elem, PredefOp};
+use crate::runtime::Runtime;
+
+/// The target's window memory for `len` bytes at displacement `disp`, if the target is
+/// mapped here, the window serves no active messages (so no progress is owed), an epoch
+/// covers it and the bytes lie inside its window.
+#[inline]
+fn mapped(w: &mut Win, rank: i32, disp: isize, len: usize) -> Option<(*mut u8, *const super::words::TargetWords)> {
+    if w.serve || rank < 0 {
+        return None;
+    }
+    let fence_only;
+    let t: &Target = w.targets.get(rank as usize)?;
+    let Access::Mapped { base } = t.access else { return None };
+    if w.lock_all || t.held != Held::None {
+        fence_only = false;
+    } else if w.fence_epoch || w.start_group.as_ref().is_some_and(|g| g.contains(&(rank as usize))) {
+        fence_only = w.start_group.is_none();
+    } else {
+        return None;
+    }
+    let off = disp.checked_mul(t.disp_unit as isize)?;
+    if off < 0 || (off as usize).checked_add(len)? > t.size {
+        return None;
+    }
+    let words = t.words;
+    if fence_only {
+        w.fence_used = true;
+    }
+    Some(((base as usize).wrapping_add(off as usize) as *mut u8, words))
+}
+
+/// `MPI_Put` (`get` false) or `MPI_Get` of `len` contiguous bytes at `buf`. True when done.
+#[inline]
+pub fn copy(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, buf: *mut u8, len: usize, get: bool) -> bool {
+    let Some(w) = rt.wins.get_mut(idx) else { return false };
+    let Some((target, _)) = mapped(w, rank, disp, len) else { return false };
+    // SAFETY: `target` lies inside the target's mapped window (checked above); `buf` is
+    // the caller's buffer of `len` bytes; `copy` allows them to overlap (oneself).
+    unsafe {
+        if get {
+            std::ptr::copy(target, buf, len);
+        } else {
+            std::ptr::copy(buf, target, len);
+        }
+    }
+    true
+}
+
+/// `MPI_Accumulate` (no `result`), `MPI_Get_accumulate` and `MPI_Fetch_and_op` of `count`
+/// contiguous elements of a basic (unpadded) type. True when done.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn accumulate(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, origin: *const u8, result: *mut u8, count: usize, op: PredefOp, elem: Elem) -> bool {
+    if elem.size() != elem.packed_size() || !op.applies_to(elem.group()) {
+        return false;
+    }
+    let len = count * elem.size();
+    let Some(w) = rt.wins.get_mut(idx) else { return false };
+    let Some((target, words)) = mapped(w, rank, disp, len) else { return false };
+    // SAFETY: the words live in the node segment with the window; `target` holds `len`
+    // bytes of the window; `origin` and `result` are the caller's `len`-byte buffers.
+    unsafe {
+        (*words).with_acc(|| {
+            if !result.is_null() {
+                std::ptr::copy(target, result, len);
+            }
+            // The op applies to the element group (checked above), so this cannot fail.
+            let _ = op::reduce(op, elem, origin, target, count);
+        })
+    };
+    true
+}
+
+/// `MPI_Compare_and_swap` of one element of `size` bytes. True when done.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn compare_and_swap(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, origin: *const u8, compare: *const u8, result: *mut u8, size: usize) -> bool {
+    let Some(w) = rt.wins.get_mut(idx) else { return false };
+    let Some((target, words)) = mapped(w, rank, disp, size) else { return false };
+    // SAFETY: as in `accumulate`.
+    unsafe {
+        (*words).with_acc(|| {
+            std::ptr::copy(target, result, size);
+            if std::slice::from_raw_parts(result as *const u8, size) == std::slice::from_raw_parts(compare, size) {
+                std::ptr::copy(origin, target, size);
+            }
+        })
+    };
+    true
+}
+
+/// `MPI_Win_flush` (and `_local`, `_all`: `rank` None) when nothing is outstanding: the
+/// window serves no active messages and no reply is awaited. Some(true) when done,
+/// Some(false) outside a passive epoch (the general path reports it), None otherwise.
+#[inline]
+pub fn flush(rt: &mut Runtime, idx: usize, rank: Option<i32>) -> Option<bool> {
+    let w = rt.wins.get(idx)?;
+    if w.serve {
+        return None;
+    }
+    match rank {
+        Some(r) => {
+            let t = w.targets.get(usize::try_from(r).ok()?)?;
+            if !t.pending.is_empty() {
+                return None;
+            }
+            Some(w.lock_all || t.held != Held::None)
+        }
+        None => {
+            if w.targets.iter().any(|t| !t.pending.is_empty()) {
+                return None;
+            }
+            Some(w.lock_all || w.targets.iter().any(|t| t.held != Held::None))
+        }
+    }
+}
