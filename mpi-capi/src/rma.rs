@@ -601,6 +601,16 @@ fn done(win: MPI_Win, func: &str, r: Result<(), MpiError>) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
     const F: &str = "MPI_Win_fence";
+    if assert & !KNOWN_ASSERTS == 0 {
+        let mut comm = None;
+        if fast(win, |rt, idx| {
+            comm = mpi_core::rma::fast::fence(rt, idx, assert & MPI_MODE_NOSUCCEED == 0);
+            comm.is_some()
+        }) {
+            // SAFETY: the window's own communicator.
+            return unsafe { crate::coll::PMPI_Barrier(crate::handles::comm_handle(comm.unwrap())) };
+        }
+    }
     let idx = match sync_call(F, win, assert) {
         Ok(i) => i,
         Err(rc) => return rc,

@@ -69,6 +69,7 @@ pub enum Repr {
 
 impl Repr {
     /// Bytes one element occupies (its extent in a contiguous buffer).
+    #[inline]
     pub fn size(self) -> usize {
         match self {
             Repr::I8 | Repr::U8 => 1,
@@ -85,6 +86,7 @@ impl Repr {
 
     /// Bytes of data in one element: `size()` less a pair's padding. Staged (packed) data
     /// holds elements this far apart.
+    #[inline]
     pub fn packed_size(self) -> usize {
         match self {
             Repr::DoubleInt | Repr::LongInt => 12,
@@ -112,10 +114,12 @@ macro_rules! elems {
                 match self { $(Elem::$v => $name),* }
             }
 
+            #[inline]
             pub fn group(self) -> Group {
                 match self { $(Elem::$v => Group::$group),* }
             }
 
+            #[inline]
             pub fn repr(self) -> Repr {
                 match self { $(Elem::$v => Repr::$repr),* }
             }
@@ -189,11 +193,13 @@ elems! {
 
 impl Elem {
     /// Bytes one element occupies in memory (its extent).
+    #[inline]
     pub fn size(self) -> usize {
         self.repr().size()
     }
 
     /// Bytes of data in one element (`size()` less a pair's padding).
+    #[inline]
     pub fn packed_size(self) -> usize {
         self.repr().packed_size()
     }
@@ -258,6 +264,7 @@ impl PredefOp {
 
     /// Whether the standard defines this op on `group` (MPI-3.1 §5.9.2). REPLACE and NO_OP
     /// (meant for one-sided accumulate) apply to every type.
+    #[inline]
     pub fn applies_to(self, group: Group) -> bool {
         use Group::*;
         match self {

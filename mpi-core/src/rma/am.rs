@@ -186,6 +186,11 @@ pub fn reap(rt: &mut Runtime, w: &mut Win) -> usize {
 pub fn serve_all(rt: &mut Runtime) -> usize {
     let mut n = 0;
     for idx in 0..rt.wins.slots_len() {
+        // Without active messages only post/complete notices can be outstanding.
+        match rt.wins.get(idx) {
+            Some(w) if w.serve || !w.sends.is_empty() => {}
+            _ => continue,
+        }
         let Some(mut w) = rt.wins.take(idx) else { continue };
         if w.serve {
             n += serve(rt, &mut w);

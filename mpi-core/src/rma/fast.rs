@@ -73,11 +73,46 @@ pub fn accumulate(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, origin: 
             if !result.is_null() {
                 std::ptr::copy(target, result, len);
             }
-            // The op applies to the element group (checked above), so this cannot fail.
-            let _ = op::reduce(op, elem, origin, target, count);
+            if count != 1 || !one(op, elem, origin, target) {
+                // The op applies to the element group (checked above): cannot fail.
+                let _ = op::reduce(op, elem, origin, target, count);
+            }
         })
     };
     true
+}
+
+/// One element of the most common (op, type) pairs, inline (`MPI_Fetch_and_op` counters):
+/// false for the others, which go through the reduction kernels.
+///
+/// # Safety
+/// `origin` and `target` hold one element of `elem` (any alignment).
+#[inline(always)]
+unsafe fn one(op: PredefOp, elem: Elem, origin: *const u8, target: *mut u8) -> bool {
+    use crate::op::Repr;
+    macro_rules! apply {
+        ($t:ty, $sum:expr) => {{
+            let (o, t) = (origin as *const $t, target as *mut $t);
+            // SAFETY: caller's contract.
+            unsafe {
+                match op {
+                    PredefOp::Sum => t.write_unaligned($sum(t.read_unaligned(), o.read_unaligned())),
+                    PredefOp::Replace => t.write_unaligned(o.read_unaligned()),
+                    PredefOp::NoOp => {}
+                    _ => return false,
+                }
+            }
+            true
+        }};
+    }
+    match elem.repr() {
+        Repr::I64 => apply!(i64, i64::wrapping_add),
+        Repr::U64 => apply!(u64, u64::wrapping_add),
+        Repr::I32 => apply!(i32, i32::wrapping_add),
+        Repr::U32 => apply!(u32, u32::wrapping_add),
+        Repr::F64 => apply!(f64, |a: f64, b: f64| a + b),
+        _ => false,
+    }
 }
 
 /// `MPI_Compare_and_swap` of one element of `size` bytes. True when done.
@@ -122,4 +157,18 @@ pub fn flush(rt: &mut Runtime, idx: usize, rank: Option<i32>) -> Option<bool> {
             Some(w.lock_all || w.targets.iter().any(|t| t.held != Held::None))
         }
     }
+}
+
+/// `MPI_Win_fence`'s local half when the window has no active messages in flight: checks
+/// no other epoch is open and sets the next fence epoch (`open`) now, before the barrier
+/// the C layer runs on the returned communicator. None: take the general path.
+#[inline]
+pub fn fence(rt: &mut Runtime, idx: usize, open: bool) -> Option<usize> {
+    let w = rt.wins.get_mut(idx)?;
+    if w.serve || !w.sends.is_empty() || w.in_sync_epoch() || w.post_group.is_some() {
+        return None;
+    }
+    w.fence_epoch = open;
+    w.fence_used = false;
+    Some(w.comm)
 }
