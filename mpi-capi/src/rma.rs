@@ -308,7 +308,8 @@ fn fast_copy(buf: *const c_void, count: c_int, dt: MPI_Datatype, rank: c_int, di
     if dt != tdt || count != tcount || count < 0 || (buf.is_null() && count > 0) {
         return false;
     }
-    fast(win, |rt, idx| mpi_core::rma::fast::copy(rt, idx, rank, disp as isize, buf as *mut u8, count as usize * size, get))
+    // SAFETY: the caller's buffer of `count` elements of `dt`.
+    fast(win, |rt, idx| unsafe { mpi_core::rma::fast::copy(rt, idx, rank, disp as isize, buf as *mut u8, count as usize * size, get) })
 }
 
 /// Accumulate-family call of `count` elements of one basic type on every side.
@@ -319,7 +320,8 @@ fn fast_acc(origin: *const c_void, result: *mut c_void, count: c_int, dt: MPI_Da
     if count <= 0 || (origin.is_null() && p != PredefOp::NoOp) {
         return false;
     }
-    fast(win, |rt, idx| mpi_core::rma::fast::accumulate(rt, idx, rank, disp as isize, origin as *const u8, result as *mut u8, count as usize, p, elem))
+    // SAFETY: the caller's buffers of `count` elements of `dt`.
+    fast(win, |rt, idx| unsafe { mpi_core::rma::fast::accumulate(rt, idx, rank, disp as isize, origin as *const u8, result as *mut u8, count as usize, p, elem) })
 }
 
 // ------------------------------------------------------------------ communication
@@ -507,7 +509,8 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_ad
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win) -> c_int {
     if let Some(size) = builtin_size(datatype).filter(|_| !origin_addr.is_null() && !compare_addr.is_null() && !result_addr.is_null() && crate::ops::elem_of(datatype).is_some_and(|e| matches!(e.group(), mpi_core::op::Group::CInteger | mpi_core::op::Group::FortranInteger | mpi_core::op::Group::Logical | mpi_core::op::Group::MultiLanguage | mpi_core::op::Group::Byte))) {
-        if fast(win, |rt, idx| mpi_core::rma::fast::compare_and_swap(rt, idx, target_rank, target_disp as isize, origin_addr as *const u8, compare_addr as *const u8, result_addr as *mut u8, size)) {
+        // SAFETY: the caller's three one-element buffers (checked non-null).
+        if fast(win, |rt, idx| unsafe { mpi_core::rma::fast::compare_and_swap(rt, idx, target_rank, target_disp as isize, origin_addr as *const u8, compare_addr as *const u8, result_addr as *mut u8, size) }) {
             return MPI_SUCCESS;
         }
     }
@@ -530,7 +533,8 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compa
         Err((c, m)) => return raise_win(win, F, c, m),
     };
     let byte = crate::types::lookup(MPI_BYTE).expect("MPI_BYTE");
-    match runtime::with(|rt| mpi_core::rma::ops::compare_and_swap(rt, idx, origin_addr as *const u8, compare_addr as *const u8, result_addr as *mut u8, size, rank, target_disp as isize, byte)) {
+    // SAFETY: the caller's three one-element buffers (checked non-null).
+    match runtime::with(|rt| unsafe { mpi_core::rma::ops::compare_and_swap(rt, idx, origin_addr as *const u8, compare_addr as *const u8, result_addr as *mut u8, size, rank, target_disp as isize, byte) }) {
         Ok(()) => MPI_SUCCESS,
         Err(e) => raise_win_core(win, F, e),
     }

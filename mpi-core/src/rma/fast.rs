@@ -39,8 +39,11 @@ fn mapped(w: &mut Win, rank: i32, disp: isize, len: usize) -> Option<(*mut u8, *
 }
 
 /// `MPI_Put` (`get` false) or `MPI_Get` of `len` contiguous bytes at `buf`. True when done.
+///
+/// # Safety
+/// `buf` must be valid for `len` bytes (reads for a put, writes for a get).
 #[inline]
-pub fn copy(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, buf: *mut u8, len: usize, get: bool) -> bool {
+pub unsafe fn copy(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, buf: *mut u8, len: usize, get: bool) -> bool {
     let Some(w) = rt.wins.get_mut(idx) else { return false };
     let Some((target, _)) = mapped(w, rank, disp, len) else { return false };
     // SAFETY: `target` lies inside the target's mapped window (checked above); `buf` is
@@ -57,9 +60,13 @@ pub fn copy(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, buf: *mut u8, 
 
 /// `MPI_Accumulate` (no `result`), `MPI_Get_accumulate` and `MPI_Fetch_and_op` of `count`
 /// contiguous elements of a basic (unpadded) type. True when done.
+///
+/// # Safety
+/// `origin` (unless the op is `MPI_NO_OP`) and `result` (unless null) must be valid for
+/// `count` elements.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-pub fn accumulate(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, origin: *const u8, result: *mut u8, count: usize, op: PredefOp, elem: Elem) -> bool {
+pub unsafe fn accumulate(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, origin: *const u8, result: *mut u8, count: usize, op: PredefOp, elem: Elem) -> bool {
     if elem.size() != elem.packed_size() || !op.applies_to(elem.group()) {
         return false;
     }
@@ -116,9 +123,12 @@ unsafe fn one(op: PredefOp, elem: Elem, origin: *const u8, target: *mut u8) -> b
 }
 
 /// `MPI_Compare_and_swap` of one element of `size` bytes. True when done.
+///
+/// # Safety
+/// `origin`, `compare` and `result` must be valid for `size` bytes.
 #[inline]
 #[allow(clippy::too_many_arguments)]
-pub fn compare_and_swap(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, origin: *const u8, compare: *const u8, result: *mut u8, size: usize) -> bool {
+pub unsafe fn compare_and_swap(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, origin: *const u8, compare: *const u8, result: *mut u8, size: usize) -> bool {
     let Some(w) = rt.wins.get_mut(idx) else { return false };
     let Some((target, words)) = mapped(w, rank, disp, size) else { return false };
     // SAFETY: as in `accumulate`.

@@ -241,8 +241,11 @@ fn scatter(packed: &[u8], r: &Buf) {
 
 /// `MPI_Compare_and_swap` (and the single-element fast path of `MPI_Fetch_and_op`, which
 /// the C layer sends through `communicate`): `size` bytes at `origin`, `compare`, `result`.
+///
+/// # Safety
+/// The three buffers must be valid for `size` bytes; `result` until the operation completes.
 #[allow(clippy::too_many_arguments)]
-pub fn compare_and_swap(rt: &mut Runtime, idx: usize, origin: *const u8, compare: *const u8, result: *mut u8, size: usize, rank: usize, disp: isize, byte: Arc<Datatype>) -> MpiResult<()> {
+pub unsafe fn compare_and_swap(rt: &mut Runtime, idx: usize, origin: *const u8, compare: *const u8, result: *mut u8, size: usize, rank: usize, disp: isize, byte: Arc<Datatype>) -> MpiResult<()> {
     super::sync::poll_if_served(rt, idx);
     let w = rt.wins.get_mut(idx).ok_or_else(|| MpiError::new(ErrorClass::Win, "invalid window"))?;
     check_epoch(w, rank, "MPI_Compare_and_swap")?;
