@@ -601,16 +601,19 @@ impl Verbs {
     /// Takes receive completions into `rx` (credit-only messages are consumed here).
     /// Returns how many completions there were.
     pub fn poll_recv(&mut self) -> usize {
-        // SAFETY: all-zero is a valid ibv_wc (integers and an integer union).
-        let mut wcs: [ibv_wc; POLL_BATCH] = unsafe { std::mem::zeroed() };
+        // Left uninitialised: zeroing the 16 entries before every poll cost ~0.5 us of the
+        // 8-byte latency under qemu; ibv_poll_cq writes the first n, the only ones read.
+        let mut wcs = std::mem::MaybeUninit::<[ibv_wc; POLL_BATCH]>::uninit();
         // SAFETY: the CQ is live; wcs has room for POLL_BATCH entries.
-        let n = unsafe { ibv_poll_cq(self.recv_cq, POLL_BATCH as i32, wcs.as_mut_ptr()) };
+        let n = unsafe { ibv_poll_cq(self.recv_cq, POLL_BATCH as i32, wcs.as_mut_ptr() as *mut ibv_wc) };
         if n < 0 {
             self.die(&format!(
                 "RDMA transport error: ibv_poll_cq (receive) returned {n}"
             ));
         }
-        for wc in &wcs[..n as usize] {
+        // SAFETY: ibv_poll_cq initialised the first n entries (n >= 0 checked above).
+        let wcs = unsafe { std::slice::from_raw_parts(wcs.as_ptr() as *const ibv_wc, n as usize) };
+        for wc in wcs {
             if wc.status != ibv_wc_status::IBV_WC_SUCCESS {
                 self.wc_fatal(wc, Kind::Recv);
             }
