@@ -7,8 +7,13 @@
 !    its wbuf(15), MPI_Win_unlock; the fetched values, gathered at rank 0, are exactly
 !    0 .. size-1 and the counter ends at size; MPI_Win_lock(MPI_LOCK_EXCLUSIVE) + MPI_Get
 !    + MPI_Put read-modify-write of rank 0's wbuf(16), exact count.
+!  - MPI_Win_allocate: the memory MPI returns (TYPE(C_PTR), C_F_POINTER), a put into the
+!    right neighbour's, checked after the fence;
+!  - MPI_Win_allocate_shared on the node's communicator + MPI_Win_shared_query: node rank
+!    0's memory read through the queried pointer.
 ! The window array is VOLATILE: RMA changes it behind the compiler's back.
 program rma
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
 #include "mpi_interface.h"
   integer, parameter :: nw = 16
   integer, volatile :: wbuf(nw)
@@ -16,7 +21,10 @@ program rma
   integer :: v(1)
   integer :: src(4), got(4)
   integer, allocatable :: all(:)
-  integer(kind=MPI_ADDRESS_KIND) :: wsize, disp
+  integer(kind=MPI_ADDRESS_KIND) :: wsize, disp, qsize
+  type(c_ptr) :: cptr, qptr
+  integer, pointer :: abuf(:), s0(:)
+  integer :: win2, win3, node, node_rank, qdisp
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -107,6 +115,37 @@ program rma
 
   call MPI_Win_free(win, ierr)
   if (ierr /= MPI_SUCCESS .or. win /= MPI_WIN_NULL) call fail('MPI_Win_free')
+
+  ! ---- MPI_Win_allocate: memory from MPI ----
+  wsize = 4 * 4
+  call MPI_Win_allocate(wsize, 4, MPI_INFO_NULL, MPI_COMM_WORLD, cptr, win2, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('MPI_Win_allocate')
+  call c_f_pointer(cptr, abuf, [4])
+  abuf = 0
+  v(1) = 10 + rank
+  call MPI_Win_fence(0, win2, ierr)
+  disp = 1
+  call MPI_Put(v, 1, MPI_INTEGER, right, disp, 1, MPI_INTEGER, win2, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('MPI_Put (allocated window)')
+  call MPI_Win_fence(0, win2, ierr)
+  if (abuf(2) /= 10 + left .or. abuf(1) /= 0 .or. abuf(3) /= 0) call fail('MPI_Win_allocate: wrong values after the put')
+  call MPI_Win_free(win2, ierr)
+
+  ! ---- MPI_Win_allocate_shared + MPI_Win_shared_query ----
+  call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, node, ierr)
+  call MPI_Comm_rank(node, node_rank, ierr)
+  call MPI_Win_allocate_shared(wsize, 4, MPI_INFO_NULL, node, cptr, win3, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('MPI_Win_allocate_shared')
+  call c_f_pointer(cptr, abuf, [4])
+  abuf = 100 + node_rank
+  call MPI_Win_fence(0, win3, ierr)
+  call MPI_Win_shared_query(win3, 0, qsize, qdisp, qptr, ierr)
+  if (ierr /= MPI_SUCCESS .or. qsize /= 16 .or. qdisp /= 4) call fail('MPI_Win_shared_query')
+  call c_f_pointer(qptr, s0, [4])
+  if (any(s0 /= 100)) call fail('MPI_Win_shared_query: node rank 0 memory not seen')
+  call MPI_Win_fence(0, win3, ierr)
+  call MPI_Win_free(win3, ierr)
+  call MPI_Comm_free(node, ierr)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) print '(a)', 'rma: OK'
   call MPI_Finalize(ierr)
