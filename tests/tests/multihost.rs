@@ -96,7 +96,7 @@ fn must_pass(c: &Cluster, name: &str, exe: &Path, r: &RunResult) {
 fn programs(c: &Cluster) {
     let _x = exclusive();
     let layouts: [(&str, usize); 3] = [("A:2,B:2", 4), ("A,B,C", 3), ("A,B,C", 8)];
-    let progs: [(&str, &[&str]); 9] = [
+    let progs: [(&str, &[&str]); 13] = [
         ("ring", &[]),
         ("coll_all", &[]),
         ("send_modes", &[]),
@@ -106,6 +106,11 @@ fn programs(c: &Cluster) {
         ("datatypes_p2p", &[]),
         ("barrier_sync", &[]),
         ("reduce_pairs", &[]),
+        // One-sided: shared memory within a host, active messages between hosts.
+        ("rma_fence", &[]),
+        ("rma_lock_counter", &[]),
+        ("rma_accumulate", &[]),
+        ("rma_shared", &[]),
     ];
     for (name, args) in progs {
         // comm_split checks MPI_COMM_TYPE_SHARED against processor names, which fake hosts
