@@ -56,6 +56,10 @@ one() {
         S="-genv OXMPI_SPIN_COUNT 0 -genv OXMPI_YIELD_COUNT 0 -genv OXMPI_SLEEP_MAX_US 600000000"
         job sleep_wake -n $np $V $S ./bin/sleep_wake
         job grequest -n $np $V $S ./bin/grequest
+        # One-sided operations as active messages over verbs (forced: no direct access).
+        for p in rma_fence rma_lock_counter rma_accumulate rma_request_ops; do
+            job $p -n $np $V ./bin/$p
+        done
     done
     # Every size class up to 64 MiB (0 B, inline, eager, rendezvous).
     job pingpong_sizes -n 2 $V ./bin/pingpong_sizes 1 64
@@ -79,6 +83,10 @@ two() {
         job $p $H -n 4 ./bin/$p
     done
     job coll_all $H -n 4 ./bin/coll_all 4100
+    # One-sided: shared memory inside a VM, active messages over verbs between them.
+    for p in rma_fence rma_lock_counter; do
+        job $p $H -n 4 ./bin/$p
+    done
     job credit_flood $H -n 4 --map-by node ./bin/credit_flood 3000
     job pingpong_sizes $H -n 4 --map-by node ./bin/pingpong_sizes 1 1
     # Rank 1 (on node1 with --map-by node) is killed while the others wait in a receive:

@@ -24,7 +24,7 @@ cp -L "$PREFIX/bin/mpirun" "$job/oxmpi/bin/"
 cp -L "$PREFIX/lib/libmpi.so.12" "$PREFIX/lib/liboxmpi-verbs.so" "$job/oxmpi/lib/"
 programs=(ring send_modes wildcard_order blocking_recv probe_persistent_cancel sendrecv datatypes_p2p
     pingpong_sizes coll_all comm_split threads_hammer reg_reuse credit_flood crash
-    sleep_wake grequest)
+    sleep_wake grequest rma_fence rma_lock_counter rma_accumulate rma_request_ops)
 for p in "${programs[@]}"; do
     # No -march=native: the guest CPU (qemu TCG) lacks some host extensions.
     "$PREFIX/bin/mpicc" -O2 -o "$job/bin/$p" "$ROOT/tests/c/$p.c" -lpthread
