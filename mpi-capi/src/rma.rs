@@ -606,13 +606,20 @@ fn done(win: MPI_Win, func: &str, r: Result<(), MpiError>) -> c_int {
 pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
     const F: &str = "MPI_Win_fence";
     if assert & !KNOWN_ASSERTS == 0 {
-        let mut comm = None;
+        use mpi_core::rma::fast::{self, FenceSync};
+        let mut sync = None;
         if fast(win, |rt, idx| {
-            comm = mpi_core::rma::fast::fence(rt, idx, assert & MPI_MODE_NOSUCCEED == 0);
-            comm.is_some()
+            sync = fast::fence(rt, idx, assert & MPI_MODE_NOSUCCEED == 0);
+            sync.is_some()
         }) {
-            // SAFETY: the window's own communicator.
-            return unsafe { crate::coll::PMPI_Barrier(crate::handles::comm_handle(comm.unwrap())) };
+            match sync.unwrap() {
+                FenceSync::Node(b, round, _) => {
+                    fast::fence_wait(b, round);
+                    return MPI_SUCCESS;
+                }
+                // SAFETY: the window's own communicator.
+                FenceSync::Comm(c) => return unsafe { crate::coll::PMPI_Barrier(crate::handles::comm_handle(c)) },
+            }
         }
     }
     let idx = match sync_call(F, win, assert) {
@@ -622,9 +629,15 @@ pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
     if let Err(e) = sync::fence_begin(idx) {
         return raise_win_core(win, F, e);
     }
-    let wc = runtime::with(|rt| rt.wins.get(idx).map(|w| w.comm)).expect("live window");
-    // SAFETY: the window's own communicator.
-    let rc = unsafe { crate::coll::PMPI_Barrier(crate::handles::comm_handle(wc)) };
+    let how = runtime::with(|rt| rt.wins.get_mut(idx).map(|w| mpi_core::rma::fast::fence_arrive(w, idx))).expect("live window");
+    let rc = match how {
+        mpi_core::rma::fast::FenceSync::Node(b, round, _) => {
+            mpi_core::rma::fast::fence_wait(b, round);
+            MPI_SUCCESS
+        }
+        // SAFETY: the window's own communicator.
+        mpi_core::rma::fast::FenceSync::Comm(c) => unsafe { crate::coll::PMPI_Barrier(crate::handles::comm_handle(c)) },
+    };
     if rc != MPI_SUCCESS {
         return rc;
     }

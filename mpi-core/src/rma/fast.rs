@@ -169,16 +169,63 @@ pub fn flush(rt: &mut Runtime, idx: usize, rank: Option<i32>) -> Option<bool> {
     }
 }
 
+/// How `MPI_Win_fence` synchronises after its local half (`fence`).
+pub enum FenceSync {
+    /// The window's node barrier, round number: wait with `fence_wait`.
+    Node(*const super::words::NodeBarrier, u32, usize),
+    /// A barrier on the window's communicator (table index), run by the C layer.
+    Comm(usize),
+}
+
 /// `MPI_Win_fence`'s local half when the window has no active messages in flight: checks
-/// no other epoch is open and sets the next fence epoch (`open`) now, before the barrier
-/// the C layer runs on the returned communicator. None: take the general path.
+/// no other epoch is open and sets the next fence epoch (`open`) now; the caller then
+/// synchronises as returned. None: take the general path.
 #[inline]
-pub fn fence(rt: &mut Runtime, idx: usize, open: bool) -> Option<usize> {
+pub fn fence(rt: &mut Runtime, idx: usize, open: bool) -> Option<FenceSync> {
     let w = rt.wins.get_mut(idx)?;
     if w.serve || !w.sends.is_empty() || w.in_sync_epoch() || w.post_group.is_some() {
         return None;
     }
     w.fence_epoch = open;
     w.fence_used = false;
-    Some(w.comm)
+    Some(fence_arrive(w, idx))
+}
+
+/// The fence's synchronisation for window `w` (index `idx`): arrives at its node barrier
+/// when every member shares this node, else names the communicator to barrier on. Every
+/// fence of a window takes the same kind, whichever path runs it.
+pub fn fence_arrive(w: &mut Win, idx: usize) -> FenceSync {
+    match w.node_barrier {
+        Some(b) => {
+            let round = w.barrier_round;
+            w.barrier_round = round.wrapping_add(1);
+            // SAFETY: the barrier lives in the node segment, mapped while the window lives.
+            unsafe { &*b }.arrive(w.targets.len() as u32, round);
+            FenceSync::Node(b, round, idx)
+        }
+        None => FenceSync::Comm(w.comm),
+    }
+}
+
+/// Waits for the node barrier's `round` (after `fence` arrived at it), outside the runtime
+/// lock: spinning on one line, with a progress pass now and then (and a yield each time
+/// when ranks outnumber CPUs), never sleeping — the last arrival rings no doorbell.
+pub fn fence_wait(b: *const super::words::NodeBarrier, round: u32) {
+    // SAFETY: as in `fence` (the window cannot be freed while we are in its fence).
+    let b = unsafe { &*b };
+    let mut spins = 0u32;
+    while !b.passed(round) {
+        spins = spins.wrapping_add(1);
+        if spins % 256 == 0 {
+            let osub = crate::runtime::with(|rt| {
+                rt.progress();
+                rt.engine.oversubscribed
+            });
+            if osub || spins % 4096 == 0 {
+                std::thread::yield_now();
+            }
+        } else {
+            std::hint::spin_loop();
+        }
+    }
 }

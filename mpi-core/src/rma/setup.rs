@@ -80,7 +80,7 @@ fn in_segment(flavor: Flavor) -> bool {
 /// part starts on its own page.
 fn layout(flavor: Flavor, cards: &[Card], locals: &[usize], noncontig: bool) -> (Vec<usize>, usize) {
     let page = 4096;
-    let words = (locals.len() * WORDS_LEN).next_multiple_of(page);
+    let words = ((locals.len() + 1) * WORDS_LEN).next_multiple_of(page);
     let mut off = words;
     let mut offs = Vec::with_capacity(locals.len());
     for &r in locals {
@@ -145,7 +145,8 @@ pub fn build(rt: &mut Runtime, spec: Spec, cards: &[Card], mut segment: Segment)
     let my_local = local_index(me).expect("this process is a local member");
     // SAFETY (address arithmetic only): offsets lie inside the segment (see `layout`).
     let part = |r: usize| seg.wrapping_add(offs[local_index(r).unwrap()]);
-    let words = |r: usize| seg.wrapping_add(local_index(r).unwrap() * WORDS_LEN) as *const super::words::TargetWords;
+    // The window's `NodeBarrier` first, then each local member's lock words.
+    let words = |r: usize| seg.wrapping_add((local_index(r).unwrap() + 1) * WORDS_LEN) as *const super::words::TargetWords;
     let my_base = if in_segment(spec.flavor) {
         if cards[me].size == 0 {
             std::ptr::null_mut()
@@ -198,7 +199,9 @@ pub fn build(rt: &mut Runtime, spec: Spec, cards: &[Card], mut segment: Segment)
         name: String::new(),
         info: spec.info,
         targets,
-        my_words: seg.wrapping_add(my_local * WORDS_LEN) as *const _,
+        my_words: seg.wrapping_add((my_local + 1) * WORDS_LEN) as *const _,
+        node_barrier: (l.len() == cards.len()).then_some(seg as *const super::words::NodeBarrier),
+        barrier_round: 0,
         segment: Some(segment),
         serve,
         attached: Vec::new(),

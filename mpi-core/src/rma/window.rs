@@ -84,6 +84,10 @@ pub struct Win {
     pub segment: Option<Segment>,
     /// This process's own lock words (taken for active-message origins, too).
     pub my_words: *const TargetWords,
+    /// When every member is on this node: the fence's barrier in the node segment, and the
+    /// number of fences passed on it.
+    pub node_barrier: Option<*const super::words::NodeBarrier>,
+    pub barrier_round: u32,
     /// Some rank may reach this one by active messages: the progress engine serves them.
     pub serve: bool,
     /// Memory regions attached to a dynamic window: (address, length).

@@ -15,7 +15,35 @@ pub struct TargetWords {
     pub acc: AtomicU32,
 }
 
-/// Bytes reserved per rank in the node segment.
+/// The fence's barrier among a window's members when they all share this node (the first
+/// line of the node segment): arrivals count up, the last one resets the count and moves
+/// the generation on, which the others wait for. Flags in one line instead of messages.
+#[repr(C, align(64))]
+pub struct NodeBarrier {
+    pub arrived: AtomicU32,
+    pub generation: AtomicU32,
+}
+
+impl NodeBarrier {
+    /// Arrives at barrier number `round` (0, 1, ... on every member) of `n` members; true
+    /// when this was the last arrival (the barrier is complete).
+    pub fn arrive(&self, n: u32, round: u32) -> bool {
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == n {
+            // Nobody arrives at the next round before the generation moves: reset first.
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.store(round.wrapping_add(1), Ordering::Release);
+            return true;
+        }
+        false
+    }
+
+    /// Whether barrier number `round` is complete.
+    pub fn passed(&self, round: u32) -> bool {
+        self.generation.load(Ordering::Acquire) == round.wrapping_add(1)
+    }
+}
+
+/// Bytes reserved per rank in the node segment (and for the `NodeBarrier` before them).
 pub const WORDS_LEN: usize = std::mem::size_of::<TargetWords>();
 
 impl TargetWords {
@@ -56,6 +84,19 @@ impl TargetWords {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_barrier_rounds() {
+        let b = NodeBarrier { arrived: AtomicU32::new(0), generation: AtomicU32::new(0) };
+        assert!(!b.arrive(2, 0));
+        assert!(!b.passed(0));
+        assert!(b.arrive(2, 0));
+        assert!(b.passed(0));
+        assert!(!b.arrive(2, 1));
+        assert!(!b.passed(1));
+        assert!(b.arrive(2, 1));
+        assert!(b.passed(1));
+    }
 
     #[test]
     fn lock_kinds_exclude_each_other() {
