@@ -613,8 +613,9 @@ pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
             sync.is_some()
         }) {
             match sync.unwrap() {
-                FenceSync::Node(b, round, _) => {
-                    fast::fence_wait(b, round);
+                FenceSync::Node(b, round) => {
+                    // SAFETY: the barrier of this live window, just arrived at.
+                    unsafe { fast::fence_wait(b, round) };
                     return MPI_SUCCESS;
                 }
                 // SAFETY: the window's own communicator.
@@ -629,10 +630,11 @@ pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
     if let Err(e) = sync::fence_begin(idx) {
         return raise_win_core(win, F, e);
     }
-    let how = runtime::with(|rt| rt.wins.get_mut(idx).map(|w| mpi_core::rma::fast::fence_arrive(w, idx))).expect("live window");
+    let how = runtime::with(|rt| rt.wins.get_mut(idx).map(|w| mpi_core::rma::fast::fence_arrive(w))).expect("live window");
     let rc = match how {
-        mpi_core::rma::fast::FenceSync::Node(b, round, _) => {
-            mpi_core::rma::fast::fence_wait(b, round);
+        mpi_core::rma::fast::FenceSync::Node(b, round) => {
+            // SAFETY: the barrier of this live window, just arrived at.
+            unsafe { mpi_core::rma::fast::fence_wait(b, round) };
             MPI_SUCCESS
         }
         // SAFETY: the window's own communicator.

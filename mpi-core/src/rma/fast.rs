@@ -171,8 +171,8 @@ pub fn flush(rt: &mut Runtime, idx: usize, rank: Option<i32>) -> Option<bool> {
 
 /// How `MPI_Win_fence` synchronises after its local half (`fence`).
 pub enum FenceSync {
-    /// The window's node barrier, round number: wait with `fence_wait`.
-    Node(*const super::words::NodeBarrier, u32, usize),
+    /// The window's node barrier and round number: wait with `fence_wait`.
+    Node(*const super::words::NodeBarrier, u32),
     /// A barrier on the window's communicator (table index), run by the C layer.
     Comm(usize),
 }
@@ -188,20 +188,20 @@ pub fn fence(rt: &mut Runtime, idx: usize, open: bool) -> Option<FenceSync> {
     }
     w.fence_epoch = open;
     w.fence_used = false;
-    Some(fence_arrive(w, idx))
+    Some(fence_arrive(w))
 }
 
-/// The fence's synchronisation for window `w` (index `idx`): arrives at its node barrier
+/// The fence's synchronisation for window `w`: arrives at its node barrier
 /// when every member shares this node, else names the communicator to barrier on. Every
 /// fence of a window takes the same kind, whichever path runs it.
-pub fn fence_arrive(w: &mut Win, idx: usize) -> FenceSync {
+pub fn fence_arrive(w: &mut Win) -> FenceSync {
     match w.node_barrier {
         Some(b) => {
             let round = w.barrier_round;
             w.barrier_round = round.wrapping_add(1);
             // SAFETY: the barrier lives in the node segment, mapped while the window lives.
             unsafe { &*b }.arrive(w.targets.len() as u32, round);
-            FenceSync::Node(b, round, idx)
+            FenceSync::Node(b, round)
         }
         None => FenceSync::Comm(w.comm),
     }
@@ -210,18 +210,21 @@ pub fn fence_arrive(w: &mut Win, idx: usize) -> FenceSync {
 /// Waits for the node barrier's `round` (after `fence` arrived at it), outside the runtime
 /// lock: spinning on one line, with a progress pass now and then (and a yield each time
 /// when ranks outnumber CPUs), never sleeping — the last arrival rings no doorbell.
-pub fn fence_wait(b: *const super::words::NodeBarrier, round: u32) {
-    // SAFETY: as in `fence` (the window cannot be freed while we are in its fence).
+///
+/// # Safety
+/// `b` must be the barrier `fence`/`fence_arrive` returned, of a window not freed since.
+pub unsafe fn fence_wait(b: *const super::words::NodeBarrier, round: u32) {
+    // SAFETY: caller's contract.
     let b = unsafe { &*b };
     let mut spins = 0u32;
     while !b.passed(round) {
         spins = spins.wrapping_add(1);
-        if spins % 256 == 0 {
+        if spins.is_multiple_of(256) {
             let osub = crate::runtime::with(|rt| {
                 rt.progress();
                 rt.engine.oversubscribed
             });
-            if osub || spins % 4096 == 0 {
+            if osub || spins.is_multiple_of(4096) {
                 std::thread::yield_now();
             }
         } else {
