@@ -659,30 +659,26 @@ fn group_ranks(idx: usize, group: MPI_Group) -> Result<Vec<usize>, ArgError> {
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
-    const F: &str = "MPI_Win_post";
-    let idx = match sync_call(F, win, assert) {
+/// `MPI_Win_post` and `MPI_Win_start`: open an epoch toward `group` with `open`.
+fn pscw_open(func: &str, group: MPI_Group, assert: c_int, win: MPI_Win, open: fn(usize, Vec<usize>, bool) -> Result<(), MpiError>) -> c_int {
+    let idx = match sync_call(func, win, assert) {
         Ok(i) => i,
         Err(rc) => return rc,
     };
     match group_ranks(idx, group) {
-        Ok(g) => done(win, F, sync::post(idx, g, assert & MPI_MODE_NOCHECK != 0)),
-        Err((c, m)) => raise_win(win, F, c, m),
+        Ok(g) => done(win, func, open(idx, g, assert & MPI_MODE_NOCHECK != 0)),
+        Err((c, m)) => raise_win(win, func, c, m),
     }
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
+    pscw_open("MPI_Win_post", group, assert, win, sync::post)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) -> c_int {
-    const F: &str = "MPI_Win_start";
-    let idx = match sync_call(F, win, assert) {
-        Ok(i) => i,
-        Err(rc) => return rc,
-    };
-    match group_ranks(idx, group) {
-        Ok(g) => done(win, F, sync::start(idx, g, assert & MPI_MODE_NOCHECK != 0)),
-        Err((c, m)) => raise_win(win, F, c, m),
-    }
+    pscw_open("MPI_Win_start", group, assert, win, sync::start)
 }
 
 #[no_mangle]

@@ -184,7 +184,7 @@ pub fn communicate(rt: &mut Runtime, idx: usize, what: What, func: &str, origin:
 }
 
 /// Sends an active-message request and posts the receive of its reply.
-fn issue(rt: &mut Runtime, idx: usize, target: usize, msg: Vec<u8>, reply: (RawBuf, Option<Layout>), user: Option<ReqId>) {
+pub(super) fn issue(rt: &mut Runtime, idx: usize, target: usize, msg: Vec<u8>, reply: (RawBuf, Option<Layout>), user: Option<ReqId>) {
     let mut w = rt.wins.take(idx).expect("window exists");
     let rid = am::post_reply(rt, &w, target, reply.0, reply.1);
     am::send(rt, &mut w, target, am::TAG_REQUEST, msg);

@@ -2,7 +2,7 @@
 //! the fence's local half (the C layer adds the barrier), and post-start-complete-wait.
 //! Every misuse of an epoch is an `MPI_ERR_RMA_SYNC` error, never a hang.
 
-use super::am::{self, Kind, PendingReply, TAG_COMPLETE, TAG_POST};
+use super::am::{self, Kind, TAG_COMPLETE, TAG_POST};
 use super::window::{Access, Held, Win};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::op::{Elem, PredefOp};
@@ -124,14 +124,8 @@ pub fn fence_end(idx: usize, open: bool) {
 fn acquire(idx: usize, target: usize, exclusive: bool) -> MpiResult<()> {
     let access = runtime::with(|rt| rt.wins.get(idx).map(|w| w.targets[target].access)).ok_or_else(win_err)?;
     if access == Access::Am {
-        runtime::with(|rt| {
-            with_win(rt, idx, |rt, w| {
-                let msg = am::encode(Kind::Lock, PredefOp::NoOp, Elem::Byte, exclusive, &[], &[]);
-                let rid = am::post_reply(rt, w, target, RawBuf::EMPTY, None);
-                am::send(rt, w, target, am::TAG_REQUEST, msg);
-                w.targets[target].pending.push_back(PendingReply { rid, user: None });
-            })
-        })?;
+        let msg = am::encode(Kind::Lock, PredefOp::NoOp, Elem::Byte, exclusive, &[], &[]);
+        runtime::with(|rt| super::ops::issue(rt, idx, target, msg, (RawBuf::EMPTY, None), None));
         wait_replies(idx, Some(target));
         return Ok(());
     }
@@ -152,14 +146,8 @@ fn release(idx: usize, target: usize, held: Held) -> MpiResult<()> {
     if held == Held::NoCheck {
         wait_replies(idx, Some(target));
     } else if access == Access::Am {
-        runtime::with(|rt| {
-            with_win(rt, idx, |rt, w| {
-                let msg = am::encode(Kind::Unlock, PredefOp::NoOp, Elem::Byte, exclusive, &[], &[]);
-                let rid = am::post_reply(rt, w, target, RawBuf::EMPTY, None);
-                am::send(rt, w, target, am::TAG_REQUEST, msg);
-                w.targets[target].pending.push_back(PendingReply { rid, user: None });
-            })
-        })?;
+        let msg = am::encode(Kind::Unlock, PredefOp::NoOp, Elem::Byte, exclusive, &[], &[]);
+        runtime::with(|rt| super::ops::issue(rt, idx, target, msg, (RawBuf::EMPTY, None), None));
         wait_replies(idx, Some(target));
     } else {
         wait_replies(idx, Some(target));

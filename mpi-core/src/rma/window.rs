@@ -137,8 +137,6 @@ impl Win {
 #[derive(Default)]
 pub struct WinTable {
     slots: Vec<Option<Box<Win>>>,
-    /// Windows whose `serve` is set.
-    pub served: usize,
     /// Live windows: the progress engine services them while any exists.
     pub live: usize,
 }
@@ -153,9 +151,6 @@ impl WinTable {
     }
 
     pub fn insert(&mut self, w: Win) -> usize {
-        if w.serve {
-            self.served += 1;
-        }
         self.live += 1;
         if let Some(i) = self.slots.iter().position(Option::is_none) {
             self.slots[i] = Some(Box::new(w));
@@ -167,9 +162,6 @@ impl WinTable {
 
     pub fn remove(&mut self, idx: usize) -> Option<Win> {
         let w = self.slots.get_mut(idx)?.take().map(|b| *b)?;
-        if w.serve {
-            self.served -= 1;
-        }
         self.live -= 1;
         Some(w)
     }
@@ -192,10 +184,5 @@ impl WinTable {
     /// True when no window exists.
     pub fn is_empty(&self) -> bool {
         self.slots.iter().all(Option::is_none)
-    }
-
-    /// Indexes of the live windows.
-    pub fn indexes(&self) -> Vec<usize> {
-        self.slots.iter().enumerate().filter(|(_, s)| s.is_some()).map(|(i, _)| i).collect()
     }
 }
