@@ -95,14 +95,16 @@ fn mixed_shm_and_tcp_jobs() {
             &env,
         );
     }
-    // The verbose report shows both routes in use.
+    // The verbose report shows both routes in use, and the congestion control the TCP
+    // connections got from OXMPI_TCP_CONGESTION (the first usable name).
     let _x = exclusive();
     let exe = compile("ring");
-    let r = run_ok_env("ring", &exe, 4, &[], &[("OXMPI_PROCESS_MAPPING", "(vector,(0,2,2))"), ("OXMPI_VERBOSE", "1")]);
+    let r = run_ok_env("ring", &exe, 4, &[], &[("OXMPI_PROCESS_MAPPING", "(vector,(0,2,2))"), ("OXMPI_VERBOSE", "1"), ("OXMPI_TCP_CONGESTION", "no-such-algorithm,reno")]);
     for rank in 0..4 {
         let line = r.stderr.lines().find(|l| l.starts_with(&format!("OxMPI rank {rank}/4"))).unwrap_or_else(|| panic!("no transport report of rank {rank}\n{}", r.report()));
         let (shm, tcp) = if rank < 2 { ((1 - rank).to_string(), "2-3") } else { ((5 - rank).to_string(), "0-1") };
         assert!(line.contains(&format!("shm to {shm} (same node)")) && line.contains(&format!("tcp to {tcp} (other nodes")), "rank {rank}: {line}\n{}", r.report());
+        assert!(line.contains("congestion control reno"), "rank {rank}: {line}\n{}", r.report());
     }
 }
 

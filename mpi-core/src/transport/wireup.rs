@@ -201,7 +201,7 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
                 let card = std::str::from_utf8(&raw).ok().and_then(Card::decode).ok_or_else(|| format!("rank {p}'s TCP business card is malformed"))?;
                 t.set_card(p, card);
             }
-            tcp_why = format!("listening on {} ({why})", t.local_addr());
+            tcp_why = format!("listening on {} ({why}), congestion control {}", t.local_addr(), t.congestion());
             Some(t)
         }
         None => None,

@@ -246,10 +246,16 @@ impl Conn {
     }
 }
 
-/// TCP_NODELAY (a small message must not wait for Nagle), and socket buffers of `bytes`
-/// each way when set (`OXMPI_TCP_SOCKBUF`; 0 leaves the kernel's autotuning).
-fn tune_socket(stream: &TcpStream, bytes: usize) {
+/// TCP_NODELAY (a small message must not wait for Nagle), the congestion control the job
+/// chose (`congestion`), and socket buffers of `bytes` each way when set
+/// (`OXMPI_TCP_SOCKBUF`; 0 leaves the kernel's autotuning).
+fn tune_socket(stream: &TcpStream, bytes: usize, congestion: Option<&str>) {
     let _ = stream.set_nodelay(true);
+    if let Some(name) = congestion {
+        // SAFETY: setsockopt on our own socket with a live byte string and its length. A
+        // failure keeps the system's default (the name was accepted on a probe socket).
+        unsafe { libc::setsockopt(stream.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const libc::c_void, name.len() as libc::socklen_t) };
+    }
     if bytes == 0 {
         return;
     }
@@ -258,6 +264,32 @@ fn tune_socket(stream: &TcpStream, bytes: usize) {
         // SAFETY: setsockopt on our own socket with a live c_int of the right size.
         unsafe { libc::setsockopt(stream.as_raw_fd(), libc::SOL_SOCKET, opt, &v as *const libc::c_int as *const libc::c_void, std::mem::size_of::<libc::c_int>() as libc::socklen_t) };
     }
+}
+
+/// The congestion control for connections between ranks: the first name of
+/// `OXMPI_TCP_CONGESTION` (comma-separated; default `cubic,reno`) that this process may set
+/// on a socket, or None to keep the system's (`system`, or none usable). Why not the
+/// system's: BBR, the default on some distributions and clouds, paces every connection
+/// and sizes its segments by the pacing rate, which on loopback and LAN links costs a
+/// third of the bandwidth of large messages (docs/performance.md); cubic (Linux's default)
+/// and reno do not pace. Unprivileged processes may set only the names in
+/// `net.ipv4.tcp_allowed_congestion_control`, hence the list.
+fn pick_congestion(spec: &str) -> Option<String> {
+    if spec.is_empty() || spec == "system" {
+        return None;
+    }
+    // SAFETY: a fresh socket we own and close below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return None;
+    }
+    let picked = spec.split(',').map(str::trim).filter(|n| !n.is_empty()).find(|name| {
+        // SAFETY: setsockopt on our probe socket with a live byte string and its length.
+        unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const libc::c_void, name.len() as libc::socklen_t) == 0 }
+    });
+    // SAFETY: closing the probe socket opened above.
+    unsafe { libc::close(fd) };
+    picked.map(str::to_string)
 }
 
 /// What one read from a socket gave.
@@ -343,6 +375,8 @@ pub struct TcpTransport {
     poll_peers: usize,
     /// `OXMPI_TCP_SOCKBUF` (0 = kernel autotuning).
     sockbuf: usize,
+    /// Congestion control set on every connection (`pick_congestion`); None: the system's.
+    congestion: Option<String>,
 }
 
 /// Frames up to this size (prefix and payload) are sent from one stack buffer.
@@ -403,12 +437,18 @@ impl TcpTransport {
             passes: 0,
             poll_peers: cfg.get("TCP_POLL_PEERS"),
             sockbuf: cfg.get("TCP_SOCKBUF"),
+            congestion: pick_congestion(&std::env::var("OXMPI_TCP_CONGESTION").unwrap_or_else(|_| "cubic,reno".into())),
         })
     }
 
     /// Where this rank listens.
     pub fn local_addr(&self) -> SocketAddrV4 {
         self.local
+    }
+
+    /// The congestion control of this rank's connections, for the verbose report.
+    pub fn congestion(&self) -> &str {
+        self.congestion.as_deref().unwrap_or("the system's")
     }
 
     /// The job's secret, checked in every handshake.
@@ -441,7 +481,7 @@ impl TcpTransport {
     fn start_connect(&mut self, peer: usize) {
         let Some(card) = self.cards[peer].clone() else { fatal(&format!("no TCP address for rank {peer}")) };
         let mut stream = TcpStream::connect(SocketAddr::V4(card.addr)).unwrap_or_else(|e| fatal(&format!("cannot connect to rank {peer} at {}: {e}", self.host_of(peer))));
-        tune_socket(&stream, self.sockbuf);
+        tune_socket(&stream, self.sockbuf, self.congestion.as_deref());
         if let Err(e) = self.poll.registry().register(&mut stream, Token(PEER_BASE + peer), Interest::READABLE | Interest::WRITABLE) {
             fatal(&format!("epoll registration failed: {e}"));
         }
@@ -502,7 +542,7 @@ impl TcpTransport {
                     if self.poll.registry().register(&mut stream, Token(ACCEPT_BASE + slot), Interest::READABLE).is_err() {
                         continue;
                     }
-                    tune_socket(&stream, self.sockbuf);
+                    tune_socket(&stream, self.sockbuf, self.congestion.as_deref());
                     self.accepting[slot] = Some(Accepting { stream, from, buf: Vec::new(), ready: true });
                     self.step_accepting(slot);
                 }
@@ -901,7 +941,7 @@ impl Transport for TcpTransport {
                 }
             }
         }
-        if !direct || self.passes % POLL_EVERY == 0 {
+        if !direct || self.passes.is_multiple_of(POLL_EVERY) {
             self.poll_events();
         }
         self.step_connections();
@@ -977,5 +1017,42 @@ impl Drop for TcpTransport {
         if self.verbose && self.refused > 0 {
             eprintln!("OxMPI rank {}: refused {} TCP connection(s) at the handshake", self.me, self.refused);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The congestion control a socket runs, as the kernel reports it.
+    fn congestion_of(stream: &TcpStream) -> String {
+        let mut name = [0u8; 16];
+        let mut len = name.len() as libc::socklen_t;
+        // SAFETY: getsockopt on a live socket into a buffer of `len` bytes.
+        let rc = unsafe { libc::getsockopt(stream.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_mut_ptr() as *mut libc::c_void, &mut len) };
+        assert_eq!(rc, 0, "getsockopt(TCP_CONGESTION): {}", std::io::Error::last_os_error());
+        String::from_utf8_lossy(&name[..len as usize]).trim_end_matches('\0').to_string()
+    }
+
+    /// `OXMPI_TCP_CONGESTION`: the first usable name of the list is picked and set on the
+    /// connection; `system`, an empty list or only unknown names keep the default. Reno is
+    /// always allowed to every process (the kernel's built-in fallback).
+    #[test]
+    fn congestion_control_is_chosen_and_set() {
+        assert_eq!(pick_congestion("no-such-algorithm,reno,cubic").as_deref(), Some("reno"));
+        assert_eq!(pick_congestion(" reno ").as_deref(), Some("reno"));
+        assert_eq!(pick_congestion("system"), None);
+        assert_eq!(pick_congestion(""), None);
+        assert_eq!(pick_congestion("no-such-algorithm"), None);
+
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (_server, _) = listener.accept().unwrap();
+        let default = congestion_of(&client);
+        tune_socket(&client, 0, None);
+        assert_eq!(congestion_of(&client), default);
+        tune_socket(&client, 0, Some("reno"));
+        assert_eq!(congestion_of(&client), "reno");
+        assert!(client.nodelay().unwrap());
     }
 }
