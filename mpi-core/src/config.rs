@@ -148,6 +148,11 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "interval of the progress thread's polls (OXMPI_ASYNC_PROGRESS=1)",
     },
     Tunable {
+        name: "RMA_STREAM_AFTER",
+        default: 32 << 20,
+        doc: "bytes one-sided puts and gets to a mapped window move between synchronisations before copies of 64 KiB and more use non-temporal stores (bypassing the cache)",
+    },
+    Tunable {
         name: "SPIN_COUNT",
         default: 2000,
         doc: "progress polls a blocked wait spins before it starts yielding the CPU",

@@ -40,6 +40,59 @@ pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
     }
 }
 
+/// Copies `len` bytes from `src` to `dst` (non-overlapping) with non-temporal stores: the
+/// destination's cache lines are written straight to memory, neither read first (a plain
+/// copy reads each line it writes: three memory transfers per byte instead of two) nor
+/// left in this CPU's cache. For transfers whose volume exceeds the cache, where the
+/// bytes cannot stay cached anyway (glibc makes the same choice above three quarters of
+/// the shared cache, but per call, never for a stream of 1 MiB calls). Other
+/// architectures: a plain copy. The stores are fenced before it returns, so they are
+/// ordered before any later store, as a plain copy's are.
+///
+/// # Safety
+/// As `copy_bytes`.
+pub unsafe fn copy_streaming(src: *const u8, dst: *mut u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        // The unaligned head up to a 16-byte boundary of `dst`, then 64 bytes per step,
+        // then the tail, plainly.
+        let head = (dst as usize).wrapping_neg() & 15;
+        if len < head + 64 {
+            // SAFETY: caller's contract.
+            return unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        }
+        let body = (len - head) & !63;
+        // SAFETY: every access lies within [0, len) of both ranges (caller's contract);
+        // the streaming stores go to 16-byte aligned addresses of `dst` (after `head`);
+        // SSE2, which these intrinsics need, is part of x86_64.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, dst, head);
+            let (mut s, mut d) = (src.add(head), dst.add(head));
+            let end = d.add(body);
+            while d < end {
+                let a = _mm_loadu_si128(s as *const __m128i);
+                let b = _mm_loadu_si128(s.add(16) as *const __m128i);
+                let c = _mm_loadu_si128(s.add(32) as *const __m128i);
+                let e = _mm_loadu_si128(s.add(48) as *const __m128i);
+                _mm_stream_si128(d as *mut __m128i, a);
+                _mm_stream_si128(d.add(16) as *mut __m128i, b);
+                _mm_stream_si128(d.add(32) as *mut __m128i, c);
+                _mm_stream_si128(d.add(48) as *mut __m128i, e);
+                s = s.add(64);
+                d = d.add(64);
+            }
+            _mm_sfence();
+            std::ptr::copy_nonoverlapping(s, d, len - head - body);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: caller's contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, len)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,6 +107,25 @@ mod tests {
                 unsafe { copy_bytes(src.as_ptr().add(off), dst.as_mut_ptr().add(off), len) };
                 assert_eq!(&dst[off..off + len], &src[off..off + len], "len {len} off {off}");
                 assert!(dst[..off].iter().chain(&dst[off + len..]).all(|&b| b == 0xEE), "len {len} wrote outside");
+            }
+        }
+    }
+
+    /// Every alignment of source and destination, lengths around the 64-byte steps and
+    /// the 16-byte head: the bytes arrive, nothing outside is touched.
+    #[test]
+    fn streaming_copy_every_alignment() {
+        let src: Vec<u8> = (0..4096u32).map(|i| (i * 7 + 3) as u8).collect();
+        for len in (0..300).chain([1000, 4000]) {
+            for soff in 0..17 {
+                for doff in [0, 1, 8, 15, 16, 33] {
+                    let mut dst = vec![0xEEu8; 4096 + 64];
+                    let len = len.min(4096 - soff).min(4096 - doff);
+                    // SAFETY: both ranges are inside their vectors and disjoint.
+                    unsafe { copy_streaming(src.as_ptr().add(soff), dst.as_mut_ptr().add(doff), len) };
+                    assert_eq!(&dst[doff..doff + len], &src[soff..soff + len], "len {len} soff {soff} doff {doff}");
+                    assert!(dst[..doff].iter().chain(&dst[doff + len..]).all(|&b| b == 0xEE), "len {len} wrote outside");
+                }
             }
         }
     }

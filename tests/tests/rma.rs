@@ -149,6 +149,24 @@ fn rma_shared() {
     rma_program("rma_shared", &[]);
 }
 
+/// Epochs that move more bytes than the cache holds (8 chunks of 1 MiB + 11 bytes per
+/// epoch, misaligned on both sides, slack between chunks): puts and gets with lock_all +
+/// flush and with fence, and gets inside a process's own window; every byte checked. The
+/// later chunks of an epoch past `OXMPI_RMA_STREAM_AFTER` (32 MiB) are copied with
+/// non-temporal stores on mapped targets: set to 1 (64 KiB chunks: every copy but the
+/// first streams) and to 4 MiB (1 MiB chunks: the last four of each epoch stream).
+#[test]
+fn rma_bulk() {
+    rma_program("rma_bulk", &[]);
+    if mpi().is_oxmpi {
+        let exe = compile("rma_bulk");
+        for np in [1, 2, 4] {
+            run_ok_env("rma_bulk", &exe, np, &["64"], &[("OXMPI_RMA_STREAM_AFTER", "1")]);
+        }
+        run_ok_env("rma_bulk", &exe, 2, &[], &[("OXMPI_RMA_STREAM_AFTER", "4M")]);
+    }
+}
+
 /// Window attributes of every flavor, group, name, keyvals with callbacks, info, error
 /// handlers, Fortran handle conversion.
 #[test]

@@ -207,6 +207,7 @@ pub fn build(rt: &mut Runtime, spec: Spec, cards: &[Card], mut segment: Segment)
         attached: Vec::new(),
         fence_epoch: false,
         fence_used: false,
+        moved: 0,
         start_group: None,
         post_group: None,
         post_recvs: Vec::new(),

@@ -92,6 +92,7 @@ pub fn flush(idx: usize, target: Option<usize>, func: &str) -> MpiResult<()> {
             Err(sync_err(format!("{func} outside a passive-target epoch (call MPI_Win_lock or MPI_Win_lock_all first)")))
         }
     })?;
+    runtime::with(|rt| rt.wins.get_mut(idx).map(Win::synced));
     wait_replies(idx, target);
     Ok(())
 }
@@ -116,6 +117,7 @@ pub fn fence_end(idx: usize, open: bool) {
         if let Some(w) = rt.wins.get_mut(idx) {
             w.fence_epoch = open;
             w.fence_used = false;
+            w.synced();
         }
     });
 }
@@ -194,7 +196,12 @@ pub fn unlock(idx: usize, target: usize) -> MpiResult<()> {
         return Err(sync_err(format!("MPI_Win_unlock of rank {target}, which this process has not locked with MPI_Win_lock")));
     }
     release(idx, target, held.1)?;
-    runtime::with(|rt| rt.wins.get_mut(idx).map(|w| w.targets[target].held = Held::None));
+    runtime::with(|rt| {
+        rt.wins.get_mut(idx).map(|w| {
+            w.targets[target].held = Held::None;
+            w.synced();
+        })
+    });
     Ok(())
 }
 
@@ -234,7 +241,12 @@ pub fn unlock_all(idx: usize) -> MpiResult<()> {
         release(idx, t, held)?;
         runtime::with(|rt| rt.wins.get_mut(idx).map(|w| w.targets[t].held = Held::None));
     }
-    runtime::with(|rt| rt.wins.get_mut(idx).map(|w| w.lock_all = false));
+    runtime::with(|rt| {
+        rt.wins.get_mut(idx).map(|w| {
+            w.lock_all = false;
+            w.synced();
+        })
+    });
     Ok(())
 }
 
@@ -312,6 +324,7 @@ pub fn complete(idx: usize) -> MpiResult<()> {
                 am::send(rt, w, t, TAG_COMPLETE, Vec::new());
             }
             w.start_group = None;
+            w.synced();
         })
     })
 }

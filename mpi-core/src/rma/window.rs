@@ -111,6 +111,10 @@ pub struct Win {
     pub incoming: VecDeque<Incoming>,
     /// Lock requests from active-message origins not granted yet: (origin rank, exclusive).
     pub lock_queue: VecDeque<(usize, bool)>,
+    /// Bytes the fast path copied since this process last synchronised the window (flush,
+    /// fence, unlock, complete): once more than the cache holds, its copies stream
+    /// (`fast::copy`).
+    pub moved: usize,
 }
 
 // SAFETY: the raw pointers refer to window memory and the node segment, which live as long
@@ -125,6 +129,11 @@ impl Win {
             || self.lock_all
             || self.targets[target].held != Held::None
             || self.start_group.as_ref().is_some_and(|g| g.contains(&target))
+    }
+
+    /// The operations so far are complete: the next copies start a new volume.
+    pub fn synced(&mut self) {
+        self.moved = 0;
     }
 
     /// Any access epoch open (fence epochs aside).
