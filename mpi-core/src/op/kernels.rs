@@ -100,8 +100,36 @@ unsafe impl<V: Plain, I: Plain> Plain for Loc<V, I> {}
 /// The loop every kernel is: `b[i] = f(a[i], b[i])`. Out of line: one copy per (type, op)
 /// serves the aligned and the staged path, and its slice arguments are `noalias`, so LLVM
 /// vectorises it without runtime overlap checks (SSE2 `addpd`/`paddd`/... on x86-64).
+///
+/// Where the CPU has AVX2, slices of `WIDE_MIN` elements and more take the same loop
+/// compiled for it (4 doubles or 8 ints per instruction instead of 2 or 4): the build
+/// targets baseline x86-64 so that `libmpi.so` runs on any of them, and Open MPI's
+/// reductions pick AVX at run time the same way (an accumulate of 1 KiB–1 MiB of doubles
+/// was 1.1–1.4 × Open MPI's time with SSE2 alone). Same element-wise operations in the
+/// same order, so results are bit-identical.
 #[inline(never)]
 fn zip_apply<T: Copy, F: Fn(T, T) -> T>(a: &[T], b: &mut [T], f: &F) {
+    #[cfg(target_arch = "x86_64")]
+    if a.len() >= WIDE_MIN && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above).
+        return unsafe { zip_apply_avx2(a, b, f) };
+    }
+    for (y, &x) in b.iter_mut().zip(a) {
+        *y = f(x, *y);
+    }
+}
+
+/// Elements from which a reduction takes the AVX2 loop (below, the check costs more).
+#[cfg(target_arch = "x86_64")]
+const WIDE_MIN: usize = 32;
+
+/// `zip_apply`'s loop compiled for AVX2.
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn zip_apply_avx2<T: Copy, F: Fn(T, T) -> T>(a: &[T], b: &mut [T], f: &F) {
     for (y, &x) in b.iter_mut().zip(a) {
         *y = f(x, *y);
     }
