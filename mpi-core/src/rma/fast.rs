@@ -54,14 +54,14 @@ pub unsafe fn copy(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, buf: *m
     let Some(w) = rt.wins.get_mut(idx) else { return false };
     let Some((target, _)) = mapped(w, rank, disp, len) else { return false };
     let (src, dst) = if get { (target as *const u8, buf) } else { (buf as *const u8, target) };
-    let stream = len >= STREAM_MIN && w.moved > stream_after();
+    let apart = || (src as usize).wrapping_add(len) <= dst as usize || (dst as usize).wrapping_add(len) <= src as usize;
+    let stream = len >= STREAM_MIN && w.moved > stream_after() && apart();
     w.moved = w.moved.saturating_add(len);
-    let apart = (src as usize).wrapping_add(len) <= dst as usize || (dst as usize).wrapping_add(len) <= src as usize;
     // SAFETY: `target` lies inside the target's mapped window (checked above); `buf` is
     // the caller's buffer of `len` bytes; `ptr::copy` allows them to overlap (a process's
     // own window), the streaming copy is used only when they do not.
     unsafe {
-        if stream && apart {
+        if stream {
             crate::copy::copy_streaming(src, dst, len);
         } else {
             std::ptr::copy(src, dst, len);

@@ -252,9 +252,8 @@ impl Conn {
 fn tune_socket(stream: &TcpStream, bytes: usize, congestion: Option<&str>) {
     let _ = stream.set_nodelay(true);
     if let Some(name) = congestion {
-        // SAFETY: setsockopt on our own socket with a live byte string and its length. A
-        // failure keeps the system's default (the name was accepted on a probe socket).
-        unsafe { libc::setsockopt(stream.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const libc::c_void, name.len() as libc::socklen_t) };
+        // A failure keeps the system's default (the name was accepted on a probe socket).
+        set_congestion(stream.as_raw_fd(), name);
     }
     if bytes == 0 {
         return;
@@ -285,13 +284,16 @@ fn pick_congestion(spec: &str) -> Option<String> {
     if fd < 0 {
         return None;
     }
-    let picked = spec.split(',').map(str::trim).filter(|n| !n.is_empty()).find(|name| {
-        // SAFETY: setsockopt on our probe socket with a live byte string and its length.
-        unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const libc::c_void, name.len() as libc::socklen_t) == 0 }
-    });
+    let picked = spec.split(',').map(str::trim).filter(|n| !n.is_empty()).find(|name| set_congestion(fd, name));
     // SAFETY: closing the probe socket opened above.
     unsafe { libc::close(fd) };
     picked.map(str::to_string)
+}
+
+/// Sets TCP socket `fd`'s congestion control to `name`; false if the kernel refused it.
+fn set_congestion(fd: std::os::fd::RawFd, name: &str) -> bool {
+    // SAFETY: setsockopt on a socket the caller owns, with a live byte string and its length.
+    unsafe { libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const libc::c_void, name.len() as libc::socklen_t) == 0 }
 }
 
 /// What one read from a socket gave.
