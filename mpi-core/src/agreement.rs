@@ -16,7 +16,7 @@
 
 use crate::coll::schedule::Reducer;
 use crate::coll::{algorithms, CollComm, Slice};
-use crate::comm::MASK_WORDS;
+use crate::comm::{Lane, MASK_WORDS};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::op::{Elem, PredefOp};
 use crate::request::ReqId;
@@ -50,6 +50,8 @@ pub struct Agreement {
     /// Priority key among this process's concurrent agreements (`ContextAlloc`): the same
     /// value on every member, distinct between agreements that may overlap.
     key: u64,
+    /// Blocking constructor or `MPI_Comm_idup`: the same on every member.
+    lane: Lane,
     /// The local group (a leader is rank 0) and the tag of its traffic.
     local: CollComm,
     tag: i32,
@@ -67,8 +69,8 @@ pub struct Agreement {
 }
 
 impl Agreement {
-    pub fn new(key: u64, local: CollComm, tag: i32, leader: Option<LeaderLink>, two_groups: bool) -> Agreement {
-        Agreement { key, local, tag, leader, two_groups, buf: Box::new([0; MASK_WORDS + 1]), theirs: Box::new([0; MASK_WORDS + 1]), owner: false, stage: Stage::Offer }
+    pub fn new(key: u64, lane: Lane, local: CollComm, tag: i32, leader: Option<LeaderLink>, two_groups: bool) -> Agreement {
+        Agreement { key, lane, local, tag, leader, two_groups, buf: Box::new([0; MASK_WORDS + 1]), theirs: Box::new([0; MASK_WORDS + 1]), owner: false, stage: Stage::Offer }
     }
 
     /// The priority key of an agreement whose traffic runs under `tag` on the collective
@@ -88,7 +90,7 @@ impl Agreement {
             Ok(None) => None,
             Err(e) => {
                 self.stage = Stage::Done;
-                rt.comms.contexts.abandon(self.key);
+                rt.comms.contexts.abandon(self.lane, self.key);
                 Some(Err(e))
             }
         }
@@ -98,7 +100,12 @@ impl Agreement {
         loop {
             match self.stage {
                 Stage::Offer => {
-                    let (mask, owner) = rt.comms.contexts.offer(self.key);
+                    if self.alone() {
+                        if let Some(slot) = rt.comms.contexts.take_local() {
+                            return Ok(Some(slot));
+                        }
+                    }
+                    let (mask, owner) = rt.comms.contexts.offer(self.lane, self.key);
                     self.owner = owner;
                     self.buf[..MASK_WORDS].copy_from_slice(&mask);
                     self.buf[MASK_WORDS] = owner as u64;
@@ -153,6 +160,11 @@ impl Agreement {
         }
     }
 
+    /// This process is the agreement's only member: no consensus needed.
+    fn alone(&self) -> bool {
+        self.local.size() == 1 && self.leader.is_none() && !self.two_groups
+    }
+
     /// The broadcast of the combined mask from local rank 0.
     fn start_bcast(&mut self, rt: &mut Runtime) -> MpiResult<()> {
         let mut s = rt.engine.new_schedule(self.local.clone(), self.tag);
@@ -165,11 +177,11 @@ impl Agreement {
     /// agreement held the real mask somewhere).
     fn conclude(&mut self, rt: &mut Runtime) -> MpiResult<Option<usize>> {
         let agreed: [u64; MASK_WORDS] = self.buf[..MASK_WORDS].try_into().unwrap();
-        if let Some(slot) = rt.comms.contexts.conclude(self.key, self.owner, &agreed) {
+        if let Some(slot) = rt.comms.contexts.conclude(self.lane, self.key, self.owner, &agreed) {
             return Ok(Some(slot));
         }
         if self.buf[MASK_WORDS] == 1 {
-            return Err(MpiError::new(ErrorClass::Other, format!("out of communicator context ids ({} in use); free unused communicators", crate::comm::CONTEXT_SLOTS)));
+            return Err(MpiError::new(ErrorClass::Other, format!("out of communicator context ids ({} in use by {}); free unused communicators", self.lane.capacity(), if self.lane == Lane::Nonblocking { "MPI_Comm_idup" } else { "communicator constructors" })));
         }
         self.stage = Stage::Offer;
         Ok(None)

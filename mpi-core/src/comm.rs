@@ -128,41 +128,82 @@ pub const SELF: usize = 1;
 /// slot's context, so nothing matches it (using the communicator then is erroneous).
 pub const PENDING_CTX: u32 = u32::MAX - 1;
 
-/// Number of context slots (each is two context ids).
-pub const CONTEXT_SLOTS: usize = 2048;
+/// Number of context slots (each is two context ids), shared by the three `Lane`s.
+pub const CONTEXT_SLOTS: usize = 4096;
 /// 64-bit words in a free-slot mask.
 pub const MASK_WORDS: usize = CONTEXT_SLOTS / 64;
 
-/// Free context slots of this process, and the state that lets several threads create
-/// communicators at once (MPICH's scheme): only one agreement at a time may offer the real
-/// mask; the others offer an empty mask and retry. The pending agreement whose parent has
-/// the lowest key (`Agreement::key_of`: parent context, then tag) goes first, the same
-/// choice on every process, so one always wins.
-pub struct ContextAlloc {
-    used: [u64; MASK_WORDS],
+/// Which agreements a slot serves (slot mod 4: 0 and 2 blocking, 1 nonblocking, 3 local).
+/// An agreement whose round is in flight holds its lane's mask until every member has
+/// joined, and a member may first block in another constructor; that one must not wait
+/// for the held mask, or the job hangs. So:
+/// - `MPI_Comm_idup` (nonblocking) has its own lane: a member may legally start a
+///   blocking constructor before the idup that its peers already started;
+/// - a constructor whose only member is this process (`MPI_Comm_dup(MPI_COMM_SELF)`,
+///   a split into singletons) needs no consensus and takes a `Local` slot at once, even
+///   while other threads' agreements are in flight (MPICH's threads/comm tests hold a
+///   lock around such a dup while their other threads' agreements wait for peers).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Lane {
+    Blocking = 0,
+    Nonblocking = 1,
+    Local = 2,
+}
+
+impl Lane {
+    /// Bits of a mask word whose slots belong to this lane.
+    fn bits(self) -> u64 {
+        match self {
+            Lane::Blocking => 0x5555_5555_5555_5555,
+            Lane::Nonblocking => 0x2222_2222_2222_2222,
+            Lane::Local => 0x8888_8888_8888_8888,
+        }
+    }
+
+    /// Slots of this lane.
+    pub fn capacity(self) -> usize {
+        CONTEXT_SLOTS * self.bits().count_ones() as usize / 64
+    }
+}
+
+/// Turn-taking of one lane: only one agreement at a time may offer the real mask.
+#[derive(Default)]
+struct Turns {
     /// Key of the agreement currently offering the real mask.
     owner: Option<u64>,
     /// Keys of agreements waiting for the mask.
     waiting: BTreeSet<u64>,
 }
 
+/// Free context slots of this process, and the state that lets several agreements run at
+/// once (MPICH's scheme, per lane): only one agreement of a lane at a time may offer the
+/// real mask; the others offer an empty mask and retry. The pending agreement whose parent
+/// has the lowest key (`Agreement::key_of`: parent context, then tag) goes first, the same
+/// choice on every process, so one always wins.
+pub struct ContextAlloc {
+    used: [u64; MASK_WORDS],
+    turns: [Turns; 3],
+}
+
 impl ContextAlloc {
     fn new() -> ContextAlloc {
         let mut used = [0u64; MASK_WORDS];
         used[0] = 0b11; // world and self
-        ContextAlloc { used, owner: None, waiting: BTreeSet::new() }
+        ContextAlloc { used, turns: Default::default() }
     }
 
-    /// The mask this process offers for the agreement with key `parent`: the free
-    /// slots if this agreement may use them now, else all zero. Returns (mask, owner).
-    pub fn offer(&mut self, parent: u64) -> ([u64; MASK_WORDS], bool) {
-        self.waiting.insert(parent);
-        let first = self.waiting.iter().next().copied();
-        if self.owner.is_none() && first == Some(parent) {
-            self.owner = Some(parent);
+    /// The mask this process offers for the agreement with key `parent` on `lane`: the
+    /// lane's free slots if this agreement may use them now, else all zero. Returns
+    /// (mask, owner).
+    pub fn offer(&mut self, lane: Lane, parent: u64) -> ([u64; MASK_WORDS], bool) {
+        let t = &mut self.turns[lane as usize];
+        t.waiting.insert(parent);
+        let first = t.waiting.iter().next().copied();
+        if t.owner.is_none() && first == Some(parent) {
+            t.owner = Some(parent);
             let mut m = [0u64; MASK_WORDS];
             for (o, u) in m.iter_mut().zip(self.used.iter()) {
-                *o = !u;
+                *o = !u & lane.bits();
             }
             (m, true)
         } else {
@@ -172,20 +213,33 @@ impl ContextAlloc {
 
     /// Ends one agreement round on `parent` with the ANDed mask `agreed`: takes and returns
     /// its lowest slot if any (possible only if every member offered its real mask).
-    pub fn conclude(&mut self, parent: u64, owner: bool, agreed: &[u64; MASK_WORDS]) -> Option<usize> {
+    pub fn conclude(&mut self, lane: Lane, parent: u64, owner: bool, agreed: &[u64; MASK_WORDS]) -> Option<usize> {
+        let t = &mut self.turns[lane as usize];
         if owner {
-            self.owner = None;
+            t.owner = None;
         }
         let slot = agreed.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| i * 64 + w.trailing_zeros() as usize)?;
         debug_assert!(owner, "a non-empty agreement implies this process offered its mask");
         self.used[slot / 64] |= 1 << (slot % 64);
-        self.waiting.remove(&parent);
+        t.waiting.remove(&parent);
         Some(slot)
     }
 
+    /// The lowest free `Local` slot, taken at once (an agreement of this process alone).
+    pub fn take_local(&mut self) -> Option<usize> {
+        let (i, w) = self.used.iter_mut().enumerate().find(|(_, w)| !**w & Lane::Local.bits() != 0)?;
+        let bit = (!*w & Lane::Local.bits()).trailing_zeros() as usize;
+        *w |= 1 << bit;
+        Some(i * 64 + bit)
+    }
+
     /// Gives up an agreement (the caller reports an error).
-    pub fn abandon(&mut self, parent: u64) {
-        self.waiting.remove(&parent);
+    pub fn abandon(&mut self, lane: Lane, parent: u64) {
+        let t = &mut self.turns[lane as usize];
+        t.waiting.remove(&parent);
+        if t.owner == Some(parent) {
+            t.owner = None;
+        }
     }
 
     /// Returns the slot of context `ctx` to the free pool.
@@ -271,29 +325,63 @@ mod tests {
     #[test]
     fn agreement_takes_lowest_common_slot_and_release_reuses_it() {
         let mut a = ContextAlloc::new();
-        let (m, own) = a.offer(0);
+        let b = Lane::Blocking;
+        let (m, own) = a.offer(b, 0);
         assert!(own);
-        let s = a.conclude(0, true, &m).unwrap();
+        let s = a.conclude(b, 0, true, &m).unwrap();
         assert_eq!(s, 2);
-        let (m2, _) = a.offer(0);
-        assert_eq!(a.conclude(0, true, &m2), Some(3));
+        let (m2, _) = a.offer(b, 0);
+        assert_eq!(a.conclude(b, 0, true, &m2), Some(4));
         a.release(slot_ctx(2));
-        let (m3, _) = a.offer(0);
-        assert_eq!(a.conclude(0, true, &m3), Some(2));
+        let (m3, _) = a.offer(b, 0);
+        assert_eq!(a.conclude(b, 0, true, &m3), Some(2));
         assert_eq!(a.in_use(), 4);
     }
 
     #[test]
     fn concurrent_agreements_take_turns_lowest_parent_first() {
         let mut a = ContextAlloc::new();
-        let (_, own_hi) = a.offer(8);
+        let b = Lane::Blocking;
+        let (_, own_hi) = a.offer(b, 8);
         assert!(own_hi, "alone: it may offer");
-        let (zero, own_lo) = a.offer(4);
+        let (zero, own_lo) = a.offer(b, 4);
         assert!(!own_lo && zero.iter().all(|w| *w == 0), "mask busy: offer nothing");
-        assert_eq!(a.conclude(4, false, &zero), None);
-        assert_eq!(a.conclude(8, true, &[0; MASK_WORDS]), None, "a peer offered nothing");
+        assert_eq!(a.conclude(b, 4, false, &zero), None);
+        assert_eq!(a.conclude(b, 8, true, &[0; MASK_WORDS]), None, "a peer offered nothing");
         // Now the lower parent has priority.
-        assert!(!a.offer(8).1);
-        assert!(a.offer(4).1);
+        assert!(!a.offer(b, 8).1);
+        assert!(a.offer(b, 4).1);
+    }
+
+    #[test]
+    fn an_idup_in_flight_leaves_blocking_constructors_their_own_slots() {
+        let mut a = ContextAlloc::new();
+        let (nb, own_nb) = a.offer(Lane::Nonblocking, 8);
+        assert!(own_nb);
+        let (bl, own_bl) = a.offer(Lane::Blocking, 100);
+        assert!(own_bl, "the blocking lane is not held by the idup");
+        for (x, y) in nb.iter().zip(bl.iter()) {
+            assert_eq!(x & y, 0, "the two lanes never offer the same slot");
+        }
+        assert_eq!(a.conclude(Lane::Blocking, 100, true, &bl), Some(2));
+        assert_eq!(a.conclude(Lane::Nonblocking, 8, true, &nb), Some(5));
+    }
+
+    #[test]
+    fn local_slots_are_taken_at_once_and_never_offered() {
+        let mut a = ContextAlloc::new();
+        let (bl, _) = a.offer(Lane::Blocking, 4);
+        let (nb, _) = a.offer(Lane::Nonblocking, 8);
+        assert_eq!(a.take_local(), Some(3));
+        assert_eq!(a.take_local(), Some(7));
+        for w in bl.iter().chain(nb.iter()) {
+            assert_eq!(w & Lane::Local.bits(), 0, "no agreement is offered a local slot");
+        }
+        a.release(slot_ctx(3));
+        assert_eq!(a.take_local(), Some(3));
+        let taken = (0..Lane::Local.capacity()).filter_map(|_| a.take_local()).count();
+        assert_eq!(taken, Lane::Local.capacity() - 2);
+        assert_eq!(a.take_local(), None, "full: the caller agrees in the blocking lane");
+        assert_eq!(Lane::Blocking.capacity() + Lane::Nonblocking.capacity() + Lane::Local.capacity(), CONTEXT_SLOTS);
     }
 }

@@ -17,6 +17,12 @@
  *     rank starts an Iallreduce / Comm_idup before a Barrier, the others after it), as
  *     mpi4py's ULFM fallbacks do: erroneous by MPI 4.1 §6.12, but MPICH and Open MPI keep
  *     the two kinds apart and so does OxMPI.
+ *  8. Odd ranks start an idup and then call a blocking constructor (Comm_create_group,
+ *     Comm_dup, Comm_split, Comm_create) on WORLD; even ranks call the blocking one first
+ *     and start their idup after it. Legal (the idup is nonblocking), and the odd ranks'
+ *     idup cannot finish before the even ranks start it, so the blocking constructor must
+ *     get a context while that idup's agreement is in flight (MPICH's
+ *     comm_create_group_idup hung here).
  */
 #include "testutil.h"
 #include <string.h>
@@ -219,6 +225,34 @@ int main(int argc, char **argv)
         CHECK(got == (size > 1 ? 0x9 : 0xb), "root %d: band %#x", root, got);
         ring_check(d, 700 + root, "idup ordered after a barrier elsewhere");
         MPI_OK(MPI_Comm_free(&d));
+    }
+
+    /* 8. */
+    for (int kind = 0; kind < 4; kind++) {
+        MPI_Group wg;
+        MPI_Comm d, b;
+        MPI_Request r;
+        MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+        for (int phase = 0; phase < 2; phase++) {
+            if (phase == rank % 2)
+                MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &d, &r));
+            if (phase == 1 - rank % 2) {
+                if (kind == 0)
+                    MPI_OK(MPI_Comm_create_group(MPI_COMM_WORLD, wg, 3, &b));
+                else if (kind == 1)
+                    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &b));
+                else if (kind == 2)
+                    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, 0, rank, &b));
+                else
+                    MPI_OK(MPI_Comm_create(MPI_COMM_WORLD, wg, &b));
+            }
+        }
+        MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        ring_check(b, 800 + kind, "blocking constructor beside an idup in flight");
+        ring_check(d, 900 + kind, "idup beside a blocking constructor");
+        MPI_OK(MPI_Comm_free(&b));
+        MPI_OK(MPI_Comm_free(&d));
+        MPI_OK(MPI_Group_free(&wg));
     }
 
     MPI_Barrier(MPI_COMM_WORLD);

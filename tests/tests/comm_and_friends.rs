@@ -30,7 +30,7 @@ fn comm_idup() {
     }
 }
 
-/// 10 000 dup/free cycles at 2 ranks (the context-id pool has 2048 slots, so a leak
+/// 10 000 dup/free cycles at 2 ranks (the blocking constructors' context-id pool has 2048 slots, so a leak
 /// would exhaust it), fewer at 4 (oversubscribed on small machines).
 #[test]
 fn comm_dup_cycles() {
@@ -77,6 +77,17 @@ fn threads_hammer() {
     let r = run_ok("threads_hammer", &exe, 2, &["10"]);
     eprintln!("{}", r.stdout.lines().find(|l| l.contains("messages")).unwrap_or(""));
     run_ok("threads_hammer", &exe, 4, &["2"]);
+}
+
+/// Communicator constructors from 4 threads per rank, each thread on its own parent, with
+/// a lock-held MPI_Comm_dup(MPI_COMM_SELF) beside agreements still waiting for peers
+/// (MPICH's threads/comm/comm_dup_deadlock and comm_create_group_threads hung here).
+#[test]
+fn comm_threads() {
+    let exe = compile("comm_threads");
+    for np in [1, 2, 3, 4] {
+        run_ok("comm_threads", &exe, np, &[]);
+    }
 }
 
 /// Builds the tool library and two programs: one linked with the tool, one without.
