@@ -11,7 +11,8 @@
  *    implementation that does not check corrupts nothing); a nested MPI_Win_lock of the
  *    same target, MPI_Win_lock_all while holding a lock, MPI_Win_fence in a lock epoch and
  *    an access to a rank that is not locked -> MPI_ERR_RMA_SYNC; MPI_Accumulate with
- *    MPI_LAND on MPI_DOUBLE and with a user-defined op -> MPI_ERR_OP;
+ *    MPI_BAND on MPI_DOUBLE and with a user-defined op -> MPI_ERR_OP (MPI_LAND on
+ *    MPI_DOUBLE is accepted, as MPICH's op check does);
  *    MPI_Compare_and_swap on a derived type and on MPI_DOUBLE, MPI_Fetch_and_op on a
  *    derived type -> MPI_ERR_TYPE;
  *  - MPI_Win_unlock of an unlocked target -> MPI_ERR_RMA_SYNC; MPI_Win_lock with a bad
@@ -32,8 +33,7 @@
  * RMA_LENIENT=1) skips exactly them, so the rest can be validated against MPICH:
  *  - MPI_ERR_RMA_RANGE: never checked (the put/get/accumulate happens past the end);
  *  - an access to a rank that is not locked: done, no error;
- *  - MPI_Accumulate(MPI_LAND) on MPI_DOUBLE: accepted, then the target asserts in
- *    opland.c and the job dies;
+ *  - MPI_Accumulate(MPI_BAND) on MPI_DOUBLE: not checked at the origin;
  *  - MPI_Win_lock with a bad lock type: MPI_ERR_ARG instead of MPI_ERR_LOCKTYPE;
  *  - MPI_Rput in a fence epoch: accepted (MPI_ERR_RMA_SYNC only outside any epoch).
  * The lock epoch holds `right` only, so at 1 rank (right == rank) the unlocked-rank check
@@ -183,7 +183,7 @@ int main(int argc, char **argv)
     if (nprocs > 1) /* we hold a lock on `right` only: accessing ourselves is erroneous */
         EXPECT_STRICT(MPI_Put(&x, 1, MPI_INT, rank, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
     usable_passive(right, 4);
-    EXPECT_STRICT(MPI_Accumulate(&d, 1, MPI_DOUBLE, right, 0, 1, MPI_DOUBLE, MPI_LAND, win),
+    EXPECT_STRICT(MPI_Accumulate(&d, 1, MPI_DOUBLE, right, 0, 1, MPI_DOUBLE, MPI_BAND, win),
                   MPI_ERR_OP);
     EXPECT(MPI_Accumulate(&x, 1, MPI_INT, right, 0, 1, MPI_INT, uop, win), MPI_ERR_OP);
     EXPECT(MPI_Compare_and_swap(&x, &y, &z, contig, right, 0, win), MPI_ERR_TYPE);

@@ -59,6 +59,60 @@ macro_rules! floats {
 }
 floats!(f32, f64, half::f16);
 
+/// Floating-point kinds under the logical ops, which MPICH also defines on them (nonzero
+/// is true; the result is 1.0 or 0.0). The standard lists only integers and logicals.
+pub(super) trait Truth: Num {
+    fn truth(self) -> bool;
+    fn of(b: bool) -> Self;
+}
+
+impl Truth for f32 {
+    #[inline(always)]
+    fn truth(self) -> bool {
+        self != 0.0
+    }
+    #[inline(always)]
+    fn of(b: bool) -> Self {
+        b as u8 as f32
+    }
+}
+
+impl Truth for f64 {
+    #[inline(always)]
+    fn truth(self) -> bool {
+        self != 0.0
+    }
+    #[inline(always)]
+    fn of(b: bool) -> Self {
+        b as u8 as f64
+    }
+}
+
+impl Truth for half::f16 {
+    #[inline(always)]
+    fn truth(self) -> bool {
+        self != half::f16::ZERO
+    }
+    #[inline(always)]
+    fn of(b: bool) -> Self {
+        if b {
+            half::f16::ONE
+        } else {
+            half::f16::ZERO
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Truth for F80 {
+    fn truth(self) -> bool {
+        self != F80::from_f64(0.0)
+    }
+    fn of(b: bool) -> Self {
+        F80::from_f64(b as u8 as f64)
+    }
+}
+
 // SAFETY: 16 plain bytes.
 unsafe impl Plain for F80 {}
 
@@ -214,6 +268,23 @@ unsafe fn real<T: Num>(op: PredefOp, input: *const u8, inout: *mut u8, n: usize)
     true
 }
 
+/// MAX, MIN, SUM, PROD and the logical ops on a floating-point type.
+///
+/// # Safety
+/// As `each`.
+unsafe fn float<T: Truth>(op: PredefOp, input: *const u8, inout: *mut u8, n: usize) -> bool {
+    // SAFETY (all arms): forwarded caller's contract.
+    unsafe {
+        match op {
+            PredefOp::Land => each::<T, _>(input, inout, n, |x, y| T::of(x.truth() & y.truth())),
+            PredefOp::Lor => each::<T, _>(input, inout, n, |x, y| T::of(x.truth() | y.truth())),
+            PredefOp::Lxor => each::<T, _>(input, inout, n, |x, y| T::of(x.truth() ^ y.truth())),
+            _ => return real::<T>(op, input, inout, n),
+        }
+    }
+    true
+}
+
 /// Every integer op (arithmetic, bitwise, logical); false for MINLOC/MAXLOC.
 ///
 /// # Safety
@@ -316,9 +387,9 @@ pub(super) unsafe fn dispatch(op: PredefOp, repr: Repr, input: *const u8, inout:
             Repr::U32 => int::<u32>(op, input, inout, n),
             Repr::I64 => int::<i64>(op, input, inout, n),
             Repr::U64 => int::<u64>(op, input, inout, n),
-            Repr::F16 => real::<half::f16>(op, input, inout, n),
-            Repr::F32 => real::<f32>(op, input, inout, n),
-            Repr::F64 => real::<f64>(op, input, inout, n),
+            Repr::F16 => float::<half::f16>(op, input, inout, n),
+            Repr::F32 => float::<f32>(op, input, inout, n),
+            Repr::F64 => float::<f64>(op, input, inout, n),
             Repr::C32 => complex::<f32>(op, input, inout, n),
             Repr::C64 => complex::<f64>(op, input, inout, n),
             Repr::FloatInt => loc::<f32, i32>(op, input, inout, n, packed),
@@ -329,7 +400,7 @@ pub(super) unsafe fn dispatch(op: PredefOp, repr: Repr, input: *const u8, inout:
             Repr::RealReal => loc::<f32, f32>(op, input, inout, n, packed),
             Repr::DoubleDouble => loc::<f64, f64>(op, input, inout, n, packed),
             #[cfg(target_arch = "x86_64")]
-            Repr::F80 => real::<F80>(op, input, inout, n),
+            Repr::F80 => float::<F80>(op, input, inout, n),
             #[cfg(target_arch = "x86_64")]
             Repr::C80 => complex::<F80>(op, input, inout, n),
             #[cfg(target_arch = "x86_64")]
@@ -392,6 +463,9 @@ mod quad {
             PredefOp::Min => 1,
             PredefOp::Sum => 2,
             PredefOp::Prod => 3,
+            PredefOp::Land if !complex => 4,
+            PredefOp::Lor if !complex => 5,
+            PredefOp::Lxor if !complex => 6,
             _ => return false,
         };
         // SAFETY: FFI to the C loops, which read and write exactly those ranges (memcpy per

@@ -262,8 +262,10 @@ impl PredefOp {
         }
     }
 
-    /// Whether the standard defines this op on `group` (MPI-3.1 §5.9.2). REPLACE and NO_OP
-    /// (meant for one-sided accumulate) apply to every type.
+    /// Whether this op is defined on `group`: the standard's table (MPI-3.1 §5.9.2) and, as
+    /// in MPICH, the logical ops also on Fortran integers, floating-point types and
+    /// `MPI_AINT`/`MPI_OFFSET`/`MPI_COUNT` (MPICH's test suite uses them). REPLACE and
+    /// NO_OP (meant for one-sided accumulate) apply to every type.
     #[inline]
     pub fn applies_to(self, group: Group) -> bool {
         use Group::*;
@@ -274,7 +276,9 @@ impl PredefOp {
             PredefOp::Sum | PredefOp::Prod => {
                 matches!(group, CInteger | FortranInteger | FloatingPoint | Complex | MultiLanguage)
             }
-            PredefOp::Land | PredefOp::Lor | PredefOp::Lxor => matches!(group, CInteger | Logical),
+            PredefOp::Land | PredefOp::Lor | PredefOp::Lxor => {
+                matches!(group, CInteger | FortranInteger | Logical | FloatingPoint | MultiLanguage)
+            }
             PredefOp::Band | PredefOp::Bor | PredefOp::Bxor => {
                 matches!(group, CInteger | FortranInteger | Byte | MultiLanguage)
             }
@@ -288,7 +292,7 @@ impl PredefOp {
         match self {
             PredefOp::Max | PredefOp::Min => "integer and floating-point types",
             PredefOp::Sum | PredefOp::Prod => "integer, floating-point and complex types",
-            PredefOp::Land | PredefOp::Lor | PredefOp::Lxor => "C integer and logical types",
+            PredefOp::Land | PredefOp::Lor | PredefOp::Lxor => "integer, logical and floating-point types",
             PredefOp::Band | PredefOp::Bor | PredefOp::Bxor => "integer types and MPI_BYTE",
             PredefOp::Maxloc | PredefOp::Minloc => "the pair types (MPI_2INT, MPI_DOUBLE_INT, ...)",
             PredefOp::Replace | PredefOp::NoOp => "all types",

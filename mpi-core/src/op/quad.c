@@ -2,8 +2,8 @@
  * MPI_COMPLEX32) reduction loops. Written in C because stable Rust has no 128-bit float
  * type; GCC's __float128 arithmetic (libgcc's soft-float routines) is correctly rounded.
  * Buffers may be unaligned: every element goes through memcpy.
- * op: 0 MAX, 1 MIN, 2 SUM, 3 PROD (complex: SUM and PROD only). Returns 0 when the op does
- * not apply. */
+ * op: 0 MAX, 1 MIN, 2 SUM, 3 PROD, 4 LAND, 5 LOR, 6 LXOR (complex: SUM and PROD only).
+ * Returns 0 when the op does not apply. */
 #include <stddef.h>
 #include <string.h>
 
@@ -13,7 +13,7 @@ int oxmpi_quad_reduce(int op, const void *in, void *inout, size_t n)
 {
     const unsigned char *x = in;
     unsigned char *y = inout;
-    if (op < 0 || op > 3)
+    if (op < 0 || op > 6)
         return 0;
     for (size_t i = 0; i < n; i++) {
         quad a, b;
@@ -23,7 +23,10 @@ int oxmpi_quad_reduce(int op, const void *in, void *inout, size_t n)
         case 0: b = a > b ? a : b; break;
         case 1: b = a < b ? a : b; break;
         case 2: b = a + b; break;
-        default: b = a * b; break;
+        case 3: b = a * b; break;
+        case 4: b = (a != 0) && (b != 0); break;
+        case 5: b = (a != 0) || (b != 0); break;
+        default: b = (a != 0) != (b != 0); break;
         }
         memcpy(y + 16 * i, &b, 16);
     }

@@ -54,12 +54,13 @@ const PAIRS: &[Elem] = &[
     E::TwoDoublePrecision,
 ];
 
-/// The standard's table (MPI-3.1 §5.9.2), written out independently of `applies_to`.
+/// The standard's table (MPI-3.1 §5.9.2) plus MPICH's extension of the logical ops,
+/// written out independently of `applies_to`.
 fn allowed(op: PredefOp) -> Vec<Elem> {
     let groups: &[&[Elem]] = match op {
         P::Max | P::Min => &[C_INT, F_INT, MULTI, FLOAT],
         P::Sum | P::Prod => &[C_INT, F_INT, MULTI, FLOAT, COMPLEX],
-        P::Land | P::Lor | P::Lxor => &[C_INT, LOGICAL],
+        P::Land | P::Lor | P::Lxor => &[C_INT, F_INT, MULTI, FLOAT, LOGICAL],
         P::Band | P::Bor | P::Bxor => &[C_INT, F_INT, MULTI, BYTE],
         P::Maxloc | P::Minloc => &[PAIRS],
         P::Replace | P::NoOp => &[C_INT, F_INT, MULTI, FLOAT, LOGICAL, COMPLEX, BYTE, PAIRS],
@@ -185,6 +186,25 @@ fn logical_ops_give_zero_or_one() {
     assert_eq!(run(P::Lor, E::Logical, &a, &b).unwrap(), [0, 1, 1, 1]);
     assert_eq!(run(P::Lxor, E::Logical, &a, &b).unwrap(), [0, 1, 1, 0]);
     assert_eq!(run(P::Lxor, E::UnsignedLong, &[0u64, 9], &[3, 9]).unwrap(), [1, 0]);
+}
+
+/// MPICH defines the logical ops on floating-point types and MPI_AINT/OFFSET/COUNT too
+/// (its coll/allred and coll/oplxor tests use them): nonzero is true, results are 1 or 0.
+#[test]
+fn logical_ops_on_floats_and_multi_language_types() {
+    let a = [0.0f64, 0.0, -2.5, 0.5];
+    let b = [0.0f64, 3.0, 0.0, 1e-300];
+    assert_eq!(run(P::Land, E::Double, &a, &b).unwrap(), [0.0, 0.0, 0.0, 1.0]);
+    assert_eq!(run(P::Lor, E::Double, &a, &b).unwrap(), [0.0, 1.0, 1.0, 1.0]);
+    assert_eq!(run(P::Lxor, E::Double, &a, &b).unwrap(), [0.0, 1.0, 1.0, 0.0]);
+    let a = [0.0f32, -0.0, 7.0, 1.0];
+    let b = [1.0f32, 0.0, 0.0, 2.0];
+    assert_eq!(run(P::Lxor, E::Float, &a, &b).unwrap(), [1.0, 0.0, 1.0, 0.0]);
+    assert_eq!(run(P::Land, E::Real, &a, &b).unwrap(), [0.0, 0.0, 0.0, 1.0]);
+    assert_eq!(run(P::Lor, E::Aint, &[0i64, 0, 5], &[0, -1, 0]).unwrap(), [0, 1, 1]);
+    assert_eq!(run(P::Lxor, E::Count, &[3i64, 0], &[4, 0]).unwrap(), [0, 0]);
+    assert_eq!(run(P::Land, E::Integer, &[3i32, 0], &[4, 9]).unwrap(), [1, 0]);
+    assert_eq!(run(P::Lor, E::CDoubleComplex, &[[0.0f64, 1.0]], &[[0.0, 0.0]]).unwrap_err().class, ErrorClass::Op);
 }
 
 #[test]
