@@ -16,7 +16,7 @@ use crate::requests::{finish, wait_request};
 use mpi_core::coll::{algorithms, CollComm, Schedule, Slice};
 use mpi_core::agreement::{Agreement, LeaderLink};
 use mpi_core::coll::schedule::REMOTE_TAG;
-use mpi_core::comm::{slot_ctx, Comm, Lane, PENDING_CTX};
+use mpi_core::comm::{slot_ctx, Comm, PENDING_CTX};
 use mpi_core::runtime;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
@@ -115,8 +115,7 @@ fn agreement_on(idx: usize, nonblocking: bool) -> Result<Agreement, ArgError> {
         let leader = inter.then(|| leader_view(c));
         let (cc, tag) = c.next_local_collective(nonblocking);
         let leader = leader.filter(|_| cc.rank == 0).map(|view| LeaderLink { view, peer: 0, tag: tag | REMOTE_TAG });
-        let lane = if nonblocking { Lane::Nonblocking } else { Lane::Blocking };
-        Ok(Agreement::new(Agreement::key_of(ctx, tag), lane, cc, tag, leader, inter))
+        Ok(Agreement::new(Agreement::key_of(ctx, tag), cc, tag, leader, inter))
     })
 }
 
@@ -498,7 +497,7 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group
     // agreements (those are keyed by its point-to-point context, this by the collective
     // one) and from other parents' create_group with the same tag.
     let key = Agreement::key_of(cctx, t);
-    match agree(Agreement::new(key, Lane::Blocking, cc, t, None, false)) {
+    match agree(Agreement::new(key, cc, t, None, false)) {
         Ok(slot) => store_comm(func, comm, newcomm, install(Comm::intra(slot_ctx(slot), my, g, eh))),
         Err((c, m)) => raise(comm, func, c, m),
     }
@@ -611,7 +610,7 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leade
         let ranks: Arc<[usize]> = (0..n).map(|i| cc.world_ranks[(i + leader) % n]).collect();
         CollComm::new(cc.ctx, (cc.rank + n - leader) % n, ranks)
     };
-    let ag = local_view(lidx).map(|(cc, tg)| Agreement::new(Agreement::key_of(lctx, tg), Lane::Blocking, rotated(cc), tg, link, true));
+    let ag = local_view(lidx).map(|(cc, tg)| Agreement::new(Agreement::key_of(lctx, tg), rotated(cc), tg, link, true));
     let slot = match ag.and_then(agree) {
         Ok(s) => s,
         Err(e) => return err(e),

@@ -4,7 +4,7 @@
 //! they AND their free-slot masks (`comm::ContextAlloc`) and take the lowest common slot.
 //! On an intercommunicator the two groups AND locally, their leaders swap and combine the
 //! results, and each leader broadcasts the outcome to its group. A round that ends empty
-//! (another agreement of this process held the real mask) is run again.
+//! (some member offered nothing: see `ContextAlloc` for the turn-taking) is run again.
 //!
 //! Written as a state machine so that `MPI_Comm_idup` does not block: its agreement sits
 //! in `Runtime::pending_comms` and moves on in every progress pass; the blocking
@@ -16,7 +16,7 @@
 
 use crate::coll::schedule::Reducer;
 use crate::coll::{algorithms, CollComm, Slice};
-use crate::comm::{Lane, MASK_WORDS};
+use crate::comm::{ContextAlloc, Held, MASK_WORDS};
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::op::{Elem, PredefOp};
 use crate::request::ReqId;
@@ -50,8 +50,6 @@ pub struct Agreement {
     /// Priority key among this process's concurrent agreements (`ContextAlloc`): the same
     /// value on every member, distinct between agreements that may overlap.
     key: u64,
-    /// Blocking constructor or `MPI_Comm_idup`: the same on every member.
-    lane: Lane,
     /// The local group (a leader is rank 0) and the tag of its traffic.
     local: CollComm,
     tag: i32,
@@ -64,13 +62,16 @@ pub struct Agreement {
     /// real mask". Boxed: schedules point into it while they run.
     buf: Box<[u64; MASK_WORDS + 1]>,
     theirs: Box<[u64; MASK_WORDS + 1]>,
-    owner: bool,
+    /// What this process offered in the current round.
+    held: Held,
+    /// The current round is the agreement's first.
+    first: bool,
     stage: Stage,
 }
 
 impl Agreement {
-    pub fn new(key: u64, lane: Lane, local: CollComm, tag: i32, leader: Option<LeaderLink>, two_groups: bool) -> Agreement {
-        Agreement { key, lane, local, tag, leader, two_groups, buf: Box::new([0; MASK_WORDS + 1]), theirs: Box::new([0; MASK_WORDS + 1]), owner: false, stage: Stage::Offer }
+    pub fn new(key: u64, local: CollComm, tag: i32, leader: Option<LeaderLink>, two_groups: bool) -> Agreement {
+        Agreement { key, local, tag, leader, two_groups, buf: Box::new([0; MASK_WORDS + 1]), theirs: Box::new([0; MASK_WORDS + 1]), held: Held::Nothing, first: true, stage: Stage::Offer }
     }
 
     /// The priority key of an agreement whose traffic runs under `tag` on the collective
@@ -90,7 +91,7 @@ impl Agreement {
             Ok(None) => None,
             Err(e) => {
                 self.stage = Stage::Done;
-                rt.comms.contexts.abandon(self.lane, self.key);
+                rt.comms.contexts.abandon(self.key, self.held);
                 Some(Err(e))
             }
         }
@@ -105,10 +106,11 @@ impl Agreement {
                             return Ok(Some(slot));
                         }
                     }
-                    let (mask, owner) = rt.comms.contexts.offer(self.lane, self.key);
-                    self.owner = owner;
+                    let (mask, held) = rt.comms.contexts.offer(self.key, self.first);
+                    self.held = held;
                     self.buf[..MASK_WORDS].copy_from_slice(&mask);
-                    self.buf[MASK_WORDS] = owner as u64;
+                    // "Every member offered all its main slots": an empty result is then final.
+                    self.buf[MASK_WORDS] = (held == Held::Main) as u64;
                     let b = slice(&mut self.buf);
                     let mut s = rt.engine.new_schedule(self.local.clone(), self.tag);
                     s.set_reducer(Reducer::Predef { op: PredefOp::Band, elem: Elem::Uint64 });
@@ -177,11 +179,12 @@ impl Agreement {
     /// agreement held the real mask somewhere).
     fn conclude(&mut self, rt: &mut Runtime) -> MpiResult<Option<usize>> {
         let agreed: [u64; MASK_WORDS] = self.buf[..MASK_WORDS].try_into().unwrap();
-        if let Some(slot) = rt.comms.contexts.conclude(self.lane, self.key, self.owner, &agreed) {
+        let (held, first) = (std::mem::replace(&mut self.held, Held::Nothing), std::mem::replace(&mut self.first, false));
+        if let Some(slot) = rt.comms.contexts.conclude(self.key, held, first, &agreed) {
             return Ok(Some(slot));
         }
         if self.buf[MASK_WORDS] == 1 {
-            return Err(MpiError::new(ErrorClass::Other, format!("out of communicator context ids ({} in use by {}); free unused communicators", self.lane.capacity(), if self.lane == Lane::Nonblocking { "MPI_Comm_idup" } else { "communicator constructors" })));
+            return Err(MpiError::new(ErrorClass::Other, format!("out of communicator context ids ({} in use); free unused communicators", ContextAlloc::capacity())));
         }
         self.stage = Stage::Offer;
         Ok(None)

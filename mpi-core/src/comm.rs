@@ -128,117 +128,120 @@ pub const SELF: usize = 1;
 /// slot's context, so nothing matches it (using the communicator then is erroneous).
 pub const PENDING_CTX: u32 = u32::MAX - 1;
 
-/// Number of context slots (each is two context ids), shared by the three `Lane`s.
+/// Number of context slots (each is two context ids).
 pub const CONTEXT_SLOTS: usize = 4096;
 /// 64-bit words in a free-slot mask.
 pub const MASK_WORDS: usize = CONTEXT_SLOTS / 64;
+/// Slots of a constructor whose only member is this process (`MPI_Comm_dup(MPI_COMM_SELF)`,
+/// a split into singletons): every fourth slot. Such a constructor needs no consensus and
+/// takes one at once, even while other agreements are in flight (MPICH's threads/comm
+/// tests hold a lock around such a dup while other threads' agreements wait for peers).
+const LOCAL_BITS: u64 = 0x8888_8888_8888_8888;
+/// The first round of every agreement may offer only the free slots of these words (the
+/// eager slots, MPICH's scheme), and only one first round at a time; later rounds offer
+/// the other words (the main slots).
+const EAGER_WORDS: usize = 2;
 
-/// Which agreements a slot serves (slot mod 4: 0 and 2 blocking, 1 nonblocking, 3 local).
-/// An agreement whose round is in flight holds its lane's mask until every member has
-/// joined, and a member may first block in another constructor; that one must not wait
-/// for the held mask, or the job hangs. So:
-/// - `MPI_Comm_idup` (nonblocking) has its own lane: a member may legally start a
-///   blocking constructor before the idup that its peers already started;
-/// - a constructor whose only member is this process (`MPI_Comm_dup(MPI_COMM_SELF)`,
-///   a split into singletons) needs no consensus and takes a `Local` slot at once, even
-///   while other threads' agreements are in flight (MPICH's threads/comm tests hold a
-///   lock around such a dup while their other threads' agreements wait for peers).
+/// What an agreement round offered.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Lane {
-    Blocking = 0,
-    Nonblocking = 1,
-    Local = 2,
+pub enum Held {
+    Nothing,
+    Eager,
+    Main,
 }
 
-impl Lane {
-    /// Bits of a mask word whose slots belong to this lane.
-    fn bits(self) -> u64 {
-        match self {
-            Lane::Blocking => 0x5555_5555_5555_5555,
-            Lane::Nonblocking => 0x2222_2222_2222_2222,
-            Lane::Local => 0x8888_8888_8888_8888,
-        }
-    }
-
-    /// Slots of this lane.
-    pub fn capacity(self) -> usize {
-        CONTEXT_SLOTS * self.bits().count_ones() as usize / 64
-    }
-}
-
-/// Turn-taking of one lane: only one agreement at a time may offer the real mask.
-#[derive(Default)]
-struct Turns {
-    /// Key of the agreement currently offering the real mask.
-    owner: Option<u64>,
-    /// Keys of agreements waiting for the mask.
-    waiting: BTreeSet<u64>,
-}
-
-/// Free context slots of this process, and the state that lets several agreements run at
-/// once (MPICH's scheme, per lane): only one agreement of a lane at a time may offer the
-/// real mask; the others offer an empty mask and retry. The pending agreement whose parent
-/// has the lowest key (`Agreement::key_of`: parent context, then tag) goes first, the same
-/// choice on every process, so one always wins.
+/// Free context slots of this process, and the turn-taking that lets several agreements
+/// run at once without ever handing one slot to two of them (MPICH's scheme).
+///
+/// A round that offers slots holds them until every member has joined the round, so the
+/// holder must never wait for a member that has not started the agreement: that member
+/// may be blocked in another constructor (legal after an `MPI_Comm_idup`, or in another
+/// thread) whose slots are the ones held, and the job would hang. Hence:
+/// - an agreement's first round offers the eager slots if no other first round holds them,
+///   else nothing; either way, once it ends, every member has started the agreement;
+/// - only then does the agreement queue for the main slots: among queued agreements the
+///   one with the lowest key (`Agreement::key_of`: parent context, then tag, the same on
+///   every member) offers them when no other round holds them; the others offer nothing
+///   and retry. A main round waits only for members that are inside the agreement.
 pub struct ContextAlloc {
     used: [u64; MASK_WORDS],
-    turns: [Turns; 3],
+    /// Key of the first round holding the eager slots.
+    eager_owner: Option<u64>,
+    /// Key of the round holding the main slots.
+    owner: Option<u64>,
+    /// Keys of agreements past their first round, waiting for the main slots.
+    waiting: BTreeSet<u64>,
 }
 
 impl ContextAlloc {
     fn new() -> ContextAlloc {
         let mut used = [0u64; MASK_WORDS];
         used[0] = 0b11; // world and self
-        ContextAlloc { used, turns: Default::default() }
+        ContextAlloc { used, eager_owner: None, owner: None, waiting: BTreeSet::new() }
     }
 
-    /// The mask this process offers for the agreement with key `parent` on `lane`: the
-    /// lane's free slots if this agreement may use them now, else all zero. Returns
-    /// (mask, owner).
-    pub fn offer(&mut self, lane: Lane, parent: u64) -> ([u64; MASK_WORDS], bool) {
-        let t = &mut self.turns[lane as usize];
-        t.waiting.insert(parent);
-        let first = t.waiting.iter().next().copied();
-        if t.owner.is_none() && first == Some(parent) {
-            t.owner = Some(parent);
-            let mut m = [0u64; MASK_WORDS];
-            for (o, u) in m.iter_mut().zip(self.used.iter()) {
-                *o = !u & lane.bits();
+    /// The mask this process offers for a round of the agreement with key `parent`
+    /// (`first`: its first round), and what that round holds.
+    pub fn offer(&mut self, parent: u64, first: bool) -> ([u64; MASK_WORDS], Held) {
+        let mut m = [0u64; MASK_WORDS];
+        let words = if first {
+            if self.eager_owner.is_some() {
+                return (m, Held::Nothing);
             }
-            (m, true)
+            self.eager_owner = Some(parent);
+            0..EAGER_WORDS
         } else {
-            ([0u64; MASK_WORDS], false)
+            if self.owner.is_some() || self.waiting.first() != Some(&parent) {
+                return (m, Held::Nothing);
+            }
+            self.owner = Some(parent);
+            EAGER_WORDS..MASK_WORDS
+        };
+        for i in words.clone() {
+            m[i] = !self.used[i] & !LOCAL_BITS;
         }
+        (m, if words.start == 0 { Held::Eager } else { Held::Main })
     }
 
-    /// Ends one agreement round on `parent` with the ANDed mask `agreed`: takes and returns
-    /// its lowest slot if any (possible only if every member offered its real mask).
-    pub fn conclude(&mut self, lane: Lane, parent: u64, owner: bool, agreed: &[u64; MASK_WORDS]) -> Option<usize> {
-        let t = &mut self.turns[lane as usize];
-        if owner {
-            t.owner = None;
+    /// Ends a round of agreement `parent` that held `held`, with the ANDed mask `agreed`:
+    /// takes and returns its lowest slot if any (possible only if every member offered).
+    /// After a first round without a slot the agreement queues for the main slots.
+    pub fn conclude(&mut self, parent: u64, held: Held, first: bool, agreed: &[u64; MASK_WORDS]) -> Option<usize> {
+        self.release_hold(held);
+        let slot = agreed.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| i * 64 + w.trailing_zeros() as usize);
+        match slot {
+            Some(slot) => {
+                debug_assert!(held != Held::Nothing, "a non-empty agreement implies this process offered its slots");
+                self.used[slot / 64] |= 1 << (slot % 64);
+                self.waiting.remove(&parent);
+            }
+            None if first => {
+                self.waiting.insert(parent);
+            }
+            None => {}
         }
-        let slot = agreed.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| i * 64 + w.trailing_zeros() as usize)?;
-        debug_assert!(owner, "a non-empty agreement implies this process offered its mask");
-        self.used[slot / 64] |= 1 << (slot % 64);
-        t.waiting.remove(&parent);
-        Some(slot)
+        slot
     }
 
-    /// The lowest free `Local` slot, taken at once (an agreement of this process alone).
+    /// The lowest free slot for a constructor of this process alone, taken at once.
     pub fn take_local(&mut self) -> Option<usize> {
-        let (i, w) = self.used.iter_mut().enumerate().find(|(_, w)| !**w & Lane::Local.bits() != 0)?;
-        let bit = (!*w & Lane::Local.bits()).trailing_zeros() as usize;
+        let (i, w) = self.used.iter_mut().enumerate().find(|(_, w)| !**w & LOCAL_BITS != 0)?;
+        let bit = (!*w & LOCAL_BITS).trailing_zeros() as usize;
         *w |= 1 << bit;
         Some(i * 64 + bit)
     }
 
     /// Gives up an agreement (the caller reports an error).
-    pub fn abandon(&mut self, lane: Lane, parent: u64) {
-        let t = &mut self.turns[lane as usize];
-        t.waiting.remove(&parent);
-        if t.owner == Some(parent) {
-            t.owner = None;
+    pub fn abandon(&mut self, parent: u64, held: Held) {
+        self.release_hold(held);
+        self.waiting.remove(&parent);
+    }
+
+    fn release_hold(&mut self, held: Held) {
+        match held {
+            Held::Eager => self.eager_owner = None,
+            Held::Main => self.owner = None,
+            Held::Nothing => {}
         }
     }
 
@@ -253,6 +256,11 @@ impl ContextAlloc {
     /// Slots in use (world and self included).
     pub fn in_use(&self) -> usize {
         self.used.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Slots agreements can take (the local ones excluded).
+    pub fn capacity() -> usize {
+        CONTEXT_SLOTS - CONTEXT_SLOTS * LOCAL_BITS.count_ones() as usize / 64
     }
 }
 
@@ -322,66 +330,82 @@ impl CommTable {
 mod tests {
     use super::*;
 
+    /// One agreement alone: its first round takes the lowest eager slot.
     #[test]
     fn agreement_takes_lowest_common_slot_and_release_reuses_it() {
         let mut a = ContextAlloc::new();
-        let b = Lane::Blocking;
-        let (m, own) = a.offer(b, 0);
-        assert!(own);
-        let s = a.conclude(b, 0, true, &m).unwrap();
-        assert_eq!(s, 2);
-        let (m2, _) = a.offer(b, 0);
-        assert_eq!(a.conclude(b, 0, true, &m2), Some(4));
+        let (m, held) = a.offer(0, true);
+        assert_eq!(held, Held::Eager);
+        assert_eq!(a.conclude(0, held, true, &m), Some(2));
+        let (m2, held) = a.offer(0, true);
+        assert_eq!(a.conclude(0, held, true, &m2), Some(4), "slot 3 is a local one");
         a.release(slot_ctx(2));
-        let (m3, _) = a.offer(b, 0);
-        assert_eq!(a.conclude(b, 0, true, &m3), Some(2));
+        let (m3, held) = a.offer(0, true);
+        assert_eq!(a.conclude(0, held, true, &m3), Some(2));
         assert_eq!(a.in_use(), 4);
     }
 
+    /// A first round holding the eager slots (its peers have not all started it) never
+    /// keeps another agreement from its slots: that one's first round offers nothing, and
+    /// its later rounds use the main slots.
     #[test]
-    fn concurrent_agreements_take_turns_lowest_parent_first() {
+    fn a_round_in_flight_never_blocks_another_agreement() {
         let mut a = ContextAlloc::new();
-        let b = Lane::Blocking;
-        let (_, own_hi) = a.offer(b, 8);
-        assert!(own_hi, "alone: it may offer");
-        let (zero, own_lo) = a.offer(b, 4);
-        assert!(!own_lo && zero.iter().all(|w| *w == 0), "mask busy: offer nothing");
-        assert_eq!(a.conclude(b, 4, false, &zero), None);
-        assert_eq!(a.conclude(b, 8, true, &[0; MASK_WORDS]), None, "a peer offered nothing");
-        // Now the lower parent has priority.
-        assert!(!a.offer(b, 8).1);
-        assert!(a.offer(b, 4).1);
+        let (eager, held) = a.offer(8, true);
+        assert_eq!(held, Held::Eager);
+        let (zero, none) = a.offer(100, true);
+        assert_eq!(none, Held::Nothing);
+        assert!(zero.iter().all(|w| *w == 0));
+        assert_eq!(a.conclude(100, none, true, &zero), None, "first round: nobody may have offered");
+        let (main, held_main) = a.offer(100, false);
+        assert_eq!(held_main, Held::Main, "queued alone: it takes the main slots");
+        for (x, y) in eager.iter().zip(main.iter()) {
+            assert_eq!(x & y, 0, "eager and main slots never overlap");
+        }
+        assert_eq!(a.conclude(100, held_main, false, &main), Some(EAGER_WORDS * 64));
+        assert_eq!(a.conclude(8, held, true, &eager), Some(2));
     }
 
+    /// Queued agreements take turns, lowest key first, whatever order they queued in.
     #[test]
-    fn an_idup_in_flight_leaves_blocking_constructors_their_own_slots() {
+    fn queued_agreements_take_turns_lowest_key_first() {
         let mut a = ContextAlloc::new();
-        let (nb, own_nb) = a.offer(Lane::Nonblocking, 8);
-        assert!(own_nb);
-        let (bl, own_bl) = a.offer(Lane::Blocking, 100);
-        assert!(own_bl, "the blocking lane is not held by the idup");
-        for (x, y) in nb.iter().zip(bl.iter()) {
-            assert_eq!(x & y, 0, "the two lanes never offer the same slot");
+        for k in [8, 4] {
+            let (_, h) = a.offer(k, true);
+            assert_eq!(a.conclude(k, h, true, &[0; MASK_WORDS]), None, "a peer offered nothing");
         }
-        assert_eq!(a.conclude(Lane::Blocking, 100, true, &bl), Some(2));
-        assert_eq!(a.conclude(Lane::Nonblocking, 8, true, &nb), Some(5));
+        assert_eq!(a.offer(8, false).1, Held::Nothing, "4 goes first");
+        let (m, h) = a.offer(4, false);
+        assert_eq!(h, Held::Main);
+        assert_eq!(a.offer(8, false).1, Held::Nothing, "main slots held");
+        assert_eq!(a.conclude(4, h, false, &[0; MASK_WORDS]), None, "a peer was not ready");
+        assert_eq!(a.offer(4, false).1, Held::Main, "4 again: still the lowest");
+        a.abandon(4, Held::Main);
+        let (m8, h8) = a.offer(8, false);
+        assert_eq!(h8, Held::Main);
+        assert!(a.conclude(8, h8, false, &m8).is_some());
+        let _ = m;
     }
 
     #[test]
     fn local_slots_are_taken_at_once_and_never_offered() {
         let mut a = ContextAlloc::new();
-        let (bl, _) = a.offer(Lane::Blocking, 4);
-        let (nb, _) = a.offer(Lane::Nonblocking, 8);
+        let (eager, _) = a.offer(4, true);
+        for k in [8, 9] {
+            let (_, h) = a.offer(k, true);
+            a.conclude(k, h, true, &[0; MASK_WORDS]);
+        }
+        let (main, _) = a.offer(8, false);
         assert_eq!(a.take_local(), Some(3));
         assert_eq!(a.take_local(), Some(7));
-        for w in bl.iter().chain(nb.iter()) {
-            assert_eq!(w & Lane::Local.bits(), 0, "no agreement is offered a local slot");
+        for w in eager.iter().chain(main.iter()) {
+            assert_eq!(w & LOCAL_BITS, 0, "no agreement is offered a local slot");
         }
         a.release(slot_ctx(3));
         assert_eq!(a.take_local(), Some(3));
-        let taken = (0..Lane::Local.capacity()).filter_map(|_| a.take_local()).count();
-        assert_eq!(taken, Lane::Local.capacity() - 2);
-        assert_eq!(a.take_local(), None, "full: the caller agrees in the blocking lane");
-        assert_eq!(Lane::Blocking.capacity() + Lane::Nonblocking.capacity() + Lane::Local.capacity(), CONTEXT_SLOTS);
+        let local = CONTEXT_SLOTS - ContextAlloc::capacity();
+        let taken = (0..local).filter_map(|_| a.take_local()).count();
+        assert_eq!(taken, local - 2);
+        assert_eq!(a.take_local(), None, "full: the caller agrees with the others");
     }
 }

@@ -1,6 +1,11 @@
 /* Communicator constructors from several threads at MPI_THREAD_MULTIPLE (MPI 4.1 §11.6:
  * concurrent collectives on distinct communicators are allowed). Each of THREADS threads
- * owns a duplicate of MPI_COMM_WORLD. First, ROUNDS times, MPICH's comm_dup_deadlock
+ * owns a duplicate of MPI_COMM_WORLD. First, each thread makes MPI_Comm_idup of its
+ * communicator and waits for it, but on even ranks the even-numbered threads start only
+ * after the odd-numbered ones finished theirs: the odd ranks' agreements for the even
+ * threads' communicators are then in flight, waiting for peers that have not started
+ * them, and must not keep the odd threads' agreements from completing (MPICH's
+ * idup_deadlock). Then, ROUNDS times, MPICH's comm_dup_deadlock
  * pattern: the thread whose number is this rank's (mod THREADS) sleeps, then each thread
  * makes MPI_Comm_dup(MPI_COMM_SELF) under a lock shared by the process's threads and
  * then MPI_Comm_dup of its own communicator. Then, ITERS times:
@@ -22,6 +27,7 @@
 #define ROUNDS 3
 
 static MPI_Comm comms[THREADS];
+static int odd_done; /* odd-numbered threads whose idup finished (atomic builtins) */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int rank, size;
 
@@ -40,6 +46,19 @@ static void ring(MPI_Comm c, int base, const char *what)
 static void *worker(void *arg)
 {
     int t = (int)(long)arg;
+    {
+        MPI_Comm d;
+        MPI_Request r;
+        if (t % 2 == 0 && rank % 2 == 0)
+            while (__atomic_load_n(&odd_done, __ATOMIC_ACQUIRE) < THREADS / 2)
+                usleep(1000);
+        MPI_OK(MPI_Comm_idup(comms[t], &d, &r));
+        MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        if (t % 2 == 1)
+            __atomic_add_fetch(&odd_done, 1, __ATOMIC_RELEASE);
+        ring(d, 6000 * t, "idup ordered by threads");
+        MPI_OK(MPI_Comm_free(&d));
+    }
     for (int i = 0; i < ROUNDS; i++) {
         MPI_Comm self_dup, d;
         if (t == rank % THREADS)

@@ -30,7 +30,7 @@ fn comm_idup() {
     }
 }
 
-/// 10 000 dup/free cycles at 2 ranks (the blocking constructors' context-id pool has 2048 slots, so a leak
+/// 10 000 dup/free cycles at 2 ranks (the context-id pool has 3072 slots for agreements, so a leak
 /// would exhaust it), fewer at 4 (oversubscribed on small machines).
 #[test]
 fn comm_dup_cycles() {
