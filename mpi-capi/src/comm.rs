@@ -160,7 +160,8 @@ pub fn dup(func: &str, comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> R
     new.reset_sequences();
     new.name = String::new();
     if let Some(i) = info {
-        new.info = i;
+        new.info.clear();
+        crate::info::keep_hints(crate::info::COMM_HINTS, &mut new.info, i);
     }
     let h = install(new);
     if let Err(rc) = attributes::copy_attrs(Kind::Comm, comm, h) {
@@ -702,14 +703,7 @@ pub unsafe extern "C" fn PMPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) -> c
         runtime::with(|rt| {
             rt.comms
                 .get_mut(i)
-                .map(|c| {
-                    for (k, v) in p {
-                        match c.info.iter_mut().find(|(ck, _)| *ck == k) {
-                            Some(e) => e.1 = v,
-                            None => c.info.push((k, v)),
-                        }
-                    }
-                })
+                .map(|c| crate::info::keep_hints(crate::info::COMM_HINTS, &mut c.info, p))
                 .is_some()
         })
     });
@@ -727,7 +721,7 @@ pub unsafe extern "C" fn PMPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_
     if info_used.is_null() {
         return raise(comm, func, MPI_ERR_ARG, "info_used is NULL");
     }
-    match runtime::with(|rt| comm_of(rt, comm).map(|c| c.info.clone())) {
+    match runtime::with(|rt| comm_of(rt, comm).map(|c| crate::info::hints_used(crate::info::COMM_HINTS, &c.info))) {
         Ok(p) => {
             // SAFETY: checked non-null.
             unsafe { *info_used = crate::info::new_info(p) };

@@ -283,3 +283,32 @@ pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
     unsafe { *info = MPI_INFO_NULL };
     MPI_SUCCESS
 }
+
+/// The hints a communicator keeps and reports, with their defaults: MPI 4.1's
+/// assertions (§7.4.4). OxMPI does not act on them yet; reporting them with the value set
+/// tells the application that it may rely on what it asserted being accepted.
+pub const COMM_HINTS: &[(&str, &str)] = &[("mpi_assert_no_any_tag", "false"), ("mpi_assert_no_any_source", "false"), ("mpi_assert_exact_length", "false"), ("mpi_assert_allow_overtaking", "false")];
+
+/// The hints a window keeps and reports, with their defaults (MPI 4.1 §12.2.1;
+/// `alloc_shared_noncontig` is read at creation).
+pub const WIN_HINTS: &[(&str, &str)] = &[("no_locks", "false"), ("accumulate_ordering", "rar,raw,war,waw"), ("accumulate_ops", "same_op_no_op"), ("same_size", "false"), ("same_disp_unit", "false"), ("alloc_shared_noncontig", "false")];
+
+/// Applies the pairs of `set` to the hints `kept`. Keys outside `known` are ignored, as
+/// MPICH does (MPI 4.1 §10 lets an implementation ignore hints it does not use, and
+/// `MPI_Comm_get_info`/`MPI_Win_get_info` then must not return them).
+pub fn keep_hints(known: &[(&str, &str)], kept: &mut Pairs, set: Pairs) {
+    for (k, v) in set {
+        if !known.iter().any(|(name, _)| *name == k) {
+            continue;
+        }
+        match kept.iter_mut().find(|(kk, _)| *kk == k) {
+            Some(e) => e.1 = v,
+            None => kept.push((k, v)),
+        }
+    }
+}
+
+/// The hints to report: every key of `known`, with the value kept or its default.
+pub fn hints_used(known: &[(&str, &str)], kept: &Pairs) -> Pairs {
+    known.iter().map(|(k, d)| (k.to_string(), kept.iter().find(|(kk, _)| kk == k).map_or_else(|| d.to_string(), |(_, v)| v.clone()))).collect()
+}

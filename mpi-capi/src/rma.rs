@@ -51,6 +51,8 @@ unsafe fn construct(func: &str, flavor: Flavor, base: *mut u8, size: MPI_Aint, d
     }
     let hints = info_pairs(info).map_err(fail)?;
     let noncontig = hints.iter().any(|(k, v)| k == "alloc_shared_noncontig" && v == "true");
+    let mut kept = Vec::new();
+    crate::info::keep_hints(crate::info::WIN_HINTS, &mut kept, hints);
     let mut wcomm: MPI_Comm = MPI_COMM_NULL;
     // SAFETY: valid out-pointer.
     let rc = unsafe { crate::comm::PMPI_Comm_dup(comm, &mut wcomm) };
@@ -102,7 +104,7 @@ unsafe fn construct(func: &str, flavor: Flavor, base: *mut u8, size: MPI_Aint, d
             return Err(raise(comm, func, e.class as c_int, e.msg));
         }
     };
-    let spec = Spec { comm: widx, ctx, rank, world_ranks, flavor, noncontig, errhandler: crate::window::DEFAULT_WIN_ERRHANDLER, info: hints };
+    let spec = Spec { comm: widx, ctx, rank, world_ranks, flavor, noncontig, errhandler: crate::window::DEFAULT_WIN_ERRHANDLER, info: kept };
     let (idx, base) = runtime::with(|rt| setup::build(rt, spec, &cards, segment));
     Ok((win_handle(idx), base))
 }

@@ -183,8 +183,8 @@ pub unsafe extern "C" fn PMPI_Win_get_name(win: MPI_Win, win_name: *mut c_char, 
     MPI_SUCCESS
 }
 
-/// Replaces the values of the keys `info` sets and adds its new keys; the hints are kept
-/// and returned by `MPI_Win_get_info`, none changes how the window works.
+/// Keeps the values of the window hints `info` sets (other keys are ignored); they are
+/// returned by `MPI_Win_get_info`, none changes how the window works.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_set_info(win: MPI_Win, info: MPI_Info) -> c_int {
     let func = "MPI_Win_set_info";
@@ -193,14 +193,7 @@ pub unsafe extern "C" fn PMPI_Win_set_info(win: MPI_Win, info: MPI_Info) -> c_in
     let Some(p) = crate::info::pairs(info) else {
         return raise_win(win, func, MPI_ERR_INFO, format!("invalid info handle {info:#x}"));
     };
-    let done = with_win(win, |w| {
-        for (k, v) in p {
-            match w.info.iter_mut().find(|(wk, _)| *wk == k) {
-                Some(e) => e.1 = v,
-                None => w.info.push((k, v)),
-            }
-        }
-    });
+    let done = with_win(win, |w| crate::info::keep_hints(crate::info::WIN_HINTS, &mut w.info, p));
     match done {
         Some(()) => MPI_SUCCESS,
         None => bad_win(func, win),
@@ -211,7 +204,7 @@ pub unsafe extern "C" fn PMPI_Win_set_info(win: MPI_Win, info: MPI_Info) -> c_in
 pub unsafe extern "C" fn PMPI_Win_get_info(win: MPI_Win, info_used: *mut MPI_Info) -> c_int {
     let func = "MPI_Win_get_info";
     require_init!(func);
-    let Some(p) = with_win(win, |w| w.info.clone()) else {
+    let Some(p) = with_win(win, |w| crate::info::hints_used(crate::info::WIN_HINTS, &w.info)) else {
         return bad_win(func, win);
     };
     if info_used.is_null() {

@@ -41,7 +41,8 @@ pub struct Comm {
     pub name: String,
     /// Process topology attached by the topology constructors.
     pub topo: Option<Arc<Topology>>,
-    /// Info hints given at creation or by `MPI_Comm_set_info` (kept and returned as is).
+    /// The communicator hints (`info::COMM_HINTS` in the C layer) given at creation or by
+    /// `MPI_Comm_set_info`.
     pub info: Vec<(String, String)>,
 }
 

@@ -45,14 +45,38 @@ int main(int argc, char **argv)
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_INFO_NOKEY, "delete missing key: class %d", cls);
 
-    /* Comm info: hints set are returned by get_info. */
-    MPI_Comm c;
+    /* Comm info: the standard's assertions are kept and reported (default "false"), keys
+     * OxMPI does not know are ignored (MPICH's behaviour), on dup_with_info, set_info and
+     * through a dup. */
+    MPI_Comm c, c2;
+    MPI_OK(MPI_Info_set(dup, "mpi_assert_no_any_tag", "true"));
     MPI_OK(MPI_Comm_dup_with_info(MPI_COMM_WORLD, dup, &c));
-    MPI_Info used;
+    MPI_Info used, hint;
     MPI_OK(MPI_Comm_get_info(c, &used));
     MPI_OK(MPI_Info_get_nkeys(used, &n));
-    CHECK(n >= 0, "get_info");
+    CHECK(n == 4, "comm get_info: %d keys, expected the 4 assertions", n);
+    MPI_OK(MPI_Info_get(used, "beta", MPI_MAX_INFO_VAL, v, &flag));
+    CHECK(!flag, "unknown key beta reported by MPI_Comm_get_info");
+    MPI_OK(MPI_Info_get(used, "mpi_assert_no_any_tag", MPI_MAX_INFO_VAL, v, &flag));
+    CHECK(flag && strcmp(v, "true") == 0, "mpi_assert_no_any_tag: flag %d value %s", flag, v);
+    MPI_OK(MPI_Info_get(used, "mpi_assert_exact_length", MPI_MAX_INFO_VAL, v, &flag));
+    CHECK(flag && strcmp(v, "false") == 0, "mpi_assert_exact_length default: flag %d value %s", flag, v);
     MPI_Info_free(&used);
+    MPI_OK(MPI_Info_create(&hint));
+    MPI_OK(MPI_Info_set(hint, "mpi_assert_allow_overtaking", "true"));
+    MPI_OK(MPI_Info_set(hint, "invalid_test_key", "true"));
+    MPI_OK(MPI_Comm_set_info(c, hint));
+    MPI_OK(MPI_Info_free(&hint));
+    MPI_OK(MPI_Comm_dup(c, &c2));
+    MPI_OK(MPI_Comm_get_info(c2, &used));
+    MPI_OK(MPI_Info_get(used, "invalid_test_key", MPI_MAX_INFO_VAL, v, &flag));
+    CHECK(!flag, "unknown key set by MPI_Comm_set_info was reported");
+    MPI_OK(MPI_Info_get(used, "mpi_assert_allow_overtaking", MPI_MAX_INFO_VAL, v, &flag));
+    CHECK(flag && strcmp(v, "true") == 0, "set_info hint through a dup: flag %d value %s", flag, v);
+    MPI_OK(MPI_Info_get(used, "mpi_assert_no_any_tag", MPI_MAX_INFO_VAL, v, &flag));
+    CHECK(flag && strcmp(v, "true") == 0, "dup_with_info hint through a dup: flag %d value %s", flag, v);
+    MPI_Info_free(&used);
+    MPI_Comm_free(&c2);
     MPI_Comm_free(&c);
 
     /* MPI_INFO_ENV exists and is readable. */

@@ -209,13 +209,35 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Info_free(&in));
     MPI_OK(MPI_Win_get_info(win, &out));
     CHECK(out != MPI_INFO_NULL, "MPI_Win_get_info returned MPI_INFO_NULL");
-    int nkeys = -1;
+    int nkeys = -1, iflag;
+    char ival[MPI_MAX_INFO_VAL + 1];
     MPI_OK(MPI_Info_get_nkeys(out, &nkeys));
     CHECK(nkeys >= 0, "MPI_Info_get_nkeys on the window's info: %d", nkeys);
     for (int i = 0; i < nkeys; i++) {
         char k[MPI_MAX_INFO_KEY + 1];
         MPI_OK(MPI_Info_get_nthkey(out, i, k));
     }
+    /* The standard's window hints are reported, with their defaults when never set
+     * (MPI 4.1 §12.2.1); keys OxMPI does not know are ignored, as in MPICH. */
+    MPI_OK(MPI_Info_get(out, "oxmpi_test_key", MPI_MAX_INFO_VAL, ival, &iflag));
+    CHECK(!iflag, "an unknown key set by MPI_Win_set_info was reported");
+    MPI_OK(MPI_Info_get(out, "no_locks", MPI_MAX_INFO_VAL, ival, &iflag));
+    CHECK(iflag && strcmp(ival, "false") == 0, "no_locks: flag %d value %s", iflag, ival);
+    MPI_OK(MPI_Info_get(out, "accumulate_ordering", MPI_MAX_INFO_VAL, ival, &iflag));
+    CHECK(iflag && strcmp(ival, "rar,raw,war,waw") == 0, "accumulate_ordering default: flag %d value %s", iflag, ival);
+    MPI_OK(MPI_Info_get(out, "accumulate_ops", MPI_MAX_INFO_VAL, ival, &iflag));
+    CHECK(iflag && strcmp(ival, "same_op_no_op") == 0, "accumulate_ops default: flag %d value %s", iflag, ival);
+    MPI_OK(MPI_Info_free(&out));
+    MPI_OK(MPI_Info_create(&in));
+    MPI_OK(MPI_Info_set(in, "accumulate_ordering", "rar,waw"));
+    MPI_OK(MPI_Info_set(in, "same_size", "true"));
+    MPI_OK(MPI_Win_set_info(win, in));
+    MPI_OK(MPI_Info_free(&in));
+    MPI_OK(MPI_Win_get_info(win, &out));
+    MPI_OK(MPI_Info_get(out, "accumulate_ordering", MPI_MAX_INFO_VAL, ival, &iflag));
+    CHECK(iflag && strcmp(ival, "rar,waw") == 0, "accumulate_ordering set: flag %d value %s", iflag, ival);
+    MPI_OK(MPI_Info_get(out, "same_size", MPI_MAX_INFO_VAL, ival, &iflag));
+    CHECK(iflag && strcmp(ival, "true") == 0, "same_size set: flag %d value %s", iflag, ival);
     MPI_OK(MPI_Info_free(&out));
     CHECK(out == MPI_INFO_NULL, "MPI_Info_free did not reset the handle");
 

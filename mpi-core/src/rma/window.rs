@@ -76,7 +76,8 @@ pub struct Win {
     /// Error handler handle of the C layer (opaque here).
     pub errhandler: i32,
     pub name: String,
-    /// Info hints given at creation or by `MPI_Win_set_info` (kept and returned as is).
+    /// The window hints (`info::WIN_HINTS` in the C layer) given at creation or by
+    /// `MPI_Win_set_info`.
     pub info: Vec<(String, String)>,
     pub targets: Vec<Target>,
     /// The node segment: every local member's lock words, then (allocated flavors) their
