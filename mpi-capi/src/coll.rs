@@ -52,6 +52,9 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
         let mut s = rt.engine.new_schedule(cc, tag);
         if let Err(e) = build(rt, &mut s) {
             rt.engine.recycle_schedule(s);
+            if let Some(c) = comm_index(comm).and_then(|i| rt.comms.get_mut(i)) {
+                c.unwind_collective(request.is_some());
+            }
             return Err(e);
         }
         if request.is_some() {
@@ -332,6 +335,16 @@ fn displaced(ptr: *const c_void, displ: c_int, ty: &Datatype) -> *const c_void {
     (ptr as *const u8).wrapping_offset(displ as isize * ty.extent()) as *const c_void
 }
 
+/// MPICH's aliasing check: a send buffer (not `MPI_IN_PLACE`) that is this process's own
+/// block of the receive buffer, with data to move, is `MPI_ERR_BUFFER`. Raised before
+/// any communication starts, so a root that errs leaves its peers nothing half done.
+fn not_aliased(sendbuf: *const c_void, own_block: *const c_void, has_data: bool) -> Result<(), ArgError> {
+    if has_data && !sendbuf.is_null() && !in_place(sendbuf) && sendbuf == own_block {
+        return Err((MPI_ERR_BUFFER, "sendbuf and recvbuf are the same memory (aliased arguments); use MPI_IN_PLACE instead".into()));
+    }
+    Ok(())
+}
+
 /// The `n` blocks of a v-collective's buffer: block i is `cnts[i]` items of `dt` at
 /// `buf + displs[i]` extents, used in direction `dir` (`InOut` for block `in_place`).
 ///
@@ -522,6 +535,9 @@ fn reduction_bufs(st: &mut Staging, sendbuf: *const c_void, recvbuf: *mut c_void
         let both = st.view(recvbuf, n, ty, Dir::InOut)?;
         return Ok((both, both));
     }
+    if write_out {
+        not_aliased(sendbuf, recvbuf, n > 0 && ty.size() > 0)?;
+    }
     let input = st.view(sendbuf, n, ty, Dir::In)?;
     let output = if write_out { st.view(recvbuf, n, ty, Dir::Out)? } else { Slice::user(std::ptr::null(), 0) };
     Ok((input, output))
@@ -537,7 +553,8 @@ fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, 
             let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()))?;
             let root = usize::try_from(root).ok().filter(|&r| r < c.size())?;
             let at_root = c.rank == root;
-            if !direct::reduce_fits(len, direct_max()) || (len > 0 && (sendbuf.is_null() || (at_root && recvbuf.is_null()))) || (in_place(sendbuf) && !at_root) {
+            // Aliased buffers at the root take the general path, which reports them.
+            if !direct::reduce_fits(len, direct_max()) || (len > 0 && (sendbuf.is_null() || (at_root && (recvbuf.is_null() || sendbuf == recvbuf as *const c_void)))) || (in_place(sendbuf) && !at_root) {
                 return None;
             }
             // The accumulator: the result buffer at the root, the temporary's upper half
@@ -626,7 +643,7 @@ pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_
         let len = contiguous_len(count, datatype)?;
         let elem = ops::elem_of(datatype).filter(|e| len == 0 || e.size() * count as usize == len)?;
         let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()))?;
-        if !direct::allreduce_fits(c.size(), len, direct_max()) || (len > 0 && (recvbuf.is_null() || sendbuf.is_null())) {
+        if !direct::allreduce_fits(c.size(), len, direct_max()) || (len > 0 && (recvbuf.is_null() || sendbuf.is_null() || sendbuf == recvbuf as *const c_void)) {
             return None;
         }
         if !in_place(sendbuf) && len > 0 {
@@ -687,6 +704,7 @@ fn reduce_scatter_counts(st: &mut Staging, s: &mut Schedule, sendbuf: *const c_v
         let all = st.view(recvbuf, total, &ty, Dir::InOut)?;
         (all, all.sub(0, lens[me] * ty.size()))
     } else {
+        not_aliased(sendbuf, recvbuf, total > 0 && ty.size() > 0)?;
         (st.view(sendbuf, total, &ty, Dir::In)?, st.view(recvbuf, lens[me], &ty, Dir::Out)?)
     };
     algorithms::reduce_scatter(s, input, output, &byte_lens, commutative);
@@ -761,6 +779,7 @@ fn gather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Da
             let send = if place {
                 recv.sub(me * blk, blk)
             } else {
+                not_aliased(sendbuf, displaced(recvbuf, (me * rc) as c_int, &rty), blk > 0)?;
                 let sty = datatype(sendtype)?;
                 let send = st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?;
                 if send.len != blk {
@@ -813,6 +832,11 @@ fn gatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_D
         let send = if place {
             parts[me]
         } else {
+            if me == root {
+                // SAFETY: the root passes one displacement per rank (MPI rule).
+                let d = unsafe { ints(displs, n, "displs") }?[me];
+                not_aliased(sendbuf, displaced(recvbuf, d, &*datatype(recvtype)?), parts[me].len > 0)?;
+            }
             let sty = datatype(sendtype)?;
             st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?
         };
@@ -848,7 +872,7 @@ fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_D
             }
             if !in_place(recvbuf) {
                 // Anything but an exact contiguous fit takes the general path (and its errors).
-                if contiguous_len(recvcount, recvtype)? != blk || (blk > 0 && recvbuf.is_null()) {
+                if contiguous_len(recvcount, recvtype)? != blk || (blk > 0 && (recvbuf.is_null() || (sendbuf as *const u8).wrapping_add(root * blk) == recvbuf as *const u8)) {
                     return None;
                 }
                 // SAFETY: the root's send buffer holds n blocks and its receive buffer one
@@ -887,6 +911,7 @@ fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_D
             let recv = if in_place(recvbuf) {
                 send.sub(me * blk, blk)
             } else {
+                not_aliased(displaced(sendbuf, (me * sc) as c_int, &sty), recvbuf, blk > 0)?;
                 let rty = datatype(recvtype)?;
                 let recv = st.view(recvbuf, count(recvcount, "recvcount")?, &rty, Dir::Out)?;
                 if recv.len != blk {
@@ -939,6 +964,11 @@ fn scatterv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, displs
         let recv = if place {
             parts[me]
         } else {
+            if me == root {
+                // SAFETY: the root passes one displacement per rank (MPI rule).
+                let d = unsafe { ints(displs, n, "displs") }?[me];
+                not_aliased(displaced(sendbuf, d, &*datatype(sendtype)?), recvbuf, parts[me].len > 0)?;
+            }
             let rty = datatype(recvtype)?;
             st.view(recvbuf, count(recvcount, "recvcount")?, &rty, Dir::Out)?
         };
@@ -969,7 +999,7 @@ fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI
                 return None;
             }
             if !in_place(sendbuf) {
-                if contiguous_len(sendcount, sendtype)? != blk || (blk > 0 && sendbuf.is_null()) {
+                if contiguous_len(sendcount, sendtype)? != blk || (blk > 0 && (sendbuf.is_null() || sendbuf as *const u8 == (recvbuf as *const u8).wrapping_add(me * blk))) {
                     return None;
                 }
                 // SAFETY: sendbuf holds `blk` bytes and recvbuf n blocks of `blk` (MPI rule).
@@ -996,6 +1026,7 @@ fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI
         let send = if place {
             None
         } else {
+            not_aliased(sendbuf, displaced(recvbuf, (s.comm.rank * rc) as c_int, &rty), blk > 0)?;
             let sty = datatype(sendtype)?;
             let send = st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?;
             if send.len != blk {
@@ -1033,6 +1064,9 @@ fn allgatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MP
         let send = if place {
             None
         } else {
+            // SAFETY: one displacement per rank (MPI rule).
+            let d = unsafe { ints(displs, n, "displs") }?[me];
+            not_aliased(sendbuf, displaced(recvbuf, d, &*datatype(recvtype)?), views[me].len > 0)?;
             let sty = datatype(sendtype)?;
             Some(st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?)
         };
@@ -1073,6 +1107,7 @@ fn alltoall(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_
         let send = if place {
             None
         } else {
+            not_aliased(sendbuf, recvbuf, blk > 0)?;
             let sty = datatype(sendtype)?;
             let send = st.view(sendbuf, n * count(sendcount, "sendcount")?, &sty, Dir::In)?;
             if send.len != n * blk {
@@ -1166,6 +1201,7 @@ fn alltoallv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdisp
         let send = if in_place(sendbuf) {
             None
         } else {
+            not_aliased(sendbuf, recvbuf, true)?;
             // SAFETY: as above.
             Some(unsafe { side(n, sendcounts, sdispls, sendtype, None, "send") }?)
         };
@@ -1193,6 +1229,7 @@ fn alltoallw(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdisp
         let send = if in_place(sendbuf) {
             None
         } else {
+            not_aliased(sendbuf, recvbuf, true)?;
             // SAFETY: as above.
             let mut send = unsafe { side(n, sendcounts, sdispls, MPI_DATATYPE_NULL, Some(sendtypes), "send") }?;
             send.bytes_displ = true;

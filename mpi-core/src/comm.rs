@@ -88,6 +88,14 @@ impl Comm {
         }
     }
 
+    /// Takes back the tag `next_collective` just gave: the collective failed its argument
+    /// checks before any traffic, so for the peers it never happened (MPICH's errors/coll
+    /// tests follow a root-only error with a correct call on the erring rank).
+    pub fn unwind_collective(&mut self, nonblocking: bool) {
+        let seq = if nonblocking { &mut self.nb_coll_seq } else { &mut self.coll_seq };
+        *seq = seq.wrapping_sub(1);
+    }
+
     /// Restarts both sequences (a new communicator from a copy of this one).
     pub fn reset_sequences(&mut self) {
         self.coll_seq = 0;

@@ -54,6 +54,14 @@ fn coll_overlap_and_back_to_back() {
     run_coll("coll_overlap", &[]);
 }
 
+/// Aliased send and receive buffers (not MPI_IN_PLACE) are MPI_ERR_BUFFER before any
+/// traffic, so the erring rank's correct retry still matches its peers' call (MPICH's
+/// errors/coll/noalias* hung or passed the aliasing through).
+#[test]
+fn coll_aliased_buffers() {
+    run_coll("coll_alias", &[]);
+}
+
 /// Collectives with derived datatypes (vector, column of a 2-D array, resized struct, and
 /// mixed type maps with the same signature): data and holes checked byte for byte.
 #[test]
