@@ -172,6 +172,13 @@ fn datatypes_basic() {
     run_program_all("datatypes_basic", &[]);
 }
 
+/// External32: every predefined type's size (C long and wchar_t narrower than in memory),
+/// the exact big-endian bytes, round trips, pairs and a mixed struct.
+#[test]
+fn pack_external32() {
+    run_program_all("pack_external32", &[]);
+}
+
 /// MPIX_C_FLOAT16: queries, point-to-point through a vector, pack, reductions.
 #[test]
 fn float16() {

@@ -1,6 +1,7 @@
 //! Predefined basic types: the leaves of every type tree. A basic type is identified by its
-//! machine representation (LP64 Linux, x86_64 conventions), which is what pack, reductions
-//! and external32 need; the C layer maps its many handle names onto these.
+//! machine representation (LP64 Linux, x86_64 conventions) and its external32 one, which is
+//! what pack, reductions and external32 need; the C layer maps its many handle names onto
+//! these.
 
 /// One predefined basic type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -15,6 +16,9 @@ pub enum Basic {
     U32,
     I64,
     U64,
+    /// C `long` / `unsigned long`: 8 bytes in memory like I64/U64, but 4 in external32.
+    Long,
+    ULong,
     /// IEEE binary16 (C `_Float16`; MPICH's `MPIX_C_FLOAT16`).
     F16,
     F32,
@@ -33,7 +37,7 @@ pub enum Basic {
     Logical,
     Byte,
     Packed,
-    /// C `wchar_t` (4 bytes on Linux).
+    /// C `wchar_t` (4 bytes on Linux, 2 in external32).
     Wchar,
     Aint,
     Offset,
@@ -42,7 +46,7 @@ pub enum Basic {
 
 impl Basic {
     /// Every basic type, for tests and tables.
-    pub const ALL: [Basic; 26] = [
+    pub const ALL: [Basic; 28] = [
         Basic::Char,
         Basic::I8,
         Basic::U8,
@@ -52,6 +56,8 @@ impl Basic {
         Basic::U32,
         Basic::I64,
         Basic::U64,
+        Basic::Long,
+        Basic::ULong,
         Basic::F16,
         Basic::F32,
         Basic::F64,
@@ -77,7 +83,7 @@ impl Basic {
             Basic::Char | Basic::I8 | Basic::U8 | Basic::Bool | Basic::Byte | Basic::Packed => 1,
             Basic::I16 | Basic::U16 | Basic::F16 => 2,
             Basic::I32 | Basic::U32 | Basic::F32 | Basic::Logical | Basic::Wchar => 4,
-            Basic::I64 | Basic::U64 | Basic::F64 | Basic::ComplexF32 => 8,
+            Basic::I64 | Basic::U64 | Basic::Long | Basic::ULong | Basic::F64 | Basic::ComplexF32 => 8,
             Basic::Aint | Basic::Offset | Basic::Count => 8,
             Basic::LongDouble | Basic::F128 | Basic::ComplexF64 => 16,
             Basic::ComplexLongDouble | Basic::ComplexF128 => 32,
@@ -94,10 +100,14 @@ impl Basic {
         }
     }
 
-    /// Bytes of one value in the external32 representation (MPI-3.1 table 13.2). Equal to
-    /// the native size on LP64; only the byte order and the long double format differ.
+    /// Bytes of one value in the external32 representation (MPI-3.1 table 13.2): the native
+    /// size except for C `long` (4, not 8) and `wchar_t` (2, not 4) on LP64 Linux.
     pub const fn external32_size(self) -> usize {
-        self.size()
+        match self {
+            Basic::Long | Basic::ULong => 4,
+            Basic::Wchar => 2,
+            other => other.size(),
+        }
     }
 
     /// Size of the unit whose bytes are reversed for external32 (a complex number is two
@@ -146,7 +156,7 @@ impl Pair {
         match self {
             Pair::FloatInt => (Basic::F32, Basic::I32),
             Pair::DoubleInt => (Basic::F64, Basic::I32),
-            Pair::LongInt => (Basic::I64, Basic::I32),
+            Pair::LongInt => (Basic::Long, Basic::I32),
             Pair::ShortInt => (Basic::I16, Basic::I32),
             Pair::TwoInt => (Basic::I32, Basic::I32),
             Pair::LongDoubleInt => (Basic::LongDouble, Basic::I32),

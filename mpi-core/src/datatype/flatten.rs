@@ -27,6 +27,8 @@ pub struct Flat {
     pub blocks: Vec<Block>,
     /// Packed position of each block's first byte (prefix sums of the lengths).
     pub starts: Vec<usize>,
+    /// Bytes of the item in external32 (not the native size for C `long` and `wchar_t`).
+    pub ext_size: usize,
 }
 
 fn push_seg(out: &mut Vec<Seg>, s: Seg) {
@@ -71,7 +73,8 @@ pub(crate) fn flatten(t: &Datatype) -> Flat {
         pos += b.len;
     }
     debug_assert_eq!(pos, t.size);
-    Flat { segs, blocks, starts }
+    let ext_size = segs.iter().map(|s| s.n * s.basic.external32_size()).sum();
+    Flat { segs, blocks, starts, ext_size }
 }
 
 /// The byte blocks of `count` items, blocks of consecutive items merged when adjacent.
@@ -91,7 +94,7 @@ impl<'a> Blocks<'a> {
     }
 
     pub(crate) fn single(off: isize, len: usize) -> Self {
-        static EMPTY: Flat = Flat { segs: Vec::new(), blocks: Vec::new(), starts: Vec::new() };
+        static EMPTY: Flat = Flat { segs: Vec::new(), blocks: Vec::new(), starts: Vec::new(), ext_size: 0 };
         Blocks { single: Some((off, len)), flat: &EMPTY, extent: 0, count: 0, item: 0, idx: 0 }
     }
 

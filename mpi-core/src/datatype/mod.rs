@@ -204,7 +204,7 @@ impl Datatype {
         Some(n)
     }
 
-    /// Bytes of `count` items packed (native or external32: the sizes agree on LP64).
+    /// Bytes of `count` items packed natively (`external32_size` for external32).
     pub fn packed_size(&self, count: usize) -> Option<usize> {
         self.size.checked_mul(count)
     }

@@ -305,6 +305,59 @@ fn external32_long_double_is_binary128() {
 }
 
 #[test]
+fn external32_narrows_long_and_wchar() {
+    // C long and unsigned long are 4 bytes in external32, wchar_t 2 (MPI-3.1 table 13.2),
+    // though 8 and 4 in memory: sizes, big-endian truncation, and widening back.
+    for (b, native, ext) in [(Basic::Long, 8, 4), (Basic::ULong, 8, 4), (Basic::Wchar, 4, 2), (Basic::I64, 8, 8), (Basic::U64, 8, 8)] {
+        let t = Datatype::basic(b);
+        assert_eq!((t.size(), t.external32_size(3)), (native, Some(3 * ext)), "{b:?}");
+    }
+    let longs = [1i64, -2, 0x1_2345_6789];
+    let t = Datatype::basic(Basic::Long);
+    let mut out = [0u8; 12];
+    // SAFETY: `longs` holds three longs.
+    assert_eq!(unsafe { t.pack_external32(longs.as_ptr() as *const u8, 3, &mut out) }, 12);
+    assert_eq!(out, [0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe, 0x23, 0x45, 0x67, 0x89]);
+    let mut back = [7i64; 3];
+    // SAFETY: as above.
+    assert_eq!(unsafe { t.unpack_external32(&out, back.as_mut_ptr() as *mut u8, 3) }, 12);
+    assert_eq!(back, [1, -2, 0x2345_6789], "sign-extended back");
+    let t = Datatype::basic(Basic::ULong);
+    let mut back = [7u64; 3];
+    // SAFETY: as above.
+    unsafe { t.unpack_external32(&out, back.as_mut_ptr() as *mut u8, 3) };
+    assert_eq!(back, [1, 0xffff_fffe, 0x2345_6789], "zero-extended back");
+    let w = [0x41u32, 0xac00];
+    let t = Datatype::basic(Basic::Wchar);
+    let mut out = [0u8; 4];
+    // SAFETY: `w` holds two wchar_t.
+    unsafe { t.pack_external32(w.as_ptr() as *const u8, 2, &mut out) };
+    assert_eq!(out, [0, 0x41, 0xac, 0]);
+    let mut back = [0u32; 2];
+    // SAFETY: as above.
+    unsafe { t.unpack_external32(&out, back.as_mut_ptr() as *mut u8, 2) };
+    assert_eq!(back, w);
+    // MPI_LONG_INT { long; int }: 16 bytes apart in memory, 8 in external32.
+    let p = Datatype::pair(Pair::LongInt);
+    p.commit();
+    assert_eq!((p.size(), p.external32_size(2)), (12, Some(16)));
+    #[repr(C)]
+    struct LongInt {
+        v: i64,
+        i: i32,
+    }
+    let items = [LongInt { v: -3, i: 5 }, LongInt { v: 4, i: -6 }];
+    let mut out = [0u8; 16];
+    // SAFETY: `items` holds two MPI_LONG_INT.
+    unsafe { p.pack_external32(items.as_ptr() as *const u8, 2, &mut out) };
+    assert_eq!(out, [0xff, 0xff, 0xff, 0xfd, 0, 0, 0, 5, 0, 0, 0, 4, 0xff, 0xff, 0xff, 0xfa]);
+    let mut back = [LongInt { v: 0, i: 0 }, LongInt { v: 0, i: 0 }];
+    // SAFETY: as above.
+    unsafe { p.unpack_external32(&out, back.as_mut_ptr() as *mut u8, 2) };
+    assert_eq!([(back[0].v, back[0].i), (back[1].v, back[1].i)], [(-3, 5), (4, -6)]);
+}
+
+#[test]
 fn signature_and_uniform_basic() {
     let v = Datatype::vector(2, 3, 5, &Datatype::basic(Basic::F64)).unwrap();
     assert_eq!(v.signature(), vec![(Basic::F64, 6)]);
