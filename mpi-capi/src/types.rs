@@ -25,8 +25,9 @@ enum Def {
     M(Marker),
 }
 
-/// Every predefined datatype handle with its standard name. Handles that alias another
-/// (MPI_LONG_LONG, MPI_C_COMPLEX) come after the name they report.
+/// Every predefined datatype handle with its standard name. A handle with two names is
+/// listed under the one MPICH's `MPI_Type_get_name` reports, first (the first entry of a
+/// handle wins): MPI_LONG_LONG_INT (= MPI_LONG_LONG), MPI_C_COMPLEX (= MPI_C_FLOAT_COMPLEX).
 const PREDEFINED: &[(MPI_Datatype, &str, Def)] = &[
     (MPI_CHAR, "MPI_CHAR", Def::B(Basic::Char)),
     (MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", Def::B(Basic::I8)),
@@ -83,6 +84,7 @@ const PREDEFINED: &[(MPI_Datatype, &str, Def)] = &[
     (MPI_UINT32_T, "MPI_UINT32_T", Def::B(Basic::U32)),
     (MPI_UINT64_T, "MPI_UINT64_T", Def::B(Basic::U64)),
     (MPI_C_BOOL, "MPI_C_BOOL", Def::B(Basic::Bool)),
+    (MPI_C_COMPLEX, "MPI_C_COMPLEX", Def::B(Basic::ComplexF32)),
     (MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", Def::B(Basic::ComplexF32)),
     (MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", Def::B(Basic::ComplexF64)),
     (MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", Def::B(Basic::ComplexLongDouble)),
@@ -1274,6 +1276,11 @@ mod tests {
         unsafe {
             PMPI_Type_get_name(MPI_DOUBLE_INT, buf.as_mut_ptr(), &mut len);
             assert_eq!(std::ffi::CStr::from_ptr(buf.as_ptr()).to_str().unwrap(), "MPI_DOUBLE_INT");
+            // Aliased handles report the name MPICH gives them.
+            for (h, want) in [(MPI_C_FLOAT_COMPLEX, "MPI_C_COMPLEX"), (MPI_LONG_LONG, "MPI_LONG_LONG_INT")] {
+                PMPI_Type_get_name(h, buf.as_mut_ptr(), &mut len);
+                assert_eq!(std::ffi::CStr::from_ptr(buf.as_ptr()).to_str().unwrap(), want);
+            }
             let mut v = 0;
             PMPI_Type_contiguous(2, MPI_INT, &mut v);
             PMPI_Type_get_name(v, buf.as_mut_ptr(), &mut len);

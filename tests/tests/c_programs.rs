@@ -179,6 +179,13 @@ fn pack_external32() {
     run_program_all("pack_external32", &[]);
 }
 
+/// MPI_Type_get_name of every predefined type (aliased handles report MPICH's name), and
+/// names set on predefined and derived types.
+#[test]
+fn type_names() {
+    run_program_all("type_names", &[]);
+}
+
 /// MPIX_C_FLOAT16: queries, point-to-point through a vector, pack, reductions.
 #[test]
 fn float16() {
