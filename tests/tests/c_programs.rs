@@ -179,6 +179,13 @@ fn pack_external32() {
     run_program_all("pack_external32", &[]);
 }
 
+/// Empty blocks (blocklength 0) first, in the middle, last or only, at displacements that
+/// would overflow if placed: construction, bounds, pack/unpack and a ring exchange.
+#[test]
+fn zero_blocks() {
+    run_program_all("zero_blocks", &[]);
+}
+
 /// MPI_Type_get_name of every predefined type (aliased handles report MPICH's name), and
 /// names set on predefined and derived types.
 #[test]

@@ -358,6 +358,21 @@ fn external32_narrows_long_and_wchar() {
 }
 
 #[test]
+fn empty_blocks_may_have_any_displacement() {
+    let t = Datatype::hindexed(&[0, 4, 0], &[isize::MAX, 8, isize::MIN], &int()).unwrap();
+    assert_eq!((t.size(), t.lb(), t.extent(), t.true_lb(), t.true_extent()), (16, 8, 16, 8, 16));
+    let big = Datatype::resized(&int(), 0, 1 << 40).unwrap();
+    let t = Datatype::indexed(&[0, 1], &[i32::MAX as isize, 0], &big).unwrap();
+    assert_eq!((t.size(), t.lb(), t.extent()), (4, 0, 1 << 40));
+    let t = Datatype::structure(&[0, 1], &[isize::MAX, 4], &[Datatype::basic(Basic::F64), int()]).unwrap();
+    assert_eq!((t.size(), t.lb(), t.extent()), (4, 4, 4));
+    let t = Datatype::hvector(3, 0, isize::MAX, &int()).unwrap();
+    assert_eq!((t.size(), t.lb(), t.extent()), (0, 0, 0));
+    // A placed block still may not overflow.
+    assert!(Datatype::hindexed(&[1], &[isize::MAX], &int()).is_err());
+}
+
+#[test]
 fn signature_and_uniform_basic() {
     let v = Datatype::vector(2, 3, 5, &Datatype::basic(Basic::F64)).unwrap();
     assert_eq!(v.signature(), vec![(Basic::F64, 6)]);
