@@ -186,6 +186,13 @@ fn zero_blocks() {
     run_program_all("zero_blocks", &[]);
 }
 
+/// Structs with MPI_LB / MPI_UB markers: a marker sets only its own bound (a struct of an
+/// MPI_LB marker alone has ub 0), as MPICH computes them.
+#[test]
+fn struct_markers() {
+    run_program_all("struct_markers", &[]);
+}
+
 /// MPI_Type_get_name of every predefined type (aliased handles report MPICH's name), and
 /// names set on predefined and derived types.
 #[test]

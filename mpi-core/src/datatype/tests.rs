@@ -189,6 +189,21 @@ fn markers_set_sticky_bounds() {
 }
 
 #[test]
+fn a_marker_sets_only_its_own_bound() {
+    let lb = Datatype::marker(Marker::Lb);
+    let ub = Datatype::marker(Marker::Ub);
+    let t = Datatype::structure(&[1], &[10], &[lb.clone()]).unwrap();
+    assert_eq!((t.lb(), t.ub(), t.extent(), t.size()), (10, 0, -10, 0));
+    let t = Datatype::structure(&[1], &[10], &[ub]).unwrap();
+    assert_eq!((t.lb(), t.ub()), (0, 10));
+    let t = Datatype::structure(&[1, 1], &[20, 0], &[lb.clone(), int()]).unwrap();
+    assert_eq!((t.lb(), t.ub()), (20, 4));
+    // The real entries keep their padding when only lb is given (as MPICH).
+    let t = Datatype::structure(&[1, 1, 1], &[-8, 0, 8], &[lb, Datatype::basic(Basic::F64), Datatype::basic(Basic::Char)]).unwrap();
+    assert_eq!((t.lb(), t.ub()), (-8, 16));
+}
+
+#[test]
 fn resized_changes_only_bounds() {
     let t = Datatype::resized(&int(), -4, 16).unwrap();
     assert_eq!((t.lb(), t.extent(), t.true_lb(), t.true_extent(), t.size()), (-4, 16, 0, 4, 4));

@@ -297,7 +297,12 @@ impl Datatype {
             // Copies sit at disp + k*extent, k in 0..bl: the extremes are at k = 0 or bl-1.
             let span = (bl as isize - 1).wrapping_mul(t.extent());
             let (lo_shift, hi_shift) = (span.min(0), span.max(0));
-            any.add(disp + lo_shift + t.lb, disp + hi_shift + t.ub);
+            // A marker sets only its own bound: a struct of MPI_LB markers alone has ub 0,
+            // not the markers' place (MPICH's rule, which drops the markers, builds the
+            // rest and resizes; the MPI-1 text would count the marker in max_j disp_j).
+            if !matches!(t.kind, Kind::Marker(_)) {
+                any.add(disp + lo_shift + t.lb, disp + hi_shift + t.ub);
+            }
             if t.explicit_lb {
                 let v = disp + lo_shift + t.lb;
                 expl_lb = Some(expl_lb.map_or(v, |e| e.min(v)));
@@ -322,9 +327,11 @@ impl Datatype {
                 lb = *new_lb;
                 ub = add(*new_lb, *extent)?;
             }
-            // The standard's "epsilon": a struct's extent is rounded up to its alignment.
-            Kind::Struct { .. } if !explicit_lb && !explicit_ub => {
-                let ext = ub - lb;
+            // The standard's "epsilon": a struct's extent is rounded up to its alignment. As
+            // MPICH does, the span of the entries other than markers is rounded, and an
+            // MPI_LB marker moves lb without undoing the padding of ub.
+            Kind::Struct { .. } if !explicit_ub => {
+                let ext = any_ub - any_lb;
                 if ext > 0 && ext % align as isize != 0 {
                     ub += align as isize - ext % align as isize;
                 }
