@@ -117,7 +117,9 @@ fn predefined(keyval: c_int) -> Option<*mut c_int> {
 // ------------------------------------------------------------------ hooks for constructors
 
 /// Copies the attributes of `old` onto `new` through the keyvals' copy callbacks (on
-/// `MPI_Comm_dup`, `MPI_Type_dup`). Returns the failing callback's code on error.
+/// `MPI_Comm_dup`, `MPI_Type_dup`). When a callback fails, the copies already made are
+/// deleted again (their delete callbacks run, as when the new object is freed) and the
+/// failing callback's code is returned: the caller then destroys `new` and fails.
 pub fn copy_attrs(kind: Kind, old: c_int, new: c_int) -> Result<(), c_int> {
     let list: Vec<(c_int, *mut c_void, Keyval)> = with_table(|t| {
         let l = t.attrs.get(&(kind, old)).cloned().unwrap_or_default();
@@ -130,6 +132,7 @@ pub fn copy_attrs(kind: Kind, old: c_int, new: c_int) -> Result<(), c_int> {
         // SAFETY: a user callback with the standard's signature; `out` and `flag` are valid.
         let rc = unsafe { copy(old, k, kv.extra, v, &mut out as *mut *mut c_void as *mut c_void, &mut flag) };
         if rc != MPI_SUCCESS {
+            let _ = delete_all(kind, new);
             return Err(rc);
         }
         if flag != 0 {
@@ -141,7 +144,11 @@ pub fn copy_attrs(kind: Kind, old: c_int, new: c_int) -> Result<(), c_int> {
 
 /// Deletes every attribute of `h`, newest first, running delete callbacks (on
 /// `MPI_Comm_free`, `MPI_Type_free`, `MPI_Win_free`, and for `MPI_COMM_SELF` at finalize).
+/// A failing callback does not stop the others and its attribute goes too (as MPICH does);
+/// the first failing code is returned, and the caller then keeps the object and fails, so
+/// that a second free succeeds.
 pub fn delete_all(kind: Kind, h: c_int) -> Result<(), c_int> {
+    let mut res = Ok(());
     loop {
         let last = with_table(|t| {
             let l = t.attrs.get_mut(&(kind, h))?;
@@ -151,13 +158,13 @@ pub fn delete_all(kind: Kind, h: c_int) -> Result<(), c_int> {
         });
         let Some((k, v, kv)) = last else {
             with_table(|t| t.attrs.remove(&(kind, h)));
-            return Ok(());
+            return res;
         };
         if let Some(Keyval { delete: Some(del), extra, .. }) = kv {
             // SAFETY: a user callback with the standard's signature.
             let rc = unsafe { del(h, k, v, extra) };
-            if rc != MPI_SUCCESS {
-                return Err(rc);
+            if rc != MPI_SUCCESS && res.is_ok() {
+                res = Err(rc);
             }
         }
     }
@@ -267,26 +274,34 @@ pub(crate) fn get_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c_in
     MPI_SUCCESS
 }
 
+/// Deletes one attribute. Its delete callback runs first, and when it fails the attribute
+/// stays (the standard makes the call erroneous; MPICH keeps the value, and its attrerr
+/// tests then expect the copy callback to still run on a dup).
 pub(crate) fn delete_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c_int) -> c_int {
     let r = with_table(|t| {
         let kv = keyval_of(t, kind, keyval)?;
-        let l = t.attrs.get_mut(&(kind, h)).ok_or("no such attribute")?;
-        let i = l.iter().position(|(k, _)| *k == keyval).ok_or("no such attribute")?;
-        Ok::<_, String>((l.remove(i).1, kv))
+        let l = t.attrs.get(&(kind, h)).ok_or("no such attribute")?;
+        let v = l.iter().find(|(k, _)| *k == keyval).ok_or("no such attribute")?.1;
+        Ok::<_, String>((v, kv))
     });
-    match r {
-        Ok((v, kv)) => {
-            if let Some(del) = kv.delete {
-                // SAFETY: a user callback with the standard's signature.
-                let rc = unsafe { del(h, keyval, v, kv.extra) };
-                if rc != MPI_SUCCESS {
-                    return on.raise(func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}"));
-                }
-            }
-            MPI_SUCCESS
+    let (v, kv) = match r {
+        Ok(x) => x,
+        Err(m) => return on.raise(func, MPI_ERR_KEYVAL, m),
+    };
+    if let Some(del) = kv.delete {
+        // SAFETY: a user callback with the standard's signature.
+        let rc = unsafe { del(h, keyval, v, kv.extra) };
+        if rc != MPI_SUCCESS {
+            return on.raise(func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}; the attribute stays"));
         }
-        Err(m) => on.raise(func, MPI_ERR_KEYVAL, m),
     }
+    // The callback ran without the lock: drop the entry it was given, if still there.
+    with_table(|t| {
+        if let Some(l) = t.attrs.get_mut(&(kind, h)) {
+            l.retain(|&(k, x)| !(k == keyval && x == v));
+        }
+    });
+    MPI_SUCCESS
 }
 
 /// Checks that MPI is up and `comm` exists.

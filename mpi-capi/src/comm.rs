@@ -165,9 +165,30 @@ pub fn dup(func: &str, comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> R
     }
     let h = install(new);
     if let Err(rc) = attributes::copy_attrs(Kind::Comm, comm, h) {
+        // No half-made communicator stays behind (copy_attrs deleted the copies made).
+        runtime::with(|rt| {
+            if let Some(c) = rt.comms.remove(comm_index(h).unwrap()) {
+                rt.engine.forget_context(c.coll_ctx());
+            }
+        });
         return Err(raise(comm, func, MPI_ERR_OTHER, format!("an attribute copy callback returned {rc}")));
     }
     Ok(h)
+}
+
+/// Stores the result of `dup` in `newcomm`: the new handle, or `MPI_COMM_NULL` on error
+/// (as MPICH leaves it), returning the code.
+fn store_dup(func: &str, comm: MPI_Comm, newcomm: *mut MPI_Comm, r: Result<MPI_Comm, c_int>) -> c_int {
+    match r {
+        Ok(h) => store_comm(func, comm, newcomm, h),
+        Err(rc) => {
+            if !newcomm.is_null() {
+                // SAFETY: checked non-null; the caller passes an MPI_Comm.
+                unsafe { *newcomm = MPI_COMM_NULL };
+            }
+            rc
+        }
+    }
 }
 
 /// Splits `comm` by `color` (`MPI_UNDEFINED`: no communicator) and `key` (ties broken by
@@ -327,10 +348,7 @@ pub unsafe extern "C" fn PMPI_Comm_compare(comm1: MPI_Comm, comm2: MPI_Comm, res
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     require_init!("MPI_Comm_dup");
-    match dup("MPI_Comm_dup", comm, None) {
-        Ok(h) => store_comm("MPI_Comm_dup", comm, newcomm, h),
-        Err(rc) => rc,
-    }
+    store_dup("MPI_Comm_dup", comm, newcomm, dup("MPI_Comm_dup", comm, None))
 }
 
 #[no_mangle]
@@ -340,10 +358,7 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info,
     let Some(p) = crate::info::pairs(info) else {
         return raise(comm, func, MPI_ERR_INFO, format!("invalid info handle {info:#x}"));
     };
-    match dup(func, comm, Some(p)) {
-        Ok(h) => store_comm(func, comm, newcomm, h),
-        Err(rc) => rc,
-    }
+    store_dup(func, comm, newcomm, dup(func, comm, Some(p)))
 }
 
 /// `MPI_Comm_idup`: the duplicate enters the table at once (attributes copied now, as
@@ -377,6 +392,8 @@ unsafe fn idup(func: &str, comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut
     let h = install(new);
     if let Err(rc) = attributes::copy_attrs(Kind::Comm, comm, h) {
         runtime::with(|rt| rt.comms.remove(comm_index(h).unwrap()));
+        // SAFETY: checked non-null.
+        unsafe { *newcomm = MPI_COMM_NULL };
         return raise(comm, func, MPI_ERR_OTHER, format!("an attribute copy callback returned {rc}"));
     }
     let ag = match agreement_on(idx, true) {

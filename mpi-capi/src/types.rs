@@ -182,6 +182,21 @@ fn insert(ty: Arc<Datatype>) -> Option<MPI_Datatype> {
     Some((DERIVED_TAG | slot as u32) as MPI_Datatype)
 }
 
+/// Frees the slot of a derived handle. Requests holding the type keep their own Arc: it
+/// lives until they complete.
+fn release_slot(slot: usize) {
+    let mut t = table();
+    t.slots[slot] = None;
+    t.free.push(slot);
+}
+
+/// Frees a derived handle just made (no attributes, never given to the user).
+fn release(h: MPI_Datatype) {
+    if let Some(slot) = slot_of(h) {
+        release_slot(slot);
+    }
+}
+
 /// The handle to give back for a child type in `MPI_Type_get_contents`: its predefined
 /// handle, or a new handle to the same type.
 fn handle_for(ty: &Arc<Datatype>) -> Option<MPI_Datatype> {
@@ -522,9 +537,17 @@ pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_
         }
         // SAFETY: the caller passes a writable newtype.
         unsafe { give(F, dup, newtype) }?;
-        // Attribute copy callbacks run on the duplicate.
+        // Attribute copy callbacks run on the duplicate. When one fails, the duplicate goes
+        // again and newtype is MPI_DATATYPE_NULL (as MPICH leaves it).
         // SAFETY: `give` checked and wrote newtype.
-        crate::attributes::type_attrs_on_dup(oldtype, unsafe { *newtype })
+        let h = unsafe { *newtype };
+        if let Err(rc) = crate::attributes::type_attrs_on_dup(oldtype, h) {
+            release(h);
+            // SAFETY: as above.
+            unsafe { *newtype = MPI_DATATYPE_NULL };
+            return Err(fail(F, MPI_ERR_OTHER, format!("an attribute copy callback returned {rc}")));
+        }
+        Ok(())
     })
 }
 
@@ -657,14 +680,12 @@ pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
         let Some(slot) = slot_of(dt).filter(|_| f90_of(dt).is_none()) else {
             return Err(fail(F, MPI_ERR_TYPE, "predefined datatypes cannot be freed (those of MPI_Type_create_f90_* neither)"));
         };
-        // Attribute delete callbacks run before the handle goes away.
-        crate::attributes::type_attrs_on_free(dt)?;
-        {
-            let mut t = table();
-            // Requests holding the type keep their own Arc: it lives until they complete.
-            t.slots[slot] = None;
-            t.free.push(slot);
+        // Attribute delete callbacks run before the handle goes away; when one fails the
+        // type stays (without its attributes) and the free fails, as MPI_Comm_free does.
+        if let Err(rc) = crate::attributes::type_attrs_on_free(dt) {
+            return Err(fail(F, MPI_ERR_OTHER, format!("an attribute delete callback returned {rc}")));
         }
+        release_slot(slot);
         // SAFETY: as above.
         unsafe { *p = MPI_DATATYPE_NULL };
         Ok(())

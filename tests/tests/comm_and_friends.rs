@@ -57,6 +57,14 @@ fn attr_callbacks() {
     run_program_all("attr_callbacks", &[]);
 }
 
+/// Failing attribute copy and delete callbacks on communicators, datatypes and windows:
+/// dup fails with MPI_ERR_OTHER and a null handle (copies made are deleted again), a failed
+/// delete keeps the attribute, a failed free keeps the object, and nothing leaks.
+#[test]
+fn attr_errors() {
+    run_program_all("attr_errors", &[]);
+}
+
 #[test]
 fn errh_user() {
     run_program_all("errh_user", &[]);
