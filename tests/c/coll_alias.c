@@ -8,7 +8,12 @@
  *  - root only (the others pass correct buffers and wait): Reduce, Gather (own block),
  *    Gatherv, Scatter (own block), Scatterv, Ireduce, Igather;
  *  - what is not aliasing stays accepted: the same pointer with nothing to move, and
- *    MPI_IN_PLACE. */
+ *    MPI_IN_PLACE.
+ * Then mismatched lengths (MPICH's errors/coll/bcastlength): a Bcast (and Ibcast, and a
+ * large one that goes by rendezvous) where the root sends fewer items than the others
+ * expect is an error on every non-root (MPI_ERR_OTHER), more items MPI_ERR_TRUNCATE;
+ * every rank still returns (a failed transfer does not stop the broadcast's forwarding)
+ * and a correct Bcast follows. */
 #include "testutil.h"
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +149,34 @@ int main(int argc, char **argv)
                 }
             }
         }
+    }
+
+    /* Mismatched lengths. */
+    for (int big = 0; big < 2; big++) {
+        int unit = big ? 100000 : 1; /* large: rendezvous transfers */
+        int *b = malloc(10 * unit * sizeof(int));
+        for (int nb = 0; nb < 2; nb++) {
+            for (int root = 0; root < n; root++) {
+                for (int longer = 0; longer < 2; longer++) {
+                    /* longer: the others expect 10 units and the root sends 1, else the reverse */
+                    int cnt = (rank == root) == (longer == 1) ? unit : 10 * unit;
+                    MPI_Request r;
+                    int rc = nb ? MPI_Ibcast(b, cnt, MPI_INT, root, MPI_COMM_WORLD, &r) : MPI_Bcast(b, cnt, MPI_INT, root, MPI_COMM_WORLD);
+                    if (nb && rc == MPI_SUCCESS)
+                        rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
+                    int cls = -1;
+                    MPI_Error_class(rc, &cls);
+                    if (rank != root && n > 1)
+                        CHECK(cls == (longer ? MPI_ERR_OTHER : MPI_ERR_TRUNCATE), "%s%s bcast from %d, %s message: class %d", big ? "large " : "", nb ? "nonblocking" : "blocking", root, longer ? "short" : "long", cls);
+                    for (int i = 0; i < 10 * unit; i++)
+                        b[i] = rank == root ? i : -1;
+                    MPI_OK(MPI_Bcast(b, 10 * unit, MPI_INT, root, MPI_COMM_WORLD));
+                    for (int i = 0; i < 10 * unit; i += unit)
+                        CHECK(b[i] == i, "bcast after a mismatch: item %d is %d", i, b[i]);
+                }
+            }
+        }
+        free(b);
     }
 
     /* Not aliasing: same pointer with nothing to move, and MPI_IN_PLACE. */

@@ -20,6 +20,7 @@
 //! even run again (measured with 4 ranks on 2 cores: see docs/performance.md).
 
 use super::schedule::CollComm;
+use crate::error::ErrorClass;
 use crate::op::{Elem, PredefOp};
 use crate::request::ReqId;
 use std::sync::Arc;
@@ -86,11 +87,13 @@ pub struct Direct {
     pub(crate) received: bool,
     /// Caller-provided temporary of `len` bytes for the partner's vector (allreduce).
     pub(crate) tmp: *mut u8,
+    /// A transfer failed (reported when the operation ends).
+    pub(crate) failed: Option<ErrorClass>,
 }
 
 impl Direct {
     pub fn new(comm: CollComm, tag: i32, op: DirectOp, buf: *mut u8, len: usize, tmp: *mut u8) -> Direct {
-        Direct { ctx: comm.ctx, tag, rank: comm.rank, world: comm.world_ranks, op, buf, len, round: 0, recv: None, sends: [0; MAX_SENDS], nsends: 0, in_flight: false, received: false, tmp }
+        Direct { ctx: comm.ctx, tag, rank: comm.rank, world: comm.world_ranks, op, buf, len, round: 0, recv: None, sends: [0; MAX_SENDS], nsends: 0, in_flight: false, received: false, tmp, failed: None }
     }
 
     pub fn size(&self) -> usize {

@@ -1,6 +1,7 @@
 //! The schedule type and its executor.
 
 use crate::datatype::Datatype;
+use crate::error::ErrorClass;
 use crate::op::{Elem, PredefOp};
 use crate::request::{ReqId, SendMode};
 use std::sync::Arc;
@@ -168,6 +169,8 @@ pub struct Schedule {
     /// The current round's transfers were started (its local actions run when they end).
     pub(crate) in_flight: bool,
     started: bool,
+    /// A transfer failed (reported when the schedule ends).
+    pub(crate) failed: Option<ErrorClass>,
 }
 
 // SAFETY: raw pointers refer to caller buffers that stay valid until the collective
@@ -192,6 +195,7 @@ impl Schedule {
             pending: Vec::new(),
             in_flight: false,
             started: false,
+            failed: None,
         }
     }
 
@@ -212,6 +216,7 @@ impl Schedule {
         self.pending.clear();
         self.in_flight = false;
         self.started = false;
+        self.failed = None;
     }
 
     /// Sets the reduction kernel used by `Action::Reduce`.

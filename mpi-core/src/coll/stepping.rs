@@ -14,7 +14,7 @@ use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::header::{Header, Kind, FLAG_SYNC};
 use crate::matching::Envelope;
 use crate::protocol::{Engine, Route, Unexpected};
-use crate::request::{Op, RawBuf, ReqId, SendMode, State};
+use crate::request::{Op, RawBuf, ReqId, Request, SendMode, State};
 use crate::transport::{Link, Via};
 
 impl Engine {
@@ -84,14 +84,17 @@ impl Engine {
                 for p in s.pending_mut().drain(..) {
                     failed = failed.or(self.coll_finish(p));
                 }
-                if let Some(e) = failed {
-                    return Err(MpiError::new(e, "a transfer inside a collective failed (message larger than expected: do all ranks pass matching counts and datatypes?)"));
-                }
+                // A failed transfer does not stop the schedule: the peers it still serves
+                // (a subtree of a broadcast) would wait forever. The error is reported at the end.
+                s.failed = s.failed.or(failed);
                 s.in_flight = false;
                 s.finish_round();
             }
             if s.done() {
-                return Ok(true);
+                return match s.failed.take() {
+                    Some(e) => Err(MpiError::new(e, MISMATCH)),
+                    None => Ok(true),
+                };
             }
             let round = s.round_range();
             let (ctx, me, tag) = (s.comm.ctx, s.comm.rank as i32, s.tag);
@@ -155,7 +158,7 @@ impl Engine {
                 }
             }
         };
-        self.reqs.remove(rid).and_then(|r| r.status.error)
+        self.reqs.remove(rid).and_then(|r| r.status.error.or_else(|| short_receive(&r)))
     }
 
     /// Posts a collective receive into `buf`: matched at once against early messages (then
@@ -311,9 +314,7 @@ impl Engine {
                     failed = failed.or(self.coll_finish(Pending::Req(d.sends[k])));
                 }
                 d.nsends = 0;
-                if let Some(e) = failed {
-                    return Err(MpiError::new(e, "a transfer inside a collective failed (message larger than expected: do all ranks pass matching counts and datatypes?)"));
-                }
+                d.failed = d.failed.or(failed); // reported at the end, as for schedules
                 d.in_flight = false;
                 if let (DirectOp::Reduce { op, elem, .. } | DirectOp::ReduceFlat { op, elem, .. }, true) = (d.op, d.received) {
                     // SAFETY: `tmp` holds a child's `len` bytes, `buf` this rank's
@@ -337,7 +338,10 @@ impl Engine {
                 d.round += 1;
             }
             if d.round >= d.rounds() {
-                return Ok(true);
+                return match d.failed.take() {
+                    Some(e) => Err(MpiError::new(e, MISMATCH)),
+                    None => Ok(true),
+                };
             }
             let (n, me, r) = (d.size(), d.rank, d.round);
             d.received = false;
@@ -488,11 +492,28 @@ impl Engine {
     }
 }
 
-/// Copies an arrived collective payload into its receive buffer: Done, or Failed when it
-/// does not fit (the ranks disagree about the sizes).
+/// The error of a collective whose transfers failed (in practice: sizes that differ between
+/// ranks).
+const MISMATCH: &str = "a message inside a collective was longer or shorter than expected: do all ranks pass matching counts and datatypes?";
+
+/// Every collective receive expects exactly its buffer's length: a message that is
+/// shorter means the ranks disagree about counts or datatypes (as a longer one does), an
+/// error MPICH reports too (its errors/coll/bcastlength) rather than leaving stale data.
+fn short_receive(r: &Request) -> Option<ErrorClass> {
+    match r.op {
+        Op::Recv { buf, .. } if r.status.bytes < buf.len => Some(ErrorClass::Other),
+        _ => None,
+    }
+}
+
+/// Copies an arrived collective payload into its receive buffer: Done, or Failed when its
+/// length is not the buffer's (the ranks disagree about the sizes).
 fn coll_copy(buf: RawBuf, data: &[u8]) -> RecvState {
     if data.len() > buf.len {
         return RecvState::Failed(ErrorClass::Truncate);
+    }
+    if data.len() < buf.len {
+        return RecvState::Failed(ErrorClass::Other);
     }
     if !data.is_empty() {
         // SAFETY: the receive buffer is valid for `buf.len` ≥ data.len() bytes.
