@@ -576,15 +576,29 @@ static void big(void)
 }
 
 /* Zero-size accumulates move nothing, so an op that is not defined on the type is not an
- * error (mpi4py probes MPI_Get_accumulate this way: 0 MPI_BYTEs with MPI_SUM). */
+ * error (mpi4py probes MPI_Get_accumulate this way: 0 MPI_BYTEs with MPI_SUM), nor are
+ * origin and target types that differ when either side is empty: zero counts or a
+ * zero-size derived type on one side (MPICH's rma/badrma). */
 static void zero_count(void)
 {
     char none = 0, res = 0;
+    int t = (rank + 1) % nprocs;
+    MPI_Datatype empty;
+    MPI_OK(MPI_Type_contiguous(0, MPI_INT, &empty));
+    MPI_OK(MPI_Type_commit(&empty));
     MPI_OK(MPI_Win_lock_all(0, win));
-    MPI_OK(MPI_Accumulate(&none, 0, MPI_BYTE, (rank + 1) % nprocs, 0, 0, MPI_BYTE, MPI_SUM, win));
-    MPI_OK(MPI_Get_accumulate(&none, 0, MPI_BYTE, &res, 0, MPI_BYTE, (rank + 1) % nprocs, 0, 0,
+    MPI_OK(MPI_Accumulate(&none, 0, MPI_BYTE, t, 0, 0, MPI_BYTE, MPI_SUM, win));
+    MPI_OK(MPI_Get_accumulate(&none, 0, MPI_BYTE, &res, 0, MPI_BYTE, t, 0, 0,
                               MPI_BYTE, MPI_SUM, win));
+    MPI_OK(MPI_Accumulate(&none, 0, MPI_INT, t, 0, 0, MPI_DOUBLE, MPI_SUM, win));
+    MPI_OK(MPI_Accumulate(&none, 1, empty, t, 0, 0, MPI_DOUBLE, MPI_SUM, win));
+    MPI_OK(MPI_Accumulate(&none, 0, MPI_DOUBLE, t, 0, 2, empty, MPI_SUM, win));
+    MPI_OK(MPI_Get_accumulate(&none, 0, MPI_INT, &res, 0, MPI_DOUBLE, t, 0, 0, MPI_DOUBLE, MPI_SUM, win));
+    MPI_OK(MPI_Get_accumulate(NULL, 2, empty, NULL, 1, empty, t, 0, 1, empty, MPI_SUM, win));
+    MPI_OK(MPI_Put(NULL, 0, MPI_INT, t, 0, 0, MPI_DOUBLE, win));
+    MPI_OK(MPI_Get(NULL, 1, empty, t, 0, 0, MPI_INT, win));
     MPI_OK(MPI_Win_unlock_all(win));
+    MPI_OK(MPI_Type_free(&empty));
 }
 
 int main(int argc, char **argv)

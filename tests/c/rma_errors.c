@@ -235,9 +235,26 @@ int main(int argc, char **argv)
     EXPECT(MPI_Win_flush(right, win), MPI_ERR_RMA_SYNC);
     EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win), MPI_ERR_RMA_SYNC);
     EXPECT(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC);
+    EXPECT(MPI_Win_start(MPI_GROUP_EMPTY, 0, win), MPI_ERR_RMA_SYNC);
     MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     CHECK(wmem[3] == 5, "the put of the fence epoch with errors: %d, expected 5", wmem[3]);
     usable_fence(7);
+    /* A lock epoch right after a fence (legal: no RMA call yet) ends the fence's epoch: an
+     * access after the unlock is outside any epoch until the next fence (MPICH's
+     * errors/rma/win_sync_lock_fence). */
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, right, MPI_MODE_NOCHECK, win));
+    MPI_OK(MPI_Get(&y, 1, MPI_INT, right, 0, 1, MPI_INT, win));
+    MPI_OK(MPI_Win_unlock(right, win));
+    EXPECT(MPI_Get(&y, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win));
+    MPI_OK(MPI_Win_unlock_all(win));
+    EXPECT(MPI_Put(&x, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Put(&x, 1, MPI_INT, right, 3, 1, MPI_INT, win)); /* the new fence's epoch */
+    MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    usable_fence(8);
 
     /* ---- 5. invalid window handle ---- */
     {

@@ -48,6 +48,8 @@ static void exercise(MPI_Win win, int *mybase, int contiguous, const char *kind)
         if (sz > 0)
             CHECK(p != NULL, "%s: MPI_Win_shared_query(%d): NULL pointer for %ld bytes", kind, r,
                   (long)sz);
+        else
+            CHECK(p == NULL, "%s: MPI_Win_shared_query(%d) of an empty segment gave %p, not NULL (as MPICH)", kind, r, p);
         if (r == srank && sz > 0)
             CHECK(p == (void *)mybase, "%s: query of my own rank gave %p, my base is %p", kind, p,
                   (void *)mybase);

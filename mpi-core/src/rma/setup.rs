@@ -254,6 +254,8 @@ pub fn shared_query(w: &Win, rank: Option<usize>) -> (usize, usize, *mut u8) {
     let Some(r) = pick else { return (0, w.disp_unit, std::ptr::null_mut()) };
     let t = &w.targets[r];
     match t.access {
+        // An empty segment has no address: NULL, as MPICH gives (its rma/win_shared_* tests).
+        Access::Mapped { .. } if t.size == 0 => (0, t.disp_unit, std::ptr::null_mut()),
         Access::Mapped { base } if w.flavor != Flavor::Dynamic => (t.size, t.disp_unit, base as *mut u8),
         _ => (0, t.disp_unit, std::ptr::null_mut()),
     }

@@ -166,7 +166,7 @@ fn release(idx: usize, target: usize, held: Held) -> MpiResult<()> {
 /// `MPI_Win_lock`.
 pub fn lock(idx: usize, target: usize, exclusive: bool, nocheck: bool) -> MpiResult<()> {
     runtime::with(|rt| {
-        let w = rt.wins.get(idx).ok_or_else(win_err)?;
+        let w = rt.wins.get_mut(idx).ok_or_else(win_err)?;
         if w.lock_all {
             return Err(sync_err(format!("MPI_Win_lock of rank {target} inside MPI_Win_lock_all's epoch")));
         }
@@ -179,6 +179,7 @@ pub fn lock(idx: usize, target: usize, exclusive: bool, nocheck: bool) -> MpiRes
         if w.start_group.is_some() {
             return Err(sync_err("MPI_Win_lock inside a PSCW access epoch (MPI_Win_start)".into()));
         }
+        w.fence_epoch = false; // the fence's (empty) epoch ends; the next fence opens one
         Ok(())
     })?;
     if !nocheck {
@@ -208,7 +209,7 @@ pub fn unlock(idx: usize, target: usize) -> MpiResult<()> {
 /// `MPI_Win_lock_all`: a shared lock on every target.
 pub fn lock_all(idx: usize, nocheck: bool) -> MpiResult<()> {
     let n = runtime::with(|rt| {
-        let w = rt.wins.get(idx).ok_or_else(win_err)?;
+        let w = rt.wins.get_mut(idx).ok_or_else(win_err)?;
         if w.lock_all || w.targets.iter().any(|t| t.held != Held::None) {
             return Err(sync_err("MPI_Win_lock_all while this process holds a lock on the window".into()));
         }
@@ -218,6 +219,7 @@ pub fn lock_all(idx: usize, nocheck: bool) -> MpiResult<()> {
         if w.start_group.is_some() {
             return Err(sync_err("MPI_Win_lock_all inside a PSCW access epoch (MPI_Win_start)".into()));
         }
+        w.fence_epoch = false; // as in `lock`
         Ok(w.targets.len())
     })?;
     for t in 0..n {
@@ -296,6 +298,10 @@ pub fn start(idx: usize, group: Vec<usize>, nocheck: bool) -> MpiResult<()> {
             if w.lock_all || w.targets.iter().any(|t| t.held != Held::None) {
                 return Err(sync_err("MPI_Win_start while this process holds a lock on the window".into()));
             }
+            if w.fence_epoch && w.fence_used {
+                return Err(sync_err("MPI_Win_start inside a fence epoch with operations in it (end it with MPI_Win_fence(MPI_MODE_NOSUCCEED))".into()));
+            }
+            w.fence_epoch = false; // as in `lock`
             let rids: Vec<ReqId> = if nocheck { Vec::new() } else { group.iter().map(|&t| post_notice(rt, w, t, TAG_POST)).collect() };
             w.start_group = Some(group);
             Ok(rids)
