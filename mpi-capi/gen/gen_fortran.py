@@ -10,8 +10,8 @@ Outputs: mpi-capi/src/fortran.rs      Rust `extern "C"` Fortran entry points, ea
          mpi-capi/fortran/mpif.h      every constant, the sentinel COMMON blocks, EXTERNALs
                                       (fixed-form compatible: usable from .f and .f90 files)
          mpi-capi/fortran/mpi.f90     the `mpi` module: the same constants and COMMON blocks
-                                      plus explicit interfaces; choice buffers are declared
-                                      `TYPE(*), DIMENSION(*)` with `!GCC$ ATTRIBUTES NO_ARG_CHECK`
+                                      plus explicit interfaces for the routines MPICH's module
+                                      declares (none for choice-buffer routines: NO_INTERFACE)
          mpi-capi/fortran/unbound.md  which C functions have no Fortran binding, and why
 
 The Fortran ABI (gfortran's, which other Unix compilers share): every argument by reference,
@@ -66,6 +66,27 @@ ATTR_CALLBACKS = {
 RAW_POINTERS = {("MPI_Address", "location"), ("MPI_Get_address", "location"),
                 ("MPI_Alloc_mem", "baseptr"), ("MPI_Win_allocate", "baseptr"),
                 ("MPI_Win_allocate_shared", "baseptr"), ("MPI_Win_shared_query", "baseptr")}
+# MPI_Aint arguments of deprecated MPI-1 routines that are plain INTEGER in Fortran (the
+# standard's Fortran bindings of MPI_ADDRESS, MPI_TYPE_EXTENT/LB/UB, MPI_TYPE_HVECTOR,
+# MPI_TYPE_HINDEXED and MPI_TYPE_STRUCT; MPICH's too): converted to and from MPI_Aint.
+NARROW_AINT = {("MPI_Address", "address"), ("MPI_Type_extent", "extent"),
+               ("MPI_Type_lb", "displacement"), ("MPI_Type_ub", "displacement"),
+               ("MPI_Type_hvector", "stride"), ("MPI_Type_hindexed", "array_of_displacements"),
+               ("MPI_Type_struct", "array_of_displacements")}
+# Routines the `mpi` module gives no explicit interface, as MPICH's module does not: those
+# with a C `void *` argument (choice buffers, attribute values, EXTRA_STATE, base
+# addresses: programs pass them any type and rank) and those whose array arguments programs
+# may pass scalars to (a single request, MPI_UNWEIGHTED, ...; MPICH's "scalarVector"
+# routines), and MPI_PCONTROL (variadic). An interface would make gfortran reject programs
+# MPICH's module accepts, and would clash with a user's own `subroutine MPI_Send` (a
+# profiling wrapper) that does `use mpi`.
+NO_INTERFACE = {
+    "MPI_Startall", "MPI_Testall", "MPI_Testany", "MPI_Testsome", "MPI_Waitall",
+    "MPI_Waitany", "MPI_Waitsome", "MPI_Dims_create", "MPI_Cart_rank", "MPI_Cart_coords",
+    "MPI_Cart_get", "MPI_Graph_neighbors", "MPI_Cart_sub", "MPI_Cart_map", "MPI_Cart_create",
+    "MPI_Graph_create", "MPI_Dist_graph_create", "MPI_Dist_graph_create_adjacent",
+    "MPI_Dist_graph_neighbors", "MPI_Group_translate_ranks", "MPI_Pcontrol",
+}
 # Functions without a Fortran binding (C only, or not expressible), with the reason.
 SKIP_PREFIX = ("MPI_T_",)
 SKIP = {
@@ -253,6 +274,8 @@ def classify(a):
                 a.kind = "ptr"
         else:
             a.kind = "unsupported"
+    elif key in NARROW_AINT:
+        a.kind = "narrow_in" if level == 0 else ("narrow_array_in" if a.array else "narrow_out")
     elif a.base in WIDE:
         a.kind = "val" if level == 0 else ("ptr" if level == 1 else "unsupported")
     elif a.base == "MPI_Fint":
@@ -294,6 +317,10 @@ class FFunc:
 
     def has_choice(self):
         return any(a.kind in ("choice", "raw", "detach") for a in self.args)
+
+    def has_interface(self):
+        """Whether the `mpi` module declares this routine (see NO_INTERFACE)."""
+        return self.name not in NO_INTERFACE and not any(a.base == "void" for a in self.args)
 
 
 # ---- Rust --------------------------------------------------------------------------------
@@ -708,6 +735,8 @@ def rust_fparam(a):
         return "*mut MPI_Fint"
     if k in ("file_in", "file_ptr"):
         return "*mut MPI_Fint"
+    if k in ("narrow_in", "narrow_out", "narrow_array_in"):
+        return "*mut MPI_Fint"
     base = a.base if a.base in WIDE else "c_int"
     return "*mut " + base
 
@@ -732,6 +761,16 @@ def rust_binding(f, cnames):
             call.append("*%s" % n)
         elif k == "logical_in":
             call.append("f2c_logical(*%s)" % n)
+        elif k == "narrow_in":
+            call.append("*%s as MPI_Aint" % n)
+        elif k == "narrow_out":
+            pre.append("let mut t_%s: MPI_Aint = 0;" % n)
+            call.append("&mut t_%s" % n)
+            post.append("if rc == MPI_SUCCESS { *%s = t_%s as MPI_Fint; }" % (n, n))
+        elif k == "narrow_array_in":
+            pre.append("let t_%s: Vec<MPI_Aint> = (0..(*count).max(0) as usize).map(|i| *%s.add(i) as MPI_Aint).collect();"
+                       % (n, n))
+            call.append("t_%s.as_ptr() as *mut MPI_Aint" % n)
         elif k == "keyval_in":
             call.append("keyval_f2c(*%s)" % n)
         elif k in ("ptr", "logical_array"):
@@ -939,11 +978,12 @@ def generate_mpifh(fconsts, funcs):
     w("!     Functions and predefined callbacks.")
     fns = [f for f in funcs if not f.skip and not f.is_sub]
     dbl = [f.name.upper() for f in fns if f.c.ret == "f64"]
-    aint = [f.name.upper() for f in fns if f.c.ret == "MPI_Aint"]
-    names = dbl + ["P" + n for n in dbl] + aint + ["P" + n for n in aint]
+    # MPI_AINT_ADD and MPI_AINT_DIFF are not declared, as in MPICH's mpif.h: programs declare
+    # them (`INTEGER(KIND=MPI_ADDRESS_KIND), EXTERNAL :: MPI_AINT_ADD`), which a declaration
+    # here would make a duplicate.
+    names = dbl + ["P" + n for n in dbl]
     L.extend(fixed_lines("EXTERNAL", names))
     L.extend(fixed_lines("DOUBLE PRECISION", dbl + ["P" + n for n in dbl]))
-    L.extend(fixed_lines("INTEGER*8", aint + ["P" + n for n in aint]))
     L.extend(fixed_lines("EXTERNAL", CALLBACK_EXTERNALS))
     for line in L:
         if len(line) > 72:
@@ -975,7 +1015,7 @@ def fortran_decl(a):
         return ["LOGICAL :: %s" % n]
     if k == "logical_array":
         return ["LOGICAL :: %s(*)" % n]
-    ty = "INTEGER(KIND=8)" if a.base in WIDE else "INTEGER"
+    ty = "INTEGER(KIND=8)" if a.base in WIDE and not k.startswith("narrow") else "INTEGER"
     if a.array or k in ("errcodes", "weights", "indices_out"):
         return ["%s :: %s(%s)" % (ty, n, ",".join(list(reversed(a.inner_dims)) + ["*"]))]
     return ["%s :: %s" % (ty, n)]
@@ -1035,7 +1075,7 @@ def generate_module(fconsts, funcs):
     w("")
     w("  interface")
     for f in funcs:
-        if f.skip:
+        if f.skip or not f.has_interface():
             continue
         for prefix in ("", "P"):
             L += interface(f, prefix)

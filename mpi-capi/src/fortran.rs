@@ -1197,15 +1197,17 @@ fortran_names!(f_mpi_add_error_string(errorcode: *mut c_int, string: *mut c_char
     mpi_add_error_string_ mpi_add_error_string__ mpi_add_error_string MPI_ADD_ERROR_STRING pmpi_add_error_string_ pmpi_add_error_string__ pmpi_add_error_string PMPI_ADD_ERROR_STRING);
 
 /// Fortran MPI_ADDRESS.
-unsafe fn f_mpi_address(location: *mut c_void, address: *mut MPI_Aint, ierror: *mut MPI_Fint) -> () {
+unsafe fn f_mpi_address(location: *mut c_void, address: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let rc = c_PMPI_Address(location, address as _);
+        let mut t_address: MPI_Aint = 0;
+        let rc = c_PMPI_Address(location, &mut t_address);
+        if rc == MPI_SUCCESS { *address = t_address as MPI_Fint; }
         set_ierr(ierror, rc);
     }
 }
-fortran_names!(f_mpi_address(location: *mut c_void, address: *mut MPI_Aint, ierror: *mut MPI_Fint) -> ();
+fortran_names!(f_mpi_address(location: *mut c_void, address: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
     mpi_address_ mpi_address__ mpi_address MPI_ADDRESS pmpi_address_ pmpi_address__ pmpi_address PMPI_ADDRESS);
 
 /// Fortran MPI_AINT_ADD.
@@ -4748,15 +4750,17 @@ fortran_names!(f_mpi_type_dup(oldtype: *mut c_int, newtype: *mut c_int, ierror: 
     mpi_type_dup_ mpi_type_dup__ mpi_type_dup MPI_TYPE_DUP pmpi_type_dup_ pmpi_type_dup__ pmpi_type_dup PMPI_TYPE_DUP);
 
 /// Fortran MPI_TYPE_EXTENT.
-unsafe fn f_mpi_type_extent(datatype: *mut c_int, extent: *mut MPI_Aint, ierror: *mut MPI_Fint) -> () {
+unsafe fn f_mpi_type_extent(datatype: *mut c_int, extent: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let rc = c_PMPI_Type_extent(*datatype, extent as _);
+        let mut t_extent: MPI_Aint = 0;
+        let rc = c_PMPI_Type_extent(*datatype, &mut t_extent);
+        if rc == MPI_SUCCESS { *extent = t_extent as MPI_Fint; }
         set_ierr(ierror, rc);
     }
 }
-fortran_names!(f_mpi_type_extent(datatype: *mut c_int, extent: *mut MPI_Aint, ierror: *mut MPI_Fint) -> ();
+fortran_names!(f_mpi_type_extent(datatype: *mut c_int, extent: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
     mpi_type_extent_ mpi_type_extent__ mpi_type_extent MPI_TYPE_EXTENT pmpi_type_extent_ pmpi_type_extent__ pmpi_type_extent PMPI_TYPE_EXTENT);
 
 /// Fortran MPI_TYPE_FREE.
@@ -4888,27 +4892,28 @@ fortran_names!(f_mpi_type_get_true_extent_x(datatype: *mut c_int, true_lb: *mut 
     mpi_type_get_true_extent_x_ mpi_type_get_true_extent_x__ mpi_type_get_true_extent_x MPI_TYPE_GET_TRUE_EXTENT_X pmpi_type_get_true_extent_x_ pmpi_type_get_true_extent_x__ pmpi_type_get_true_extent_x PMPI_TYPE_GET_TRUE_EXTENT_X);
 
 /// Fortran MPI_TYPE_HINDEXED.
-unsafe fn f_mpi_type_hindexed(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+unsafe fn f_mpi_type_hindexed(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Fint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let rc = c_PMPI_Type_hindexed(*count, array_of_blocklengths as _, array_of_displacements as _, *oldtype, newtype as _);
+        let t_array_of_displacements: Vec<MPI_Aint> = (0..(*count).max(0) as usize).map(|i| *array_of_displacements.add(i) as MPI_Aint).collect();
+        let rc = c_PMPI_Type_hindexed(*count, array_of_blocklengths as _, t_array_of_displacements.as_ptr() as *mut MPI_Aint, *oldtype, newtype as _);
         set_ierr(ierror, rc);
     }
 }
-fortran_names!(f_mpi_type_hindexed(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+fortran_names!(f_mpi_type_hindexed(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Fint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_type_hindexed_ mpi_type_hindexed__ mpi_type_hindexed MPI_TYPE_HINDEXED pmpi_type_hindexed_ pmpi_type_hindexed__ pmpi_type_hindexed PMPI_TYPE_HINDEXED);
 
 /// Fortran MPI_TYPE_HVECTOR.
-unsafe fn f_mpi_type_hvector(count: *mut c_int, blocklength: *mut c_int, stride: *mut MPI_Aint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+unsafe fn f_mpi_type_hvector(count: *mut c_int, blocklength: *mut c_int, stride: *mut MPI_Fint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let rc = c_PMPI_Type_hvector(*count, *blocklength, *stride, *oldtype, newtype as _);
+        let rc = c_PMPI_Type_hvector(*count, *blocklength, *stride as MPI_Aint, *oldtype, newtype as _);
         set_ierr(ierror, rc);
     }
 }
-fortran_names!(f_mpi_type_hvector(count: *mut c_int, blocklength: *mut c_int, stride: *mut MPI_Aint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+fortran_names!(f_mpi_type_hvector(count: *mut c_int, blocklength: *mut c_int, stride: *mut MPI_Fint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_type_hvector_ mpi_type_hvector__ mpi_type_hvector MPI_TYPE_HVECTOR pmpi_type_hvector_ pmpi_type_hvector__ pmpi_type_hvector PMPI_TYPE_HVECTOR);
 
 /// Fortran MPI_TYPE_INDEXED.
@@ -4924,15 +4929,17 @@ fortran_names!(f_mpi_type_indexed(count: *mut c_int, array_of_blocklengths: *mut
     mpi_type_indexed_ mpi_type_indexed__ mpi_type_indexed MPI_TYPE_INDEXED pmpi_type_indexed_ pmpi_type_indexed__ pmpi_type_indexed PMPI_TYPE_INDEXED);
 
 /// Fortran MPI_TYPE_LB.
-unsafe fn f_mpi_type_lb(datatype: *mut c_int, displacement: *mut MPI_Aint, ierror: *mut MPI_Fint) -> () {
+unsafe fn f_mpi_type_lb(datatype: *mut c_int, displacement: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let rc = c_PMPI_Type_lb(*datatype, displacement as _);
+        let mut t_displacement: MPI_Aint = 0;
+        let rc = c_PMPI_Type_lb(*datatype, &mut t_displacement);
+        if rc == MPI_SUCCESS { *displacement = t_displacement as MPI_Fint; }
         set_ierr(ierror, rc);
     }
 }
-fortran_names!(f_mpi_type_lb(datatype: *mut c_int, displacement: *mut MPI_Aint, ierror: *mut MPI_Fint) -> ();
+fortran_names!(f_mpi_type_lb(datatype: *mut c_int, displacement: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
     mpi_type_lb_ mpi_type_lb__ mpi_type_lb MPI_TYPE_LB pmpi_type_lb_ pmpi_type_lb__ pmpi_type_lb PMPI_TYPE_LB);
 
 /// Fortran MPI_TYPE_MATCH_SIZE.
@@ -4997,27 +5004,30 @@ fortran_names!(f_mpi_type_size_x(datatype: *mut c_int, size: *mut MPI_Count, ier
     mpi_type_size_x_ mpi_type_size_x__ mpi_type_size_x MPI_TYPE_SIZE_X pmpi_type_size_x_ pmpi_type_size_x__ pmpi_type_size_x PMPI_TYPE_SIZE_X);
 
 /// Fortran MPI_TYPE_STRUCT.
-unsafe fn f_mpi_type_struct(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+unsafe fn f_mpi_type_struct(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Fint, array_of_types: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let rc = c_PMPI_Type_struct(*count, array_of_blocklengths as _, array_of_displacements as _, array_of_types as _, newtype as _);
+        let t_array_of_displacements: Vec<MPI_Aint> = (0..(*count).max(0) as usize).map(|i| *array_of_displacements.add(i) as MPI_Aint).collect();
+        let rc = c_PMPI_Type_struct(*count, array_of_blocklengths as _, t_array_of_displacements.as_ptr() as *mut MPI_Aint, array_of_types as _, newtype as _);
         set_ierr(ierror, rc);
     }
 }
-fortran_names!(f_mpi_type_struct(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+fortran_names!(f_mpi_type_struct(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Fint, array_of_types: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_type_struct_ mpi_type_struct__ mpi_type_struct MPI_TYPE_STRUCT pmpi_type_struct_ pmpi_type_struct__ pmpi_type_struct PMPI_TYPE_STRUCT);
 
 /// Fortran MPI_TYPE_UB.
-unsafe fn f_mpi_type_ub(datatype: *mut c_int, displacement: *mut MPI_Aint, ierror: *mut MPI_Fint) -> () {
+unsafe fn f_mpi_type_ub(datatype: *mut c_int, displacement: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let rc = c_PMPI_Type_ub(*datatype, displacement as _);
+        let mut t_displacement: MPI_Aint = 0;
+        let rc = c_PMPI_Type_ub(*datatype, &mut t_displacement);
+        if rc == MPI_SUCCESS { *displacement = t_displacement as MPI_Fint; }
         set_ierr(ierror, rc);
     }
 }
-fortran_names!(f_mpi_type_ub(datatype: *mut c_int, displacement: *mut MPI_Aint, ierror: *mut MPI_Fint) -> ();
+fortran_names!(f_mpi_type_ub(datatype: *mut c_int, displacement: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
     mpi_type_ub_ mpi_type_ub__ mpi_type_ub MPI_TYPE_UB pmpi_type_ub_ pmpi_type_ub__ pmpi_type_ub PMPI_TYPE_UB);
 
 /// Fortran MPI_TYPE_VECTOR.

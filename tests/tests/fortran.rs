@@ -85,6 +85,16 @@ fn kind_types_match_size_and_f90() {
     run_both("kind_types");
 }
 
+#[test]
+fn mpi1_types_integer_addresses() {
+    run_both("mpi1_types");
+}
+
+#[test]
+fn module_accepts_what_mpich_accepts() {
+    run_both("module_compat");
+}
+
 /// `mpifort -show` prints the real command line: our include dir (mpif.h, mpi.mod), the
 /// library with an rpath; mpif77 and mpif90 are the same wrapper.
 #[test]
