@@ -491,6 +491,15 @@ unsafe fn str_in(p: *const c_char, len: usize) -> Vec<u8> {
     v
 }
 
+/// An MPI_Info key or value: leading and trailing blanks removed (in Fortran the standard
+/// strips both from info keys and values).
+unsafe fn str_in_info(p: *const c_char, len: usize) -> Vec<u8> {
+    // SAFETY: as str_in.
+    let v = unsafe { str_in(p, len) };
+    let start = v.iter().position(|&c| c != b' ').unwrap_or(0);
+    v[start..].to_vec()
+}
+
 /// A zeroed buffer for a C string result, at least `len` + 1 bytes.
 fn str_buf(len: usize) -> Vec<u8> {
     vec![0u8; len.max(OUT_CAP) + 1]
@@ -790,6 +799,7 @@ def rust_binding(f, cnames):
         elif k == "buflen_inout":
             # C counts the terminating NUL in buflen (in and out), Fortran does not; C writes
             # at most buflen - 1 characters: never more than the Fortran VALUE holds.
+            pre.append("let f_%s = *%s;" % (n, n))
             pre.append("let mut t_%s: c_int = (*%s).min(value_len.min(c_int::MAX as usize - 1) as c_int).max(0) + 1;"
                        % (n, n))
             call.append("&mut t_%s" % n)
@@ -842,12 +852,23 @@ def rust_binding(f, cnames):
             call.append("&mut t_%s" % n)
             post.append("*%s = c_PMPI_File_c2f(t_%s);" % (n, n))
         elif k == "str_in":
-            pre.append("let t_%s = str_in(%s, %s_len);" % (n, n, n))
+            # Info keys and values lose their leading blanks too (the standard's rule for
+            # MPI_INFO_SET and the calls that look a key up; MPICH does the same).
+            conv = "str_in_info" if f.name.startswith("MPI_Info_") else "str_in"
+            pre.append("let t_%s = %s(%s, %s_len);" % (n, conv, n, n))
             call.append("t_%s.as_ptr() as *const c_char" % n)
         elif k == "str_out":
             pre.append("let mut t_%s = str_buf(%s_len);" % (n, n))
             call.append("t_%s.as_mut_ptr() as *mut c_char" % n)
-            post.append("str_out(%s, %s_len, &t_%s);" % (n, n, n))
+            # Only a successful call writes the result, and a lookup only when it found the
+            # key (MPI_INFO_GET, MPI_INFO_GET_STRING leave VALUE alone otherwise), and
+            # MPI_INFO_GET_STRING only when BUFLEN was not 0 (then it just returns the length).
+            cond = "rc == MPI_SUCCESS"
+            if any(x.name == "flag" and x.kind == "logical_out" for x in f.args):
+                cond += " && t_flag != 0"
+            if f.name == "MPI_Info_get_string":
+                cond += " && f_buflen > 0"
+            post.append("if %s { str_out(%s, %s_len, &t_%s); }" % (cond, n, n, n))
         elif k == "argv_in":
             pre.append("let (_argv_owned, mut t_%s) = argv_in(%s, %s_len);" % (n, n, n))
             call.append("argv_ptr(&mut t_%s)" % n)

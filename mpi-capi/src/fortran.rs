@@ -164,6 +164,15 @@ unsafe fn str_in(p: *const c_char, len: usize) -> Vec<u8> {
     v
 }
 
+/// An MPI_Info key or value: leading and trailing blanks removed (in Fortran the standard
+/// strips both from info keys and values).
+unsafe fn str_in_info(p: *const c_char, len: usize) -> Vec<u8> {
+    // SAFETY: as str_in.
+    let v = unsafe { str_in(p, len) };
+    let start = v.iter().position(|&c| c != b' ').unwrap_or(0);
+    v[start..].to_vec()
+}
+
 /// A zeroed buffer for a C string result, at least `len` + 1 bytes.
 fn str_buf(len: usize) -> Vec<u8> {
     vec![0u8; len.max(OUT_CAP) + 1]
@@ -1771,7 +1780,7 @@ unsafe fn f_mpi_comm_get_name(comm: *mut c_int, comm_name: *mut c_char, resultle
     unsafe {
         let mut t_comm_name = str_buf(comm_name_len);
         let rc = c_PMPI_Comm_get_name(*comm, t_comm_name.as_mut_ptr() as *mut c_char, resultlen as _);
-        str_out(comm_name, comm_name_len, &t_comm_name);
+        if rc == MPI_SUCCESS { str_out(comm_name, comm_name_len, &t_comm_name); }
         set_ierr(ierror, rc);
     }
 }
@@ -2116,7 +2125,7 @@ unsafe fn f_mpi_error_string(errorcode: *mut c_int, string: *mut c_char, resultl
     unsafe {
         let mut t_string = str_buf(string_len);
         let rc = c_PMPI_Error_string(*errorcode, t_string.as_mut_ptr() as *mut c_char, resultlen as _);
-        str_out(string, string_len, &t_string);
+        if rc == MPI_SUCCESS { str_out(string, string_len, &t_string); }
         set_ierr(ierror, rc);
     }
 }
@@ -2327,7 +2336,7 @@ unsafe fn f_mpi_file_get_view(fh: *mut MPI_Fint, disp: *mut MPI_Offset, etype: *
     unsafe {
         let mut t_datarep = str_buf(datarep_len);
         let rc = c_PMPI_File_get_view(c_PMPI_File_f2c(*fh), disp as _, etype as _, filetype as _, t_datarep.as_mut_ptr() as *mut c_char);
-        str_out(datarep, datarep_len, &t_datarep);
+        if rc == MPI_SUCCESS { str_out(datarep, datarep_len, &t_datarep); }
         set_ierr(ierror, rc);
     }
 }
@@ -3007,7 +3016,7 @@ unsafe fn f_mpi_get_library_version(version: *mut c_char, resultlen: *mut c_int,
     unsafe {
         let mut t_version = str_buf(version_len);
         let rc = c_PMPI_Get_library_version(t_version.as_mut_ptr() as *mut c_char, resultlen as _);
-        str_out(version, version_len, &t_version);
+        if rc == MPI_SUCCESS { str_out(version, version_len, &t_version); }
         set_ierr(ierror, rc);
     }
 }
@@ -3021,7 +3030,7 @@ unsafe fn f_mpi_get_processor_name(name: *mut c_char, resultlen: *mut c_int, ier
     unsafe {
         let mut t_name = str_buf(name_len);
         let rc = c_PMPI_Get_processor_name(t_name.as_mut_ptr() as *mut c_char, resultlen as _);
-        str_out(name, name_len, &t_name);
+        if rc == MPI_SUCCESS { str_out(name, name_len, &t_name); }
         set_ierr(ierror, rc);
     }
 }
@@ -3515,7 +3524,7 @@ unsafe fn f_mpi_info_delete(info: *mut c_int, key: *mut c_char, ierror: *mut MPI
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let t_key = str_in(key, key_len);
+        let t_key = str_in_info(key, key_len);
         let rc = c_PMPI_Info_delete(*info, t_key.as_ptr() as *const c_char);
         set_ierr(ierror, rc);
     }
@@ -3552,11 +3561,11 @@ unsafe fn f_mpi_info_get(info: *mut c_int, key: *mut c_char, valuelen: *mut c_in
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let t_key = str_in(key, key_len);
+        let t_key = str_in_info(key, key_len);
         let mut t_value = str_buf(value_len);
         let mut t_flag: c_int = 0;
         let rc = c_PMPI_Info_get(*info, t_key.as_ptr() as *const c_char, (*valuelen).min(value_len.min(c_int::MAX as usize) as c_int), t_value.as_mut_ptr() as *mut c_char, &mut t_flag);
-        str_out(value, value_len, &t_value);
+        if rc == MPI_SUCCESS && t_flag != 0 { str_out(value, value_len, &t_value); }
         *flag = f2c_logical(t_flag);
         set_ierr(ierror, rc);
     }
@@ -3569,13 +3578,14 @@ unsafe fn f_mpi_info_get_string(info: *mut c_int, key: *mut c_char, buflen: *mut
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let t_key = str_in(key, key_len);
+        let t_key = str_in_info(key, key_len);
+        let f_buflen = *buflen;
         let mut t_buflen: c_int = (*buflen).min(value_len.min(c_int::MAX as usize - 1) as c_int).max(0) + 1;
         let mut t_value = str_buf(value_len);
         let mut t_flag: c_int = 0;
         let rc = c_PMPI_Info_get_string(*info, t_key.as_ptr() as *const c_char, &mut t_buflen, t_value.as_mut_ptr() as *mut c_char, &mut t_flag);
         if rc == MPI_SUCCESS { *buflen = (t_buflen - 1).max(0); }
-        str_out(value, value_len, &t_value);
+        if rc == MPI_SUCCESS && t_flag != 0 && f_buflen > 0 { str_out(value, value_len, &t_value); }
         *flag = f2c_logical(t_flag);
         set_ierr(ierror, rc);
     }
@@ -3602,7 +3612,7 @@ unsafe fn f_mpi_info_get_nthkey(info: *mut c_int, n: *mut c_int, key: *mut c_cha
     unsafe {
         let mut t_key = str_buf(key_len);
         let rc = c_PMPI_Info_get_nthkey(*info, *n, t_key.as_mut_ptr() as *mut c_char);
-        str_out(key, key_len, &t_key);
+        if rc == MPI_SUCCESS { str_out(key, key_len, &t_key); }
         set_ierr(ierror, rc);
     }
 }
@@ -3614,7 +3624,7 @@ unsafe fn f_mpi_info_get_valuelen(info: *mut c_int, key: *mut c_char, valuelen: 
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let t_key = str_in(key, key_len);
+        let t_key = str_in_info(key, key_len);
         let mut t_flag: c_int = 0;
         let rc = c_PMPI_Info_get_valuelen(*info, t_key.as_ptr() as *const c_char, valuelen as _, &mut t_flag);
         *flag = f2c_logical(t_flag);
@@ -3629,8 +3639,8 @@ unsafe fn f_mpi_info_set(info: *mut c_int, key: *mut c_char, value: *mut c_char,
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
-        let t_key = str_in(key, key_len);
-        let t_value = str_in(value, value_len);
+        let t_key = str_in_info(key, key_len);
+        let t_value = str_in_info(value, value_len);
         let rc = c_PMPI_Info_set(*info, t_key.as_ptr() as *const c_char, t_value.as_ptr() as *const c_char);
         set_ierr(ierror, rc);
     }
@@ -3880,7 +3890,7 @@ unsafe fn f_mpi_lookup_name(service_name: *mut c_char, info: *mut c_int, port_na
         let t_service_name = str_in(service_name, service_name_len);
         let mut t_port_name = str_buf(port_name_len);
         let rc = c_PMPI_Lookup_name(t_service_name.as_ptr() as *const c_char, *info, t_port_name.as_mut_ptr() as *mut c_char);
-        str_out(port_name, port_name_len, &t_port_name);
+        if rc == MPI_SUCCESS { str_out(port_name, port_name_len, &t_port_name); }
         set_ierr(ierror, rc);
     }
 }
@@ -4016,7 +4026,7 @@ unsafe fn f_mpi_open_port(info: *mut c_int, port_name: *mut c_char, ierror: *mut
     unsafe {
         let mut t_port_name = str_buf(port_name_len);
         let rc = c_PMPI_Open_port(*info, t_port_name.as_mut_ptr() as *mut c_char);
-        str_out(port_name, port_name_len, &t_port_name);
+        if rc == MPI_SUCCESS { str_out(port_name, port_name_len, &t_port_name); }
         set_ierr(ierror, rc);
     }
 }
@@ -4860,7 +4870,7 @@ unsafe fn f_mpi_type_get_name(datatype: *mut c_int, type_name: *mut c_char, resu
     unsafe {
         let mut t_type_name = str_buf(type_name_len);
         let rc = c_PMPI_Type_get_name(*datatype, t_type_name.as_mut_ptr() as *mut c_char, resultlen as _);
-        str_out(type_name, type_name_len, &t_type_name);
+        if rc == MPI_SUCCESS { str_out(type_name, type_name_len, &t_type_name); }
         set_ierr(ierror, rc);
     }
 }
@@ -5410,7 +5420,7 @@ unsafe fn f_mpi_win_get_name(win: *mut c_int, win_name: *mut c_char, resultlen: 
     unsafe {
         let mut t_win_name = str_buf(win_name_len);
         let rc = c_PMPI_Win_get_name(*win, t_win_name.as_mut_ptr() as *mut c_char, resultlen as _);
-        str_out(win_name, win_name_len, &t_win_name);
+        if rc == MPI_SUCCESS { str_out(win_name, win_name_len, &t_win_name); }
         set_ierr(ierror, rc);
     }
 }

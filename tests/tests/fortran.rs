@@ -91,6 +91,11 @@ fn mpi1_types_integer_addresses() {
 }
 
 #[test]
+fn info_strings_blanks_and_absent_keys() {
+    run_both("info_strings");
+}
+
+#[test]
 fn module_accepts_what_mpich_accepts() {
     run_both("module_compat");
 }
