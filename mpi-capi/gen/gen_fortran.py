@@ -874,6 +874,10 @@ def rust_binding(f, cnames):
             call.append("argv_ptr(&mut t_%s)" % n)
         else:
             die("internal: kind %s" % k)
+    if any(a.kind in ("attr_in", "attr_out", "extra_state") for a in f.args):
+        # Attribute values and keyvals from Fortran are integers (see attributes.rs).
+        pre.insert(0, "crate::attributes::fortran_call(true);")
+        post.insert(0, "crate::attributes::fortran_call(false);")
     if f.name == "MPI_Info_get" and "valuelen" in names:
         # C writes at most valuelen characters: never more than the Fortran VALUE holds.
         i = [a.name for a in f.args].index("valuelen")

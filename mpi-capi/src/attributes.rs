@@ -7,10 +7,17 @@
 //! no lock held (they may call MPI, even attribute functions). Deletions run newest first,
 //! as MPICH does, which also gives the LIFO order the standard asks for on `MPI_COMM_SELF`
 //! at `MPI_Finalize`.
+//!
+//! Attributes set from Fortran hold an integer, not a pointer: C reading one gets a pointer
+//! to that integer (as the standard's and MPICH's language interoperability rules say), C
+//! callbacks get such a pointer too, while Fortran readers and the Fortran callbacks of
+//! keyvals created from Fortran get the integer itself (and a C-set attribute's pointer
+//! as an integer). The Fortran bindings mark their calls with `fortran_call`.
 
 use crate::abi::*;
 use crate::errors::{not_initialized, raise};
 use crate::handles::{keyval_handle, keyval_index};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -53,12 +60,55 @@ struct Keyval {
     delete: DeleteFn,
     extra: *mut c_void,
     freed: bool,
+    /// Created from Fortran: the callbacks are the Fortran trampolines, which take values.
+    fortran: bool,
+}
+
+/// One attribute. `fortran` holds the value when Fortran set it (`value` is then that
+/// integer too): boxed, so that the pointer C readers get stays valid while it is set.
+#[derive(Clone)]
+struct Attr {
+    key: c_int,
+    value: *mut c_void,
+    fortran: Option<Box<MPI_Aint>>,
+}
+
+impl Attr {
+    /// The attribute value as C (a C reader or C callback) sees it.
+    fn for_c(&self) -> *mut c_void {
+        match &self.fortran {
+            Some(b) => &**b as *const MPI_Aint as *mut c_void,
+            None => self.value,
+        }
+    }
+
+    /// The value passed to the callbacks of `kv`.
+    fn for_callback(&self, kv: &Keyval) -> *mut c_void {
+        if kv.fortran { self.value } else { self.for_c() }
+    }
+}
+
+thread_local! {
+    /// Set by a Fortran binding around the C call it makes (see `fortran_call`).
+    static FORTRAN_CALL: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The Fortran bindings of the attribute and keyval calls set this before the C call
+/// (and clear it after): the call then stores or returns integer values.
+pub(crate) fn fortran_call(on: bool) {
+    FORTRAN_CALL.with(|c| c.set(on));
+}
+
+/// Whether the current call came from Fortran (reading clears it, so that callbacks the
+/// call runs see their own calls' origin).
+fn take_fortran_call() -> bool {
+    FORTRAN_CALL.with(|c| c.replace(false))
 }
 
 struct Table {
     keyvals: Vec<Keyval>,
     /// (kind, handle) → (keyval, value) in the order set.
-    attrs: HashMap<(Kind, c_int), Vec<(c_int, *mut c_void)>>,
+    attrs: HashMap<(Kind, c_int), Vec<Attr>>,
 }
 
 // SAFETY: the raw pointers are user values handed back to the user; never dereferenced here.
@@ -121,22 +171,25 @@ fn predefined(keyval: c_int) -> Option<*mut c_int> {
 /// deleted again (their delete callbacks run, as when the new object is freed) and the
 /// failing callback's code is returned: the caller then destroys `new` and fails.
 pub fn copy_attrs(kind: Kind, old: c_int, new: c_int) -> Result<(), c_int> {
-    let list: Vec<(c_int, *mut c_void, Keyval)> = with_table(|t| {
+    let list: Vec<(Attr, Keyval)> = with_table(|t| {
         let l = t.attrs.get(&(kind, old)).cloned().unwrap_or_default();
-        l.into_iter().filter_map(|(k, v)| keyval_of(t, kind, k).ok().map(|kv| (k, v, kv))).collect()
+        l.into_iter().filter_map(|a| keyval_of(t, kind, a.key).ok().map(|kv| (a, kv))).collect()
     });
-    for (k, v, kv) in list {
+    for (a, kv) in list {
         let Some(copy) = kv.copy else { continue };
+        let k = a.key;
         let mut out: *mut c_void = std::ptr::null_mut();
         let mut flag: c_int = 0;
         // SAFETY: a user callback with the standard's signature; `out` and `flag` are valid.
-        let rc = unsafe { copy(old, k, kv.extra, v, &mut out as *mut *mut c_void as *mut c_void, &mut flag) };
+        let rc = unsafe { copy(old, k, kv.extra, a.for_callback(&kv), &mut out as *mut *mut c_void as *mut c_void, &mut flag) };
         if rc != MPI_SUCCESS {
             let _ = delete_all(kind, new);
             return Err(rc);
         }
         if flag != 0 {
-            with_table(|t| t.attrs.entry((kind, new)).or_default().push((k, out)));
+            // The copy keeps the language of the original (as MPICH).
+            let fortran = a.fortran.as_ref().map(|_| Box::new(out as MPI_Aint));
+            with_table(|t| t.attrs.entry((kind, new)).or_default().push(Attr { key: k, value: out, fortran }));
         }
     }
     Ok(())
@@ -152,17 +205,17 @@ pub fn delete_all(kind: Kind, h: c_int) -> Result<(), c_int> {
     loop {
         let last = with_table(|t| {
             let l = t.attrs.get_mut(&(kind, h))?;
-            let (k, v) = l.pop()?;
-            let kv = keyval_of(t, kind, k).ok();
-            Some((k, v, kv))
+            let a = l.pop()?;
+            let kv = keyval_of(t, kind, a.key).ok();
+            Some((a, kv))
         });
-        let Some((k, v, kv)) = last else {
+        let Some((a, kv)) = last else {
             with_table(|t| t.attrs.remove(&(kind, h)));
             return res;
         };
-        if let Some(Keyval { delete: Some(del), extra, .. }) = kv {
+        if let Some(kv @ Keyval { delete: Some(del), extra, .. }) = kv {
             // SAFETY: a user callback with the standard's signature.
-            let rc = unsafe { del(h, k, v, extra) };
+            let rc = unsafe { del(h, a.key, a.for_callback(&kv), extra) };
             if rc != MPI_SUCCESS && res.is_ok() {
                 res = Err(rc);
             }
@@ -190,11 +243,12 @@ pub fn type_attrs_on_free(t: MPI_Datatype) -> Result<(), c_int> {
 // ------------------------------------------------------------------ generic operations
 
 pub(crate) fn create_keyval(func: &str, kind: Kind, copy: CopyFn, delete: DeleteFn, keyval: *mut c_int, extra: *mut c_void) -> c_int {
+    let fortran = take_fortran_call();
     if keyval.is_null() {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "keyval is NULL");
     }
     let k = with_table(|t| {
-        t.keyvals.push(Keyval { kind, copy, delete, extra, freed: false });
+        t.keyvals.push(Keyval { kind, copy, delete, extra, freed: false, fortran });
         keyval_handle(t.keyvals.len() - 1)
     });
     // SAFETY: checked non-null.
@@ -226,30 +280,33 @@ pub(crate) fn free_keyval(func: &str, kind: Kind, keyval: *mut c_int) -> c_int {
 }
 
 pub(crate) fn set_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c_int, value: *mut c_void) -> c_int {
+    let fortran = take_fortran_call();
     let kv = match with_table(|t| keyval_of(t, kind, keyval).and_then(|kv| if kv.freed { Err(format!("keyval {keyval:#x} was freed")) } else { Ok(kv) })) {
         Ok(kv) => kv,
         Err(m) => return on.raise(func, MPI_ERR_KEYVAL, m),
     };
     // Replacing a value deletes the old one first.
-    let old = with_table(|t| t.attrs.get(&(kind, h)).and_then(|l| l.iter().find(|(k, _)| *k == keyval).map(|(_, v)| *v)));
+    let old = with_table(|t| t.attrs.get(&(kind, h)).and_then(|l| l.iter().find(|a| a.key == keyval).cloned()));
     if let (Some(old), Some(del)) = (old, kv.delete) {
         // SAFETY: a user callback with the standard's signature.
-        let rc = unsafe { del(h, keyval, old, kv.extra) };
+        let rc = unsafe { del(h, keyval, old.for_callback(&kv), kv.extra) };
         if rc != MPI_SUCCESS {
             return on.raise(func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}"));
         }
     }
     with_table(|t| {
         let l = t.attrs.entry((kind, h)).or_default();
-        match l.iter_mut().find(|(k, _)| *k == keyval) {
-            Some(e) => e.1 = value,
-            None => l.push((keyval, value)),
+        let a = Attr { key: keyval, value, fortran: fortran.then(|| Box::new(value as MPI_Aint)) };
+        match l.iter_mut().find(|a| a.key == keyval) {
+            Some(e) => *e = a,
+            None => l.push(a),
         }
     });
     MPI_SUCCESS
 }
 
 pub(crate) fn get_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c_int, value: *mut c_void, flag: *mut c_int) -> c_int {
+    let fortran = take_fortran_call();
     if value.is_null() || flag.is_null() {
         return on.raise(func, MPI_ERR_ARG, "attribute_val or flag is NULL");
     }
@@ -259,7 +316,9 @@ pub(crate) fn get_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c_in
             None => return on.raise(func, MPI_ERR_KEYVAL, format!("invalid keyval {keyval:#x}")),
         }
     } else {
-        match with_table(|t| keyval_of(t, kind, keyval).map(|_| t.attrs.get(&(kind, h)).and_then(|l| l.iter().find(|(k, _)| *k == keyval).map(|(_, v)| *v)))) {
+        // Fortran gets the integer (a C-set pointer as an integer), C a pointer.
+        let pick = |a: &Attr| if fortran { a.value } else { a.for_c() };
+        match with_table(|t| keyval_of(t, kind, keyval).map(|_| t.attrs.get(&(kind, h)).and_then(|l| l.iter().find(|a| a.key == keyval).map(pick)))) {
             Ok(v) => v,
             Err(m) => return on.raise(func, MPI_ERR_KEYVAL, m),
         }
@@ -281,16 +340,16 @@ pub(crate) fn delete_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c
     let r = with_table(|t| {
         let kv = keyval_of(t, kind, keyval)?;
         let l = t.attrs.get(&(kind, h)).ok_or("no such attribute")?;
-        let v = l.iter().find(|(k, _)| *k == keyval).ok_or("no such attribute")?.1;
-        Ok::<_, String>((v, kv))
+        let a = l.iter().find(|a| a.key == keyval).ok_or("no such attribute")?.clone();
+        Ok::<_, String>((a, kv))
     });
-    let (v, kv) = match r {
+    let (a, kv) = match r {
         Ok(x) => x,
         Err(m) => return on.raise(func, MPI_ERR_KEYVAL, m),
     };
     if let Some(del) = kv.delete {
         // SAFETY: a user callback with the standard's signature.
-        let rc = unsafe { del(h, keyval, v, kv.extra) };
+        let rc = unsafe { del(h, keyval, a.for_callback(&kv), kv.extra) };
         if rc != MPI_SUCCESS {
             return on.raise(func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}; the attribute stays"));
         }
@@ -298,7 +357,7 @@ pub(crate) fn delete_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c
     // The callback ran without the lock: drop the entry it was given, if still there.
     with_table(|t| {
         if let Some(l) = t.attrs.get_mut(&(kind, h)) {
-            l.retain(|&(k, x)| !(k == keyval && x == v));
+            l.retain(|x| !(x.key == keyval && x.value == a.value));
         }
     });
     MPI_SUCCESS
@@ -422,4 +481,44 @@ pub unsafe extern "C" fn PMPI_Type_get_attr(datatype: MPI_Datatype, type_keyval:
 pub unsafe extern "C" fn PMPI_Type_delete_attr(datatype: MPI_Datatype, type_keyval: c_int) -> c_int {
     tryc!(type_ok("MPI_Type_delete_attr", datatype));
     delete_attr("MPI_Type_delete_attr", Kind::Type, ErrOn::Comm(MPI_COMM_WORLD), datatype, type_keyval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr::null_mut;
+
+    fn get(fortran: bool, h: c_int, k: c_int) -> *mut c_void {
+        let mut v: *mut c_void = null_mut();
+        let mut flag: c_int = 0;
+        fortran_call(fortran);
+        let rc = get_attr("t", Kind::Type, ErrOn::Comm(MPI_COMM_WORLD), h, k, &mut v as *mut *mut c_void as *mut c_void, &mut flag);
+        assert_eq!((rc, flag), (MPI_SUCCESS, 1));
+        v
+    }
+
+    /// An attribute Fortran set is an integer: C reads a pointer to it (MPICH's
+    /// fandcattrf90, attrlangf90), Fortran the integer; a C-set pointer reads in Fortran as
+    /// the address.
+    #[test]
+    fn fortran_and_c_attribute_values() {
+        let mut k: c_int = 0;
+        assert_eq!(create_keyval("t", Kind::Type, None, None, &mut k, null_mut()), MPI_SUCCESS);
+        let h = 0x4c00_7777;
+        fortran_call(true);
+        assert_eq!(set_attr("t", Kind::Type, ErrOn::Comm(MPI_COMM_WORLD), h, k, 5555 as *mut c_void), MPI_SUCCESS);
+        let p = get(false, h, k);
+        // SAFETY: C gets a pointer to the stored integer, valid while the attribute is set.
+        assert_eq!(unsafe { *(p as *const MPI_Aint) }, 5555);
+        assert_eq!(get(true, h, k) as MPI_Aint, 5555);
+
+        let mut x: c_int = 3;
+        let px = &mut x as *mut c_int as *mut c_void;
+        fortran_call(false);
+        assert_eq!(set_attr("t", Kind::Type, ErrOn::Comm(MPI_COMM_WORLD), h, k, px), MPI_SUCCESS);
+        assert_eq!(get(false, h, k), px);
+        assert_eq!(get(true, h, k), px);
+        assert!(!take_fortran_call());
+        let _ = delete_all(Kind::Type, h);
+    }
 }

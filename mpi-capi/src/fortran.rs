@@ -1342,9 +1342,11 @@ unsafe fn f_mpi_attr_get(comm: *mut c_int, keyval: *mut c_int, attribute_val: *m
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let mut t_attribute_val: *mut c_void = null_mut();
         let mut t_flag: c_int = 0;
         let rc = c_PMPI_Attr_get(*comm, keyval_f2c(*keyval), &mut t_attribute_val as *mut *mut c_void as *mut c_void, &mut t_flag);
+        crate::attributes::fortran_call(false);
         if rc == MPI_SUCCESS && t_flag != 0 {
             *(attribute_val as *mut MPI_Fint) = attr_value(keyval_f2c(*keyval), t_attribute_val) as MPI_Fint;
         }
@@ -1360,7 +1362,9 @@ unsafe fn f_mpi_attr_put(comm: *mut c_int, keyval: *mut c_int, attribute_val: *m
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let rc = c_PMPI_Attr_put(*comm, keyval_f2c(*keyval), *(attribute_val as *const MPI_Fint) as MPI_Aint as *mut c_void);
+        crate::attributes::fortran_call(false);
         set_ierr(ierror, rc);
     }
 }
@@ -1652,7 +1656,9 @@ unsafe fn f_mpi_comm_create_keyval(comm_copy_attr_fn: *const c_void, comm_delete
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let rc = c_PMPI_Comm_create_keyval(Some(attr_copy_trampoline), Some(attr_delete_trampoline), comm_keyval as _, keyval_state(comm_copy_attr_fn as usize, comm_delete_attr_fn as usize, extra_state, false));
+        crate::attributes::fortran_call(false);
         set_ierr(ierror, rc);
     }
 }
@@ -1736,9 +1742,11 @@ unsafe fn f_mpi_comm_get_attr(comm: *mut c_int, comm_keyval: *mut c_int, attribu
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let mut t_attribute_val: *mut c_void = null_mut();
         let mut t_flag: c_int = 0;
         let rc = c_PMPI_Comm_get_attr(*comm, keyval_f2c(*comm_keyval), &mut t_attribute_val as *mut *mut c_void as *mut c_void, &mut t_flag);
+        crate::attributes::fortran_call(false);
         if rc == MPI_SUCCESS && t_flag != 0 {
             *(attribute_val as *mut MPI_Aint) = attr_value(keyval_f2c(*comm_keyval), t_attribute_val) as MPI_Aint;
         }
@@ -1876,7 +1884,9 @@ unsafe fn f_mpi_comm_set_attr(comm: *mut c_int, comm_keyval: *mut c_int, attribu
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let rc = c_PMPI_Comm_set_attr(*comm, keyval_f2c(*comm_keyval), *(attribute_val as *const MPI_Aint) as *mut c_void);
+        crate::attributes::fortran_call(false);
         set_ierr(ierror, rc);
     }
 }
@@ -3863,7 +3873,9 @@ unsafe fn f_mpi_keyval_create(copy_fn: *const c_void, delete_fn: *const c_void, 
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let rc = c_PMPI_Keyval_create(Some(attr_copy_trampoline), Some(attr_delete_trampoline), keyval as _, keyval_state(copy_fn as usize, delete_fn as usize, extra_state, true));
+        crate::attributes::fortran_call(false);
         set_ierr(ierror, rc);
     }
 }
@@ -4692,7 +4704,9 @@ unsafe fn f_mpi_type_create_keyval(type_copy_attr_fn: *const c_void, type_delete
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let rc = c_PMPI_Type_create_keyval(Some(attr_copy_trampoline), Some(attr_delete_trampoline), type_keyval as _, keyval_state(type_copy_attr_fn as usize, type_delete_attr_fn as usize, extra_state, false));
+        crate::attributes::fortran_call(false);
         set_ierr(ierror, rc);
     }
 }
@@ -4802,9 +4816,11 @@ unsafe fn f_mpi_type_get_attr(datatype: *mut c_int, type_keyval: *mut c_int, att
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let mut t_attribute_val: *mut c_void = null_mut();
         let mut t_flag: c_int = 0;
         let rc = c_PMPI_Type_get_attr(*datatype, keyval_f2c(*type_keyval), &mut t_attribute_val as *mut *mut c_void as *mut c_void, &mut t_flag);
+        crate::attributes::fortran_call(false);
         if rc == MPI_SUCCESS && t_flag != 0 {
             *(attribute_val as *mut MPI_Aint) = attr_value(keyval_f2c(*type_keyval), t_attribute_val) as MPI_Aint;
         }
@@ -4969,7 +4985,9 @@ unsafe fn f_mpi_type_set_attr(datatype: *mut c_int, type_keyval: *mut c_int, att
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let rc = c_PMPI_Type_set_attr(*datatype, keyval_f2c(*type_keyval), *(attribute_val as *const MPI_Aint) as *mut c_void);
+        crate::attributes::fortran_call(false);
         set_ierr(ierror, rc);
     }
 }
@@ -5244,7 +5262,9 @@ unsafe fn f_mpi_win_create_keyval(win_copy_attr_fn: *const c_void, win_delete_at
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let rc = c_PMPI_Win_create_keyval(Some(attr_copy_trampoline), Some(attr_delete_trampoline), win_keyval as _, keyval_state(win_copy_attr_fn as usize, win_delete_attr_fn as usize, extra_state, false));
+        crate::attributes::fortran_call(false);
         set_ierr(ierror, rc);
     }
 }
@@ -5364,9 +5384,11 @@ unsafe fn f_mpi_win_get_attr(win: *mut c_int, win_keyval: *mut c_int, attribute_
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let mut t_attribute_val: *mut c_void = null_mut();
         let mut t_flag: c_int = 0;
         let rc = c_PMPI_Win_get_attr(*win, keyval_f2c(*win_keyval), &mut t_attribute_val as *mut *mut c_void as *mut c_void, &mut t_flag);
+        crate::attributes::fortran_call(false);
         if rc == MPI_SUCCESS && t_flag != 0 {
             *(attribute_val as *mut MPI_Aint) = attr_value(keyval_f2c(*win_keyval), t_attribute_val) as MPI_Aint;
         }
@@ -5468,7 +5490,9 @@ unsafe fn f_mpi_win_set_attr(win: *mut c_int, win_keyval: *mut c_int, attribute_
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
+        crate::attributes::fortran_call(true);
         let rc = c_PMPI_Win_set_attr(*win, keyval_f2c(*win_keyval), *(attribute_val as *const MPI_Aint) as *mut c_void);
+        crate::attributes::fortran_call(false);
         set_ierr(ierror, rc);
     }
 }
