@@ -62,6 +62,12 @@ ATTR_CALLBACKS = {
     "MPI_Win_copy_attr_function", "MPI_Win_delete_attr_function",
     "MPI_Copy_function", "MPI_Delete_function",
 }
+# Generalized request callbacks: Fortran subroutines (EXTRA_STATE, [STATUS | COMPLETE,]
+# IERROR), called through trampolines.
+GREQ_CALLBACKS = {
+    "MPI_Grequest_query_function": "query", "MPI_Grequest_free_function": "free",
+    "MPI_Grequest_cancel_function": "cancel",
+}
 # `void *` arguments that are not choice buffers.
 RAW_POINTERS = {("MPI_Address", "location"), ("MPI_Get_address", "location"),
                 ("MPI_Alloc_mem", "baseptr"), ("MPI_Win_allocate", "baseptr"),
@@ -91,7 +97,6 @@ NO_INTERFACE = {
 SKIP_PREFIX = ("MPI_T_",)
 SKIP = {
     "MPI_Register_datarep": "user data representation callbacks are not bound for Fortran",
-    "MPI_Grequest_start": "generalized request callbacks are not bound for Fortran",
     "MPI_Comm_spawn_multiple": "Fortran CHARACTER arrays of arrays are not converted yet",
 }
 # The predefined attribute keys: MPICH gives Fortran its own values (C value + 1).
@@ -203,6 +208,8 @@ def classify(a):
             a.kind = "callback"
         elif a.base in ATTR_CALLBACKS:
             a.kind = "attr_copy_fn" if "copy" in a.base.lower() else "attr_delete_fn"
+        elif a.base in GREQ_CALLBACKS:
+            a.kind = "greq_fn"
         else:
             a.kind = "unsupported"
     elif a.base == "char":
@@ -226,6 +233,8 @@ def classify(a):
                 a.kind = "attr_out"
             else:
                 a.kind = "attr_in"
+        elif a.name == "extra_state" and a.func == "MPI_Grequest_start":
+            a.kind = "greq_state"
         elif a.name == "extra_state":
             a.kind = "extra_state"
         elif a.name == "buffer_addr":
@@ -688,6 +697,62 @@ unsafe extern "C" fn f_null_delete_fn(_o: *const c_int, _k: *const c_int, _v: *c
     unsafe { *ierr = MPI_SUCCESS };
 }
 
+/// The Fortran procedures and EXTRA_STATE of a generalized request started from Fortran,
+/// passed to the C layer as its `extra_state`; freed after the free callback ran. The
+/// callbacks get the program's own EXTRA_STATE variable (its address, as MPICH passes
+/// it), so that what they store there the program sees (MPICH's greqf).
+struct FortranGreq {
+    query: usize,
+    free: usize,
+    cancel: usize,
+    extra: *const MPI_Aint,
+}
+
+type FGreqQuery = unsafe extern "C" fn(*const MPI_Aint, *mut MPI_Fint, *mut c_int);
+type FGreqFree = unsafe extern "C" fn(*const MPI_Aint, *mut c_int);
+type FGreqCancel = unsafe extern "C" fn(*const MPI_Aint, *const c_int, *mut c_int);
+
+/// The C `extra_state` for MPI_GREQUEST_START (see FortranGreq).
+unsafe fn greq_state(query: usize, free: usize, cancel: usize, extra: *const c_void) -> *mut c_void {
+    let extra = extra as *const MPI_Aint;
+    Box::into_raw(Box::new(FortranGreq { query, free, cancel, extra })) as *mut c_void
+}
+
+unsafe extern "C" fn greq_query_trampoline(extra: *mut c_void, status: *mut MPI_Status) -> c_int {
+    // SAFETY: `extra` is the FortranGreq of this request; query is a Fortran subroutine
+    // (EXTRA_STATE, STATUS, IERROR); a Fortran status has the C MPI_Status layout.
+    unsafe {
+        let g = &*(extra as *const FortranGreq);
+        let f: FGreqQuery = std::mem::transmute(g.query);
+        let mut ierr: c_int = MPI_SUCCESS;
+        f(g.extra, status as *mut MPI_Fint, &mut ierr);
+        ierr
+    }
+}
+
+unsafe extern "C" fn greq_free_trampoline(extra: *mut c_void) -> c_int {
+    // SAFETY: as greq_query_trampoline; the free callback runs once, last: the state goes.
+    unsafe {
+        let g = Box::from_raw(extra as *mut FortranGreq);
+        let f: FGreqFree = std::mem::transmute(g.free);
+        let mut ierr: c_int = MPI_SUCCESS;
+        f(g.extra, &mut ierr);
+        ierr
+    }
+}
+
+unsafe extern "C" fn greq_cancel_trampoline(extra: *mut c_void, complete: c_int) -> c_int {
+    // SAFETY: as greq_query_trampoline; COMPLETE is a LOGICAL.
+    unsafe {
+        let g = &*(extra as *const FortranGreq);
+        let f: FGreqCancel = std::mem::transmute(g.cancel);
+        let mut ierr: c_int = MPI_SUCCESS;
+        let c = f2c_logical(complete);
+        f(g.extra, &c, &mut ierr);
+        ierr
+    }
+}
+
 /// Export `$imp` under each of the given names (the Fortran name manglings).
 macro_rules! fortran_names {
     ($imp:ident $args:tt -> $r:ty; $($name:ident)*) => {
@@ -734,11 +799,11 @@ def rust_fparam(a):
     k = a.kind
     if k == "callback":
         return a.c_type
-    if k in ("attr_copy_fn", "attr_delete_fn"):
+    if k in ("attr_copy_fn", "attr_delete_fn", "greq_fn"):
         return "*const c_void"
     if k in ("str_in", "str_out", "argv_in"):
         return "*mut c_char"
-    if k in ("choice", "raw", "attr_in", "attr_out", "extra_state", "detach"):
+    if k in ("choice", "raw", "attr_in", "attr_out", "extra_state", "detach", "greq_state"):
         return "*mut c_void"
     if k in ("status", "status_in", "statuses"):
         return "*mut MPI_Fint"
@@ -814,6 +879,10 @@ def rust_binding(f, cnames):
             call.append("Some(attr_copy_trampoline)")
         elif k == "attr_delete_fn":
             call.append("Some(attr_delete_trampoline)")
+        elif k == "greq_fn":
+            call.append("Some(greq_%s_trampoline)" % GREQ_CALLBACKS[a.base])
+        elif k == "greq_state":
+            call.append("greq_state(query_fn as usize, free_fn as usize, cancel_fn as usize, %s)" % n)
         elif k == "extra_state":
             copy = [x.name for x in f.args if x.kind == "attr_copy_fn"][0]
             delete = [x.name for x in f.args if x.kind == "attr_delete_fn"][0]

@@ -372,6 +372,62 @@ unsafe extern "C" fn f_null_delete_fn(_o: *const c_int, _k: *const c_int, _v: *c
     unsafe { *ierr = MPI_SUCCESS };
 }
 
+/// The Fortran procedures and EXTRA_STATE of a generalized request started from Fortran,
+/// passed to the C layer as its `extra_state`; freed after the free callback ran. The
+/// callbacks get the program's own EXTRA_STATE variable (its address, as MPICH passes
+/// it), so that what they store there the program sees (MPICH's greqf).
+struct FortranGreq {
+    query: usize,
+    free: usize,
+    cancel: usize,
+    extra: *const MPI_Aint,
+}
+
+type FGreqQuery = unsafe extern "C" fn(*const MPI_Aint, *mut MPI_Fint, *mut c_int);
+type FGreqFree = unsafe extern "C" fn(*const MPI_Aint, *mut c_int);
+type FGreqCancel = unsafe extern "C" fn(*const MPI_Aint, *const c_int, *mut c_int);
+
+/// The C `extra_state` for MPI_GREQUEST_START (see FortranGreq).
+unsafe fn greq_state(query: usize, free: usize, cancel: usize, extra: *const c_void) -> *mut c_void {
+    let extra = extra as *const MPI_Aint;
+    Box::into_raw(Box::new(FortranGreq { query, free, cancel, extra })) as *mut c_void
+}
+
+unsafe extern "C" fn greq_query_trampoline(extra: *mut c_void, status: *mut MPI_Status) -> c_int {
+    // SAFETY: `extra` is the FortranGreq of this request; query is a Fortran subroutine
+    // (EXTRA_STATE, STATUS, IERROR); a Fortran status has the C MPI_Status layout.
+    unsafe {
+        let g = &*(extra as *const FortranGreq);
+        let f: FGreqQuery = std::mem::transmute(g.query);
+        let mut ierr: c_int = MPI_SUCCESS;
+        f(g.extra, status as *mut MPI_Fint, &mut ierr);
+        ierr
+    }
+}
+
+unsafe extern "C" fn greq_free_trampoline(extra: *mut c_void) -> c_int {
+    // SAFETY: as greq_query_trampoline; the free callback runs once, last: the state goes.
+    unsafe {
+        let g = Box::from_raw(extra as *mut FortranGreq);
+        let f: FGreqFree = std::mem::transmute(g.free);
+        let mut ierr: c_int = MPI_SUCCESS;
+        f(g.extra, &mut ierr);
+        ierr
+    }
+}
+
+unsafe extern "C" fn greq_cancel_trampoline(extra: *mut c_void, complete: c_int) -> c_int {
+    // SAFETY: as greq_query_trampoline; COMPLETE is a LOGICAL.
+    unsafe {
+        let g = &*(extra as *const FortranGreq);
+        let f: FGreqCancel = std::mem::transmute(g.cancel);
+        let mut ierr: c_int = MPI_SUCCESS;
+        let c = f2c_logical(complete);
+        f(g.extra, &c, &mut ierr);
+        ierr
+    }
+}
+
 /// Export `$imp` under each of the given names (the Fortran name manglings).
 macro_rules! fortran_names {
     ($imp:ident $args:tt -> $r:ty; $($name:ident)*) => {
@@ -738,6 +794,8 @@ extern "C" {
     fn c_PMPI_Graphdims_get(comm: MPI_Comm, nnodes: *mut c_int, nedges: *mut c_int) -> c_int;
     #[link_name = "PMPI_Grequest_complete"]
     fn c_PMPI_Grequest_complete(request: MPI_Request) -> c_int;
+    #[link_name = "PMPI_Grequest_start"]
+    fn c_PMPI_Grequest_start(query_fn: MPI_Grequest_query_function, free_fn: MPI_Grequest_free_function, cancel_fn: MPI_Grequest_cancel_function, extra_state: *mut c_void, request: *mut MPI_Request) -> c_int;
     #[link_name = "PMPI_Group_compare"]
     fn c_PMPI_Group_compare(group1: MPI_Group, group2: MPI_Group, result: *mut c_int) -> c_int;
     #[link_name = "PMPI_Group_difference"]
@@ -3142,6 +3200,18 @@ unsafe fn f_mpi_grequest_complete(request: *mut c_int, ierror: *mut MPI_Fint) ->
 }
 fortran_names!(f_mpi_grequest_complete(request: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_grequest_complete_ mpi_grequest_complete__ mpi_grequest_complete MPI_GREQUEST_COMPLETE pmpi_grequest_complete_ pmpi_grequest_complete__ pmpi_grequest_complete PMPI_GREQUEST_COMPLETE);
+
+/// Fortran MPI_GREQUEST_START.
+unsafe fn f_mpi_grequest_start(query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *mut c_void, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Grequest_start(Some(greq_query_trampoline), Some(greq_free_trampoline), Some(greq_cancel_trampoline), greq_state(query_fn as usize, free_fn as usize, cancel_fn as usize, extra_state), request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_grequest_start(query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *mut c_void, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_grequest_start_ mpi_grequest_start__ mpi_grequest_start MPI_GREQUEST_START pmpi_grequest_start_ pmpi_grequest_start__ pmpi_grequest_start PMPI_GREQUEST_START);
 
 /// Fortran MPI_GROUP_COMPARE.
 unsafe fn f_mpi_group_compare(group1: *mut c_int, group2: *mut c_int, result: *mut c_int, ierror: *mut MPI_Fint) -> () {

@@ -96,6 +96,11 @@ fn info_strings_blanks_and_absent_keys() {
 }
 
 #[test]
+fn grequest_fortran_callbacks() {
+    run_both("grequest");
+}
+
+#[test]
 fn module_accepts_what_mpich_accepts() {
     run_both("module_compat");
 }
