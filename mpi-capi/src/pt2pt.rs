@@ -358,21 +358,83 @@ pub unsafe extern "C" fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int,
     sendrecv("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
 }
 
+/// `MPI_Isendrecv(_replace)`: both halves validated as `MPI_Sendrecv`'s, started, and
+/// joined into one request (`Engine::join`) that completes when both are done, with the
+/// receive's status. `keep` is the staged outgoing data the send reads (replace).
+#[allow(clippy::too_many_arguments)]
+fn isendrecv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request, keep: Vec<u8>) -> c_int {
+    require_init!(func);
+    if request.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "request is NULL");
+    }
+    let r = runtime::with(|rt| {
+        let sop = send_op(rt, sendbuf, sendcount, sendtype, dest, sendtag, comm, SendMode::Standard)?;
+        let rop = recv_op(rt, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let rreq = launch(rt, rop, comm, false)?;
+        let sreq = match launch(rt, sop, comm, false) {
+            Ok(sreq) => sreq,
+            Err(e) => {
+                rt.engine.cancel(rreq);
+                rt.engine.reqs.discard(rreq);
+                return Err(e);
+            }
+        };
+        let rid = rt.engine.join(sreq, rreq, keep);
+        if let Some(r) = rt.engine.reqs.get_mut(rid) {
+            r.owner = comm as i64;
+        }
+        Ok(rid)
+    });
+    match r {
+        Ok(rid) => {
+            // SAFETY: checked non-null.
+            unsafe { *request = request_handle(rid) };
+            MPI_SUCCESS
+        }
+        Err((class, msg)) => raise(comm, func, class, msg),
+    }
+}
+
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
-    require_init!("MPI_Sendrecv_replace");
-    // The outgoing data is copied (packed for non-contiguous types) first; the receive then
-    // lands in the caller's buffer.
-    let copy = match buffer(buf, count, datatype) {
+pub unsafe extern "C" fn PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    isendrecv("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, Vec::new())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    require_init!("MPI_Isendrecv_replace");
+    let copy = match staged_copy(buf, count, datatype) {
+        Ok(v) => v,
+        Err((class, msg)) => return raise(comm, "MPI_Isendrecv_replace", class, msg),
+    };
+    // The Vec's heap block does not move when the engine takes it.
+    let (p, n) = (copy.as_ptr() as *const c_void, copy.len() as c_int);
+    isendrecv("MPI_Isendrecv_replace", p, n, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag, comm, request, copy)
+}
+
+/// The outgoing data of a `_replace` call, copied (packed for non-contiguous types), so
+/// the receive may land in the caller's buffer while the send still reads.
+fn staged_copy(buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> Result<Vec<u8>, ArgError> {
+    Ok(match buffer(buf, count, datatype)? {
         // SAFETY: `buffer` checked that the contiguous view holds len bytes (or len is 0).
-        Ok((b, None)) if b.len > 0 => unsafe { std::slice::from_raw_parts(b.ptr as *const u8, b.len) }.to_vec(),
-        Ok((_, None)) => Vec::new(),
-        Ok((_, Some(l))) => {
+        (b, None) if b.len > 0 => unsafe { std::slice::from_raw_parts(b.ptr as *const u8, b.len) }.to_vec(),
+        (_, None) => Vec::new(),
+        (_, Some(l)) => {
             let mut v = vec![0u8; l.bytes()];
             // SAFETY: the layout describes the caller's buffer.
             unsafe { l.dt.pack(l.base, l.count, &mut v) };
             v
         }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    require_init!("MPI_Sendrecv_replace");
+    // The outgoing data is copied (packed for non-contiguous types) first; the receive then
+    // lands in the caller's buffer.
+    let copy = match staged_copy(buf, count, datatype) {
+        Ok(v) => v,
         Err((class, msg)) => return raise(comm, "MPI_Sendrecv_replace", class, msg),
     };
     sendrecv("MPI_Sendrecv_replace", copy.as_ptr() as *const c_void, copy.len() as c_int, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag, comm, status)

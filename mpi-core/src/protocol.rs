@@ -185,6 +185,18 @@ pub struct Engine {
     /// Per world rank: bound to the same CPU as this process (oversubscribed; see
     /// `FLAG_ROOTED`). A guess from the binding rule, used only for speed.
     pub(crate) cpu_mates: Vec<bool>,
+    /// Requests that complete when two others have (`MPI_Isendrecv`; see `join`).
+    joins: Vec<Join>,
+}
+
+/// A request completed by the engine when both `send` and `recv` have: it takes the
+/// receive's status (and the first error of either). `keep` holds staged outgoing data
+/// (`MPI_Isendrecv_replace`) until the send is done.
+struct Join {
+    outer: ReqId,
+    send: ReqId,
+    recv: ReqId,
+    keep: Vec<u8>,
 }
 
 /// Most buffers `Engine::spare` keeps, and the largest capacity worth keeping (held
@@ -231,6 +243,7 @@ impl Engine {
             pushing: (0..size).map(|_| None).collect(),
             cpu_mates: vec![false; size],
             host_mates: vec![false; size],
+            joins: Vec::new(),
         }
     }
 
@@ -990,6 +1003,9 @@ impl Engine {
         if !self.colls.is_empty() {
             events += self.advance_collectives();
         }
+        if !self.joins.is_empty() {
+            events += self.advance_joins();
+        }
         events
     }
 
@@ -1108,6 +1124,43 @@ impl Engine {
             r.status.error = error;
             self.complete(rid);
         }
+    }
+
+    /// `MPI_Isendrecv`: a request that completes when both started requests `send` and
+    /// `recv` have, with the receive's status; `keep` (staged send data) lives until then.
+    pub fn join(&mut self, send: ReqId, recv: ReqId, keep: Vec<u8>) -> ReqId {
+        let outer = self.create(Op::Coll, false);
+        self.reqs.get_mut(outer).unwrap().state = State::CollActive;
+        self.joins.push(Join { outer, send, recv, keep });
+        // Both may be done already (eager send, message waiting).
+        self.advance_joins();
+        outer
+    }
+
+    /// Completes the joins whose two requests are done.
+    #[cold]
+    fn advance_joins(&mut self) -> usize {
+        let mut ended = 0;
+        let mut i = 0;
+        while i < self.joins.len() {
+            let j = &self.joins[i];
+            let done = |rid| self.reqs.get(rid).is_none_or(|r| r.is_complete());
+            if !(done(j.send) && done(j.recv)) {
+                i += 1;
+                continue;
+            }
+            let j = self.joins.swap_remove(i);
+            let send_err = self.reqs.remove(j.send).and_then(|r| r.status.error);
+            let mut st = self.reqs.remove(j.recv).map_or_else(Status::default, |r| r.status);
+            st.error = st.error.or(send_err);
+            drop(j.keep);
+            if let Some(r) = self.reqs.get_mut(j.outer) {
+                r.status = st;
+                self.complete(j.outer);
+            }
+            ended += 1;
+        }
+        ended
     }
 
     /// `MPI_Grequest_start`: a request that completes when `grequest_complete` says so.

@@ -162,6 +162,12 @@ fn sendrecv() {
     run_program_all("sendrecv", &[]);
 }
 
+/// MPI-4.0's MPI_Isendrecv and MPI_Isendrecv_replace.
+#[test]
+fn isendrecv() {
+    run_program_all("isendrecv", &[]);
+}
+
 #[test]
 fn errors_return() {
     run_program_all("errors", &[]);
