@@ -3077,5 +3077,19 @@ module mpi
     double precision function PMPI_Wtime()
       implicit none
     end function PMPI_Wtime
+    subroutine MPI_Barrier_init(comm, info, request, ierror)
+      implicit none
+      INTEGER :: comm
+      INTEGER :: info
+      INTEGER :: request
+      integer :: ierror
+    end subroutine MPI_Barrier_init
+    subroutine PMPI_Barrier_init(comm, info, request, ierror)
+      implicit none
+      INTEGER :: comm
+      INTEGER :: info
+      INTEGER :: request
+      integer :: ierror
+    end subroutine PMPI_Barrier_init
   end interface
 end module mpi

@@ -21,7 +21,9 @@ use mpi_core::datatype::Datatype;
 use mpi_core::protocol::Engine;
 use mpi_core::runtime::{self, Runtime};
 use std::os::raw::{c_int, c_void};
-use std::sync::{Arc, OnceLock};
+use mpi_core::request::ReqId;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// How `run_collective` left a collective it started.
 enum Started {
@@ -33,34 +35,75 @@ enum Started {
     Running(Box<Schedule>),
 }
 
+/// How a collective call runs (`run_collective`).
+#[derive(Clone, Copy)]
+pub enum Req {
+    /// Blocking: the call waits for the schedule.
+    Blocking,
+    /// Nonblocking: the request handle is stored there.
+    Nonblocking(*mut MPI_Request),
+    /// A persistent collective's `_init`: the arguments are checked by building a schedule
+    /// that is then dropped; the inactive persistent request and the tag it keeps for all
+    /// its starts (taken now, so starts may come in any order) are stored there.
+    Init(*mut (ReqId, i32)),
+    /// `MPI_Start` of persistent request `.0`, whose schedules use tag `.1`.
+    Start(ReqId, i32),
+}
+
+impl Req {
+    pub fn is_blocking(self) -> bool {
+        matches!(self, Req::Blocking)
+    }
+}
+
 /// Builds a schedule on communicator `comm` with `build` (under the runtime lock) and runs
-/// it: waits for it when `request` is None, else stores its request handle there. A
-/// blocking collective needs no request: the caller's wait advances the schedule directly,
-/// and the schedule goes back to the engine's pool for the next call.
-pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, build: impl FnOnce(&mut Runtime, &mut Schedule) -> Result<(), ArgError>) -> c_int {
+/// it: waits for it when blocking, else stores its request handle (see `Req` for
+/// persistent collectives). A blocking collective needs no request: the caller's wait
+/// advances the schedule directly, and the schedule goes back to the engine's pool for the
+/// next call.
+pub fn run_collective(func: &str, comm: MPI_Comm, request: Req, build: impl FnOnce(&mut Runtime, &mut Schedule) -> Result<(), ArgError>) -> c_int {
     require_init!(func);
-    if let Some(r) = request {
+    if let Req::Nonblocking(r) = request {
         if r.is_null() {
             return raise(comm, func, MPI_ERR_ARG, "request is NULL");
         }
     }
+    let nonblocking = !request.is_blocking();
     let started = runtime::with(|rt| -> Result<Started, ArgError> {
         let c = comm_index(comm).and_then(|i| rt.comms.get_mut(i)).ok_or_else(|| {
             (MPI_ERR_COMM, if comm == MPI_COMM_NULL { "communicator is MPI_COMM_NULL".to_string() } else { format!("invalid communicator handle {comm:#x}") })
         })?;
-        let (cc, tag) = c.next_collective(request.is_some());
+        let (cc, tag) = match request {
+            Req::Start(_, tag) => (c.coll_view(), tag),
+            _ => c.next_collective(nonblocking),
+        };
         let mut s = rt.engine.new_schedule(cc, tag);
         if let Err(e) = build(rt, &mut s) {
             rt.engine.recycle_schedule(s);
-            if let Some(c) = comm_index(comm).and_then(|i| rt.comms.get_mut(i)) {
-                c.unwind_collective(request.is_some());
+            if let (Some(c), false) = (comm_index(comm).and_then(|i| rt.comms.get_mut(i)), matches!(request, Req::Start(..))) {
+                c.unwind_collective(nonblocking);
             }
             return Err(e);
         }
-        if request.is_some() {
-            let rid = rt.engine.start_boxed(s).map_err(|e| (e.class as c_int, e.msg))?;
-            rt.engine.reqs.get_mut(rid).unwrap().owner = comm as i64;
-            return Ok(Started::Request(rid));
+        match request {
+            Req::Blocking => {}
+            Req::Nonblocking(_) => {
+                let rid = rt.engine.start_boxed(s).map_err(|e| (e.class as c_int, e.msg))?;
+                rt.engine.reqs.get_mut(rid).unwrap().owner = comm as i64;
+                return Ok(Started::Request(rid));
+            }
+            Req::Init(out) => {
+                rt.engine.recycle_schedule(s);
+                let rid = rt.engine.create(mpi_core::request::Op::Coll, true);
+                rt.engine.reqs.get_mut(rid).unwrap().owner = comm as i64;
+                // SAFETY: `persistent_init` passes its own local.
+                unsafe { *out = (rid, tag) };
+                return Ok(Started::Done);
+            }
+            Req::Start(rid, _) => {
+                rt.engine.run_schedule(rid, s).map_err(|e| (e.class as c_int, e.msg))?;
+                return Ok(Started::Done);
+            }
         }
         match rt.engine.advance_schedule(&mut s) {
             Ok(true) => {
@@ -74,8 +117,10 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
     match started {
         Err((class, msg)) => raise(comm, func, class, msg),
         Ok(Started::Request(rid)) => {
-            // SAFETY: checked non-null above.
-            unsafe { *request.unwrap() = request_handle(rid) };
+            if let Req::Nonblocking(r) = request {
+                // SAFETY: checked non-null above.
+                unsafe { *r = request_handle(rid) };
+            }
             MPI_SUCCESS
         }
         Ok(Started::Done) => MPI_SUCCESS,
@@ -102,6 +147,65 @@ pub fn run_collective(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Reque
             }
         }
     }
+}
+
+// ------------------------------------------------------------------ persistent collectives
+
+/// What `MPI_Start` does for a persistent collective: the same call as its nonblocking
+/// twin, with `Req::Start` (the schedule is built anew each time, so the buffers' current
+/// contents are sent and non-contiguous ones packed again).
+type StartFn = Arc<dyn Fn(&str, Req) -> c_int>;
+
+struct Persistent {
+    tag: i32,
+    start: StartFn,
+}
+
+/// The persistent collective requests alive, by request id.
+struct Registry(HashMap<ReqId, Persistent>);
+// SAFETY: the start functions hold the user's buffer pointers and argument arrays, which
+// the standard keeps valid until the request is freed; they only run under MPI calls.
+unsafe impl Send for Registry {}
+
+fn registry() -> MutexGuard<'static, Registry> {
+    static R: OnceLock<Mutex<Registry>> = OnceLock::new();
+    R.get_or_init(|| Mutex::new(Registry(HashMap::new()))).lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A persistent collective's `_init` (MPI 4.1 §6.13): checks the arguments as the
+/// nonblocking call would (errors are raised now), takes the collective's tag, and hands
+/// out an inactive persistent request that `MPI_Start` runs with `start`.
+pub fn persistent_init(func: &str, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request, start: impl Fn(&str, Req) -> c_int + 'static) -> c_int {
+    require_init!(func);
+    if request.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "request is NULL");
+    }
+    if crate::info::pairs(info).is_none() {
+        return raise(comm, func, MPI_ERR_INFO, format!("invalid info handle {info:#x}"));
+    }
+    let mut out: (ReqId, i32) = (0, 0);
+    let rc = start(func, Req::Init(&mut out));
+    if rc != MPI_SUCCESS {
+        return rc;
+    }
+    registry().0.insert(out.0, Persistent { tag: out.1, start: Arc::new(start) });
+    // SAFETY: checked non-null.
+    unsafe { *request = request_handle(out.0) };
+    MPI_SUCCESS
+}
+
+/// `MPI_Start` of persistent collective request `rid` (inactive: checked by the caller).
+pub fn start_persistent(func: &str, comm: MPI_Comm, rid: ReqId) -> c_int {
+    let found = registry().0.get(&rid).map(|p| (p.tag, p.start.clone()));
+    match found {
+        Some((tag, start)) => start(func, Req::Start(rid, tag)),
+        None => raise(comm, func, MPI_ERR_REQUEST, "not a persistent collective request"),
+    }
+}
+
+/// A persistent collective request was freed.
+pub fn forget_persistent(rid: ReqId) {
+    registry().0.remove(&rid);
 }
 
 /// Runs a small blocking collective without a schedule (`mpi_core::coll::direct`). `make`
@@ -436,7 +540,7 @@ fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(Reduce
 
 /// Runs a collective whose buffers go through a `Staging`; unpacks staged output after a
 /// successful blocking run.
-fn run_staged(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, build: impl FnOnce(&mut Schedule, &mut Staging) -> Result<(), ArgError>) -> c_int {
+fn run_staged(func: &str, comm: MPI_Comm, request: Req, build: impl FnOnce(&mut Schedule, &mut Staging) -> Result<(), ArgError>) -> c_int {
     run_collective(func, comm, request, |_, s| {
         let mut st = Staging::new();
         build(s, &mut st)?;
@@ -462,7 +566,7 @@ pub unsafe extern "C" fn PMPI_Barrier(comm: MPI_Comm) -> c_int {
     if let Some(rc) = run_direct("MPI_Barrier", comm, barrier) {
         return rc;
     }
-    run_collective("MPI_Barrier", comm, None, barrier_schedule)
+    run_collective("MPI_Barrier", comm, Req::Blocking, barrier_schedule)
 }
 
 /// The barrier schedule (intra- or intercommunicator).
@@ -477,13 +581,13 @@ fn barrier_schedule(_: &mut Runtime, s: &mut Schedule) -> Result<(), ArgError> {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    run_collective("MPI_Ibarrier", comm, Some(request), barrier_schedule)
+    run_collective("MPI_Ibarrier", comm, Req::Nonblocking(request), barrier_schedule)
 }
 
 // ------------------------------------------------------------------ bcast
 
-fn bcast(func: &str, buffer: *mut c_void, cnt: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
-    if req.is_none() {
+fn bcast(func: &str, buffer: *mut c_void, cnt: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
+    if req.is_blocking() {
         let direct = run_direct(func, comm, |c, _, flat, _| {
             let len = contiguous_len(cnt, dt)?;
             let root = usize::try_from(root).ok().filter(|&r| r < c.size())?;
@@ -515,12 +619,12 @@ fn bcast(func: &str, buffer: *mut c_void, cnt: c_int, dt: MPI_Datatype, root: c_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-    bcast("MPI_Bcast", buffer, count, datatype, root, comm, None)
+    bcast("MPI_Bcast", buffer, count, datatype, root, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibcast(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    bcast("MPI_Ibcast", buffer, count, datatype, root, comm, Some(request))
+    bcast("MPI_Ibcast", buffer, count, datatype, root, comm, Req::Nonblocking(request))
 }
 
 // ------------------------------------------------------------------ reduce, allreduce
@@ -544,8 +648,8 @@ fn reduction_bufs(st: &mut Staging, sendbuf: *const c_void, recvbuf: *mut c_void
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
-    if req.is_none() {
+fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
+    if req.is_blocking() {
         let direct = run_direct(func, comm, |c, tmp, flat, _| {
             let len = contiguous_len(cnt, dt)?;
             let elem = ops::elem_of(dt).filter(|e| len == 0 || e.size() * cnt as usize == len)?;
@@ -596,12 +700,12 @@ fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
-    reduce("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, None)
+    reduce("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm, Some(request))
+    reduce("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm, Req::Nonblocking(request))
 }
 
 /// Allreduce (`kind` = Allreduce), Scan or Exscan: same arguments, MPI_IN_PLACE allowed.
@@ -613,7 +717,7 @@ enum AllKind {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allreduce_like(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+fn allreduce_like(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         if is_inter(s) && kind != AllKind::Allreduce {
             return Err((MPI_ERR_COMM, format!("{func} is not defined on intercommunicators (MPI 4.1 §6.11)")));
@@ -656,32 +760,32 @@ pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_
     if let Some(rc) = direct {
         return rc;
     }
-    allreduce_like(AllKind::Allreduce, "MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, None)
+    allreduce_like(AllKind::Allreduce, "MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    allreduce_like(AllKind::Allreduce, "MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, Some(request))
+    allreduce_like(AllKind::Allreduce, "MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    allreduce_like(AllKind::Scan, "MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, None)
+    allreduce_like(AllKind::Scan, "MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    allreduce_like(AllKind::Scan, "MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, Some(request))
+    allreduce_like(AllKind::Scan, "MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    allreduce_like(AllKind::Exscan, "MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, None)
+    allreduce_like(AllKind::Exscan, "MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    allreduce_like(AllKind::Exscan, "MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, Some(request))
+    allreduce_like(AllKind::Exscan, "MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
 }
 
 // ------------------------------------------------------------------ reduce_scatter
@@ -712,7 +816,7 @@ fn reduce_scatter_counts(st: &mut Staging, s: &mut Schedule, sendbuf: *const c_v
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce_scatter(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+fn reduce_scatter(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         // SAFETY: recvcounts holds one count per rank (MPI rule).
         let lens = unsafe { counts(recvcounts, s.comm.size(), "recvcounts") }?;
@@ -722,16 +826,16 @@ fn reduce_scatter(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recv
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, None)
+    reduce_scatter("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, Some(request))
+    reduce_scatter("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, Req::Nonblocking(request))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce_scatter_block(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+fn reduce_scatter_block(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         let lens = vec![count(recvcount, "recvcount")?; s.comm.size()];
         reduce_scatter_counts(st, s, sendbuf, recvbuf, &lens, dt, op)
@@ -740,18 +844,18 @@ fn reduce_scatter_block(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    reduce_scatter_block("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, comm, None)
+    reduce_scatter_block("MPI_Reduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    reduce_scatter_block("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, comm, Some(request))
+    reduce_scatter_block("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, comm, Req::Nonblocking(request))
 }
 
 // ------------------------------------------------------------------ gather, scatter
 
 #[allow(clippy::too_many_arguments)]
-fn gather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+fn gather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         if is_inter(s) {
             let role = inter_role(root, s.comm.remote_size())?;
@@ -799,16 +903,16 @@ fn gather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Da
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-    gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, None)
+    gather("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    gather("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Some(request))
+    gather("MPI_Igather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Nonblocking(request))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn gatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+fn gatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         if is_inter(s) {
             let n = s.comm.remote_size();
@@ -847,17 +951,17 @@ fn gatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_D
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-    gatherv("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, None)
+    gatherv("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    gatherv("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, Some(request))
+    gatherv("MPI_Igatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, Req::Nonblocking(request))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
-    if req.is_none() {
+fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
+    if req.is_blocking() {
         // Oversubscribed and small: flat, without a schedule (`DirectOp::ScatterFlat`).
         let direct = run_direct(func, comm, |c, _, flat, _| {
             let root = usize::try_from(root).ok().filter(|&r| r < c.size() && flat)?;
@@ -931,16 +1035,16 @@ fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_D
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-    scatter("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, None)
+    scatter("MPI_Scatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    scatter("MPI_Iscatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Some(request))
+    scatter("MPI_Iscatter", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Nonblocking(request))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scatterv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+fn scatterv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         if is_inter(s) {
             let n = s.comm.remote_size();
@@ -979,19 +1083,19 @@ fn scatterv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, displs
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
-    scatterv("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, None)
+    scatterv("MPI_Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    scatterv("MPI_Iscatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, Some(request))
+    scatterv("MPI_Iscatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Nonblocking(request))
 }
 
 // ------------------------------------------------------------------ allgather
 
 #[allow(clippy::too_many_arguments)]
-fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
-    if req.is_none() {
+fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
+    if req.is_blocking() {
         let direct = run_direct(func, comm, |c, _, _, _| {
             let (n, me) = (c.size(), c.rank);
             let blk = contiguous_len(recvcount, recvtype)?;
@@ -1041,16 +1145,16 @@ fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, None)
+    allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    allgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Some(request))
+    allgather("MPI_Iallgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Nonblocking(request))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allgatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+fn allgatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         let (n, me) = (peers(s), s.comm.rank);
         let place = in_place(sendbuf) && !is_inter(s);
@@ -1077,18 +1181,18 @@ fn allgatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MP
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    allgatherv("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, None)
+    allgatherv("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    allgatherv("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Some(request))
+    allgatherv("MPI_Iallgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Req::Nonblocking(request))
 }
 
 // ------------------------------------------------------------------ alltoall
 
 #[allow(clippy::too_many_arguments)]
-fn alltoall(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+fn alltoall(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         let n = peers(s);
         let rty = datatype(recvtype)?;
@@ -1122,12 +1226,12 @@ fn alltoall(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    alltoall("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, None)
+    alltoall("MPI_Alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    alltoall("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Some(request))
+    alltoall("MPI_Ialltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Nonblocking(request))
 }
 
 /// Per-peer (counts, displacements, type) of one side of Alltoallv/Alltoallw; `bytes_displ`
@@ -1193,7 +1297,7 @@ unsafe fn side(n: usize, cnts: *const c_int, displs: *const c_int, ty: MPI_Datat
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoallv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+fn alltoallv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         let n = peers(s);
         // SAFETY: one entry per rank in each array (MPI rule).
@@ -1211,16 +1315,16 @@ fn alltoallv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdisp
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    alltoallv("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, None)
+    alltoallv("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    alltoallv("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Some(request))
+    alltoallv("MPI_Ialltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Req::Nonblocking(request))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoallw(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, req: Option<*mut MPI_Request>) -> c_int {
+fn alltoallw(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         let n = peers(s);
         // SAFETY: one entry per rank in each array (MPI rule).
@@ -1241,10 +1345,97 @@ fn alltoallw(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdisp
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
-    alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, None)
+    alltoallw("MPI_Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    alltoallw("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Some(request))
+    alltoallw("MPI_Ialltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Req::Nonblocking(request))
+}
+
+// ------------------------------------------------------------------ persistent (MPI-4.0)
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Barrier_init(comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Barrier_init", comm, info, request, move |f, r| run_collective(f, comm, r, barrier_schedule))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bcast_init(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Bcast_init", comm, info, request, move |f, r| bcast(f, buffer, count, datatype, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Gather_init", comm, info, request, move |f, r| gather(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Gatherv_init", comm, info, request, move |f, r| gatherv(f, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Scatter_init", comm, info, request, move |f, r| scatter(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Scatterv_init", comm, info, request, move |f, r| scatterv(f, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Allgather_init", comm, info, request, move |f, r| allgather(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Allgatherv_init", comm, info, request, move |f, r| allgatherv(f, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Alltoall_init", comm, info, request, move |f, r| alltoall(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Alltoallv_init", comm, info, request, move |f, r| alltoallv(f, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Alltoallw_init", comm, info, request, move |f, r| alltoallw(f, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Reduce_init", comm, info, request, move |f, r| reduce(f, sendbuf, recvbuf, count, datatype, op, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Allreduce_init", comm, info, request, move |f, r| allreduce_like(AllKind::Allreduce, f, sendbuf, recvbuf, count, datatype, op, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Reduce_scatter_init", comm, info, request, move |f, r| reduce_scatter(f, sendbuf, recvbuf, recvcounts, datatype, op, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Reduce_scatter_block_init", comm, info, request, move |f, r| reduce_scatter_block(f, sendbuf, recvbuf, recvcount, datatype, op, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Scan_init", comm, info, request, move |f, r| allreduce_like(AllKind::Scan, f, sendbuf, recvbuf, count, datatype, op, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Exscan_init", comm, info, request, move |f, r| allreduce_like(AllKind::Exscan, f, sendbuf, recvbuf, count, datatype, op, comm, r))
 }

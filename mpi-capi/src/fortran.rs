@@ -1200,6 +1200,50 @@ extern "C" {
     fn c_PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
     #[link_name = "PMPI_Isendrecv_replace"]
     fn c_PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Barrier_init"]
+    fn c_PMPI_Barrier_init(comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Bcast_init"]
+    fn c_PMPI_Bcast_init(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Gather_init"]
+    fn c_PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Gatherv_init"]
+    fn c_PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Scatter_init"]
+    fn c_PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Scatterv_init"]
+    fn c_PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Allgather_init"]
+    fn c_PMPI_Allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Allgatherv_init"]
+    fn c_PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Alltoall_init"]
+    fn c_PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Alltoallv_init"]
+    fn c_PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Alltoallw_init"]
+    fn c_PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Reduce_init"]
+    fn c_PMPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Allreduce_init"]
+    fn c_PMPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Reduce_scatter_init"]
+    fn c_PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Reduce_scatter_block_init"]
+    fn c_PMPI_Reduce_scatter_block_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Scan_init"]
+    fn c_PMPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Exscan_init"]
+    fn c_PMPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Neighbor_allgather_init"]
+    fn c_PMPI_Neighbor_allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Neighbor_allgatherv_init"]
+    fn c_PMPI_Neighbor_allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Neighbor_alltoall_init"]
+    fn c_PMPI_Neighbor_alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Neighbor_alltoallv_init"]
+    fn c_PMPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Neighbor_alltoallw_init"]
+    fn c_PMPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
     #[link_name = "PMPI_File_f2c"]
     fn c_PMPI_File_f2c(file: MPI_Fint) -> MPI_File;
     #[link_name = "PMPI_File_c2f"]
@@ -5741,3 +5785,267 @@ unsafe fn f_mpi_isendrecv_replace(buf: *mut c_void, count: *mut c_int, datatype:
 }
 fortran_names!(f_mpi_isendrecv_replace(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_isendrecv_replace_ mpi_isendrecv_replace__ mpi_isendrecv_replace MPI_ISENDRECV_REPLACE pmpi_isendrecv_replace_ pmpi_isendrecv_replace__ pmpi_isendrecv_replace PMPI_ISENDRECV_REPLACE);
+
+/// Fortran MPI_BARRIER_INIT.
+unsafe fn f_mpi_barrier_init(comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Barrier_init(*comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_barrier_init(comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_barrier_init_ mpi_barrier_init__ mpi_barrier_init MPI_BARRIER_INIT pmpi_barrier_init_ pmpi_barrier_init__ pmpi_barrier_init PMPI_BARRIER_INIT);
+
+/// Fortran MPI_BCAST_INIT.
+unsafe fn f_mpi_bcast_init(buffer: *mut c_void, count: *mut c_int, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Bcast_init(f2c_choice(buffer), *count, *datatype, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_bcast_init(buffer: *mut c_void, count: *mut c_int, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_bcast_init_ mpi_bcast_init__ mpi_bcast_init MPI_BCAST_INIT pmpi_bcast_init_ pmpi_bcast_init__ pmpi_bcast_init PMPI_BCAST_INIT);
+
+/// Fortran MPI_GATHER_INIT.
+unsafe fn f_mpi_gather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Gather_init(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_gather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_gather_init_ mpi_gather_init__ mpi_gather_init MPI_GATHER_INIT pmpi_gather_init_ pmpi_gather_init__ pmpi_gather_init PMPI_GATHER_INIT);
+
+/// Fortran MPI_GATHERV_INIT.
+unsafe fn f_mpi_gatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Gatherv_init(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_gatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_gatherv_init_ mpi_gatherv_init__ mpi_gatherv_init MPI_GATHERV_INIT pmpi_gatherv_init_ pmpi_gatherv_init__ pmpi_gatherv_init PMPI_GATHERV_INIT);
+
+/// Fortran MPI_SCATTER_INIT.
+unsafe fn f_mpi_scatter_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Scatter_init(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_scatter_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_scatter_init_ mpi_scatter_init__ mpi_scatter_init MPI_SCATTER_INIT pmpi_scatter_init_ pmpi_scatter_init__ pmpi_scatter_init PMPI_SCATTER_INIT);
+
+/// Fortran MPI_SCATTERV_INIT.
+unsafe fn f_mpi_scatterv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, displs: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Scatterv_init(f2c_choice(sendbuf), sendcounts as _, displs as _, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_scatterv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, displs: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_scatterv_init_ mpi_scatterv_init__ mpi_scatterv_init MPI_SCATTERV_INIT pmpi_scatterv_init_ pmpi_scatterv_init__ pmpi_scatterv_init PMPI_SCATTERV_INIT);
+
+/// Fortran MPI_ALLGATHER_INIT.
+unsafe fn f_mpi_allgather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Allgather_init(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_allgather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_allgather_init_ mpi_allgather_init__ mpi_allgather_init MPI_ALLGATHER_INIT pmpi_allgather_init_ pmpi_allgather_init__ pmpi_allgather_init PMPI_ALLGATHER_INIT);
+
+/// Fortran MPI_ALLGATHERV_INIT.
+unsafe fn f_mpi_allgatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Allgatherv_init(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_allgatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_allgatherv_init_ mpi_allgatherv_init__ mpi_allgatherv_init MPI_ALLGATHERV_INIT pmpi_allgatherv_init_ pmpi_allgatherv_init__ pmpi_allgatherv_init PMPI_ALLGATHERV_INIT);
+
+/// Fortran MPI_ALLTOALL_INIT.
+unsafe fn f_mpi_alltoall_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Alltoall_init(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_alltoall_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_alltoall_init_ mpi_alltoall_init__ mpi_alltoall_init MPI_ALLTOALL_INIT pmpi_alltoall_init_ pmpi_alltoall_init__ pmpi_alltoall_init PMPI_ALLTOALL_INIT);
+
+/// Fortran MPI_ALLTOALLV_INIT.
+unsafe fn f_mpi_alltoallv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Alltoallv_init(f2c_choice(sendbuf), sendcounts as _, sdispls as _, *sendtype, f2c_choice(recvbuf), recvcounts as _, rdispls as _, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_alltoallv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_alltoallv_init_ mpi_alltoallv_init__ mpi_alltoallv_init MPI_ALLTOALLV_INIT pmpi_alltoallv_init_ pmpi_alltoallv_init__ pmpi_alltoallv_init PMPI_ALLTOALLV_INIT);
+
+/// Fortran MPI_ALLTOALLW_INIT.
+unsafe fn f_mpi_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Alltoallw_init(f2c_choice(sendbuf), sendcounts as _, sdispls as _, sendtypes as _, f2c_choice(recvbuf), recvcounts as _, rdispls as _, recvtypes as _, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_alltoallw_init_ mpi_alltoallw_init__ mpi_alltoallw_init MPI_ALLTOALLW_INIT pmpi_alltoallw_init_ pmpi_alltoallw_init__ pmpi_alltoallw_init PMPI_ALLTOALLW_INIT);
+
+/// Fortran MPI_REDUCE_INIT.
+unsafe fn f_mpi_reduce_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Reduce_init(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_reduce_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_reduce_init_ mpi_reduce_init__ mpi_reduce_init MPI_REDUCE_INIT pmpi_reduce_init_ pmpi_reduce_init__ pmpi_reduce_init PMPI_REDUCE_INIT);
+
+/// Fortran MPI_ALLREDUCE_INIT.
+unsafe fn f_mpi_allreduce_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Allreduce_init(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_allreduce_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_allreduce_init_ mpi_allreduce_init__ mpi_allreduce_init MPI_ALLREDUCE_INIT pmpi_allreduce_init_ pmpi_allreduce_init__ pmpi_allreduce_init PMPI_ALLREDUCE_INIT);
+
+/// Fortran MPI_REDUCE_SCATTER_INIT.
+unsafe fn f_mpi_reduce_scatter_init(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Reduce_scatter_init(f2c_choice(sendbuf), f2c_choice(recvbuf), recvcounts as _, *datatype, *op, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_reduce_scatter_init(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_reduce_scatter_init_ mpi_reduce_scatter_init__ mpi_reduce_scatter_init MPI_REDUCE_SCATTER_INIT pmpi_reduce_scatter_init_ pmpi_reduce_scatter_init__ pmpi_reduce_scatter_init PMPI_REDUCE_SCATTER_INIT);
+
+/// Fortran MPI_REDUCE_SCATTER_BLOCK_INIT.
+unsafe fn f_mpi_reduce_scatter_block_init(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Reduce_scatter_block_init(f2c_choice(sendbuf), f2c_choice(recvbuf), *recvcount, *datatype, *op, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_reduce_scatter_block_init(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_reduce_scatter_block_init_ mpi_reduce_scatter_block_init__ mpi_reduce_scatter_block_init MPI_REDUCE_SCATTER_BLOCK_INIT pmpi_reduce_scatter_block_init_ pmpi_reduce_scatter_block_init__ pmpi_reduce_scatter_block_init PMPI_REDUCE_SCATTER_BLOCK_INIT);
+
+/// Fortran MPI_SCAN_INIT.
+unsafe fn f_mpi_scan_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Scan_init(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_scan_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_scan_init_ mpi_scan_init__ mpi_scan_init MPI_SCAN_INIT pmpi_scan_init_ pmpi_scan_init__ pmpi_scan_init PMPI_SCAN_INIT);
+
+/// Fortran MPI_EXSCAN_INIT.
+unsafe fn f_mpi_exscan_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Exscan_init(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_exscan_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_exscan_init_ mpi_exscan_init__ mpi_exscan_init MPI_EXSCAN_INIT pmpi_exscan_init_ pmpi_exscan_init__ pmpi_exscan_init PMPI_EXSCAN_INIT);
+
+/// Fortran MPI_NEIGHBOR_ALLGATHER_INIT.
+unsafe fn f_mpi_neighbor_allgather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_allgather_init(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_allgather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_allgather_init_ mpi_neighbor_allgather_init__ mpi_neighbor_allgather_init MPI_NEIGHBOR_ALLGATHER_INIT pmpi_neighbor_allgather_init_ pmpi_neighbor_allgather_init__ pmpi_neighbor_allgather_init PMPI_NEIGHBOR_ALLGATHER_INIT);
+
+/// Fortran MPI_NEIGHBOR_ALLGATHERV_INIT.
+unsafe fn f_mpi_neighbor_allgatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_allgatherv_init(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_allgatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_allgatherv_init_ mpi_neighbor_allgatherv_init__ mpi_neighbor_allgatherv_init MPI_NEIGHBOR_ALLGATHERV_INIT pmpi_neighbor_allgatherv_init_ pmpi_neighbor_allgatherv_init__ pmpi_neighbor_allgatherv_init PMPI_NEIGHBOR_ALLGATHERV_INIT);
+
+/// Fortran MPI_NEIGHBOR_ALLTOALL_INIT.
+unsafe fn f_mpi_neighbor_alltoall_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_alltoall_init(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_alltoall_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_alltoall_init_ mpi_neighbor_alltoall_init__ mpi_neighbor_alltoall_init MPI_NEIGHBOR_ALLTOALL_INIT pmpi_neighbor_alltoall_init_ pmpi_neighbor_alltoall_init__ pmpi_neighbor_alltoall_init PMPI_NEIGHBOR_ALLTOALL_INIT);
+
+/// Fortran MPI_NEIGHBOR_ALLTOALLV_INIT.
+unsafe fn f_mpi_neighbor_alltoallv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_alltoallv_init(f2c_choice(sendbuf), sendcounts as _, sdispls as _, *sendtype, f2c_choice(recvbuf), recvcounts as _, rdispls as _, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_alltoallv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_alltoallv_init_ mpi_neighbor_alltoallv_init__ mpi_neighbor_alltoallv_init MPI_NEIGHBOR_ALLTOALLV_INIT pmpi_neighbor_alltoallv_init_ pmpi_neighbor_alltoallv_init__ pmpi_neighbor_alltoallv_init PMPI_NEIGHBOR_ALLTOALLV_INIT);
+
+/// Fortran MPI_NEIGHBOR_ALLTOALLW_INIT.
+unsafe fn f_mpi_neighbor_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_alltoallw_init(f2c_choice(sendbuf), sendcounts as _, sdispls as _, sendtypes as _, f2c_choice(recvbuf), recvcounts as _, rdispls as _, recvtypes as _, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_alltoallw_init_ mpi_neighbor_alltoallw_init__ mpi_neighbor_alltoallw_init MPI_NEIGHBOR_ALLTOALLW_INIT pmpi_neighbor_alltoallw_init_ pmpi_neighbor_alltoallw_init__ pmpi_neighbor_alltoallw_init PMPI_NEIGHBOR_ALLTOALLW_INIT);

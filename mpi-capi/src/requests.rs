@@ -5,7 +5,7 @@ use crate::abi::*;
 use crate::errors::{raise};
 use crate::handles::request_id;
 use crate::p2p_args::{empty_status, status_bytes, write_status};
-use mpi_core::request::{ReqId, State, Status};
+use mpi_core::request::{Op, ReqId, State, Status};
 use mpi_core::runtime::{self, Runtime};
 use std::os::raw::c_int;
 
@@ -102,11 +102,6 @@ fn slot(rt: &Runtime, h: MPI_Request) -> Result<Slot, BadHandle> {
         Some(r) if r.state == State::Message => Err(BadHandle::Message(h)),
         Some(_) => Ok(Slot::Active(rid)),
     }
-}
-
-/// The communicator a request reports errors on.
-fn owner(rt: &Runtime, rid: ReqId) -> MPI_Comm {
-    rt.engine.reqs.get(rid).map_or(MPI_COMM_WORLD, |r| r.owner as MPI_Comm)
 }
 
 pub fn is_complete(rt: &Runtime, rid: ReqId) -> bool {
@@ -526,6 +521,9 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
     let r = runtime::with(|rt| -> Result<(), String> {
         let rid = request_id(*h).ok_or_else(|| format!("invalid request handle {:#x}", *h))?;
         let r = rt.engine.reqs.get_mut(rid).ok_or_else(|| format!("request {:#x} does not exist", *h))?;
+        if r.persistent && matches!(r.op, Op::Coll) {
+            crate::coll::forget_persistent(rid);
+        }
         if matches!(r.state, State::Complete | State::Inactive | State::Message) {
             rt.engine.reqs.discard(rid);
             if crate::grequest::any() {
@@ -606,14 +604,22 @@ pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
     }
 }
 
-fn start_one(rt: &mut Runtime, h: MPI_Request) -> Result<(), (MPI_Comm, c_int, String)> {
+/// Starts persistent request `h`. A persistent collective is only checked here: its
+/// schedule is built by `coll::start_persistent` outside the runtime lock (Ok(Some)).
+fn start_one(rt: &mut Runtime, h: MPI_Request) -> Result<Option<(ReqId, MPI_Comm)>, (MPI_Comm, c_int, String)> {
     let rid = request_id(h).ok_or_else(|| (MPI_COMM_WORLD, MPI_ERR_REQUEST, format!("invalid request handle {h:#x}")))?;
-    let persistent = rt.engine.reqs.get(rid).is_some_and(|r| r.persistent);
-    if !persistent {
+    let Some(r) = rt.engine.reqs.get(rid).filter(|r| r.persistent) else {
         return Err((MPI_COMM_WORLD, MPI_ERR_REQUEST, format!("{h:#x} is not a persistent request")));
+    };
+    let comm = r.owner as MPI_Comm;
+    if matches!(r.op, Op::Coll) {
+        // Active until a wait or test completed it (complete but not waited for counts).
+        if r.state != State::Inactive {
+            return Err((comm, MPI_ERR_REQUEST, "MPI_Start on a persistent collective request that is still active (not completed by a wait or test)".into()));
+        }
+        return Ok(Some((rid, comm)));
     }
-    let comm = owner(rt, rid);
-    rt.engine.start(rid).map_err(|e| (comm, e.class as c_int, e.msg))
+    rt.engine.start(rid).map(|()| None).map_err(|e| (comm, e.class as c_int, e.msg))
 }
 
 #[no_mangle]
@@ -625,7 +631,8 @@ pub unsafe extern "C" fn PMPI_Start(request: *mut MPI_Request) -> c_int {
     // SAFETY: checked non-null.
     let h = unsafe { *request };
     match runtime::with(|rt| start_one(rt, h)) {
-        Ok(()) => MPI_SUCCESS,
+        Ok(None) => MPI_SUCCESS,
+        Ok(Some((rid, comm))) => crate::coll::start_persistent("MPI_Start", comm, rid),
         Err((comm, class, msg)) => raise(comm, "MPI_Start", class, msg),
     }
 }
@@ -635,10 +642,31 @@ pub unsafe extern "C" fn PMPI_Startall(count: c_int, array_of_requests: *mut MPI
     require_init!("MPI_Startall");
     // SAFETY: the caller passes `count` requests.
     let hs = unsafe { slice_mut(array_of_requests, count) };
-    match runtime::with(|rt| hs.iter().try_for_each(|&h| start_one(rt, h))) {
-        Ok(()) => MPI_SUCCESS,
-        Err((comm, class, msg)) => raise(comm, "MPI_Startall", class, msg),
+    // In array order; point-to-point requests are started in one critical section up to
+    // the next persistent collective.
+    let mut next = 0;
+    while next < hs.len() {
+        let r = runtime::with(|rt| {
+            while next < hs.len() {
+                next += 1;
+                if let Some(coll) = start_one(rt, hs[next - 1])? {
+                    return Ok(Some(coll));
+                }
+            }
+            Ok(None)
+        });
+        match r {
+            Ok(None) => {}
+            Ok(Some((rid, comm))) => {
+                let rc = crate::coll::start_persistent("MPI_Startall", comm, rid);
+                if rc != MPI_SUCCESS {
+                    return rc;
+                }
+            }
+            Err((comm, class, msg)) => return raise(comm, "MPI_Startall", class, msg),
+        }
     }
+    MPI_SUCCESS
 }
 
 // ------------------------------------------------------------ status queries

@@ -5,7 +5,7 @@
 //! (`reorder` is accepted and ignored, which the standard allows).
 
 use crate::abi::*;
-use crate::coll::run_collective;
+use crate::coll::{persistent_init, run_collective, Req};
 use crate::comm::{dup, set_topology, split};
 use crate::errors::{raise};
 use crate::group::ints;
@@ -538,7 +538,7 @@ struct Blocks {
 
 /// Builds and runs a neighbourhood exchange: block `recv[i]` from source i, `send[j]` to
 /// destination j. `blocks` computes the blocks from (indegree, outdegree).
-fn neighbor(func: &str, comm: MPI_Comm, request: Option<*mut MPI_Request>, blocks: impl FnOnce(usize, usize) -> Result<Blocks, ArgError>) -> c_int {
+fn neighbor(func: &str, comm: MPI_Comm, request: Req, blocks: impl FnOnce(usize, usize) -> Result<Blocks, ArgError>) -> c_int {
     require_init!(func);
     let r = runtime::with(|rt: &mut Runtime| {
         let c = comm_of(rt, comm)?;
@@ -603,7 +603,7 @@ unsafe fn w_blocks(buf: *const c_void, counts: *const c_int, displs: *const MPI_
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allgather_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+fn allgather_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg| {
         let one = contig(sendbuf, sendcount, sendtype)?;
         Ok(Blocks { send: vec![one; outdeg], recv: equal_blocks(recvbuf, recvcount, recvtype, indeg)? })
@@ -612,16 +612,16 @@ fn allgather_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    allgather_impl("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, None)
+    allgather_impl("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    allgather_impl("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Some(request))
+    allgather_impl("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Nonblocking(request))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allgatherv_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+fn allgatherv_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg| {
         let one = contig(sendbuf, sendcount, sendtype)?;
         // SAFETY: the caller passes indegree counts and displacements.
@@ -631,31 +631,31 @@ fn allgatherv_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtyp
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    allgatherv_impl("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, None)
+    allgatherv_impl("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    allgatherv_impl("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Some(request))
+    allgatherv_impl("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Req::Nonblocking(request))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoall_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+fn alltoall_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg| Ok(Blocks { send: equal_blocks(sendbuf, sendcount, sendtype, outdeg)?, recv: equal_blocks(recvbuf, recvcount, recvtype, indeg)? }))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    alltoall_impl("MPI_Neighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, None)
+    alltoall_impl("MPI_Neighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    alltoall_impl("MPI_Ineighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Some(request))
+    alltoall_impl("MPI_Ineighbor_alltoall", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Nonblocking(request))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoallv_impl(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+fn alltoallv_impl(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg| {
         // SAFETY: the caller passes outdegree/indegree counts and displacements.
         unsafe { Ok(Blocks { send: var_blocks(sendbuf, sendcounts, sdispls, sendtype, outdeg)?, recv: var_blocks(recvbuf, recvcounts, rdispls, recvtype, indeg)? }) }
@@ -664,16 +664,16 @@ fn alltoallv_impl(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    alltoallv_impl("MPI_Neighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, None)
+    alltoallv_impl("MPI_Neighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    alltoallv_impl("MPI_Ineighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Some(request))
+    alltoallv_impl("MPI_Ineighbor_alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Req::Nonblocking(request))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoallw_impl(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: Option<*mut MPI_Request>) -> c_int {
+fn alltoallw_impl(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg| {
         // SAFETY: the caller passes outdegree/indegree counts, displacements and types.
         unsafe { Ok(Blocks { send: w_blocks(sendbuf, sendcounts, sdispls, sendtypes, outdeg)?, recv: w_blocks(recvbuf, recvcounts, rdispls, recvtypes, indeg)? }) }
@@ -682,10 +682,37 @@ fn alltoallw_impl(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
-    alltoallw_impl("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, None)
+    alltoallw_impl("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    alltoallw_impl("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Some(request))
+    alltoallw_impl("MPI_Ineighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Req::Nonblocking(request))
+}
+
+// ------------------------------------------------------------------ persistent neighbourhood collectives (MPI-4.0)
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Neighbor_allgather_init", comm, info, request, move |f, r| allgather_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Neighbor_allgatherv_init", comm, info, request, move |f, r| allgatherv_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Neighbor_alltoall_init", comm, info, request, move |f, r| alltoall_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Neighbor_alltoallv_init", comm, info, request, move |f, r| alltoallv_impl(f, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Neighbor_alltoallw_init", comm, info, request, move |f, r| alltoallw_impl(f, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, r))
 }

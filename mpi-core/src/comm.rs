@@ -107,11 +107,16 @@ impl Comm {
     /// run over the local group and reach the remote group through `CollComm::remote_peer`.
     pub fn next_collective(&mut self, nonblocking: bool) -> (CollComm, i32) {
         let tag = self.next_tag(nonblocking);
-        let cc = match &self.local_ranks {
+        (self.coll_view(), tag)
+    }
+
+    /// The schedule view of this communicator, taking no tag: a persistent collective
+    /// reuses the tag it took at its initialisation for every start.
+    pub fn coll_view(&self) -> CollComm {
+        match &self.local_ranks {
             None => CollComm::new(self.coll_ctx(), self.rank, self.world_ranks.clone()),
             Some(local) => CollComm { ctx: self.coll_ctx(), rank: self.rank, world_ranks: local.clone(), remote: Some(self.world_ranks.clone()) },
-        };
-        (cc, tag)
+        }
     }
 
     /// The schedule view of the *local group* only, for internal agreement steps

@@ -33,6 +33,12 @@ fn run_coll(name: &str, args: &[&str]) {
     }
 }
 
+/// MPI-4.0 persistent collectives (MPI_X_init, MPI_Start/Startall, Request_free).
+#[test]
+fn coll_persistent() {
+    run_coll("coll_persistent", &[]);
+}
+
 #[test]
 fn coll_all_default_algorithms() {
     run_coll("coll_all", &[]);

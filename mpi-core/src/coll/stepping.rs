@@ -51,16 +51,36 @@ impl Engine {
 
     /// Starts schedule `s` (from `new_schedule`) as a nonblocking collective; returns the
     /// request that completes with it.
-    pub fn start_boxed(&mut self, mut s: Box<Schedule>) -> MpiResult<ReqId> {
+    pub fn start_boxed(&mut self, s: Box<Schedule>) -> MpiResult<ReqId> {
         let rid = self.create(Op::Coll, false);
-        self.reqs.get_mut(rid).unwrap().state = State::CollActive;
-        if self.advance(&mut s)? {
-            self.complete(rid);
-            self.recycle_schedule(s);
-        } else {
-            self.colls.active.push((rid, s));
+        if let Err(e) = self.run_schedule(rid, s) {
+            self.reqs.discard(rid);
+            return Err(e);
         }
         Ok(rid)
+    }
+
+    /// Runs schedule `s` as request `rid`'s operation (a new nonblocking collective, or a
+    /// start of a persistent one): `rid` is active until the schedule ends. On an error
+    /// here `rid` is left inactive.
+    pub fn run_schedule(&mut self, rid: ReqId, mut s: Box<Schedule>) -> MpiResult<()> {
+        let r = self.reqs.get_mut(rid).ok_or_else(|| MpiError::new(ErrorClass::Request, "invalid request"))?;
+        r.state = State::CollActive;
+        r.status = Default::default();
+        match self.advance(&mut s) {
+            Ok(true) => {
+                self.complete(rid);
+                self.recycle_schedule(s);
+            }
+            Ok(false) => self.colls.active.push((rid, s)),
+            Err(e) => {
+                if let Some(r) = self.reqs.get_mut(rid) {
+                    r.state = State::Inactive;
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
     }
 
     /// Blocking collectives: advances schedule `s`, held by the caller (no request), as far
