@@ -3091,5 +3091,31 @@ module mpi
       INTEGER :: request
       integer :: ierror
     end subroutine PMPI_Barrier_init
+    subroutine MPI_Comm_idup_with_info(comm, info, newcomm, request, ierror)
+      implicit none
+      INTEGER :: comm
+      INTEGER :: info
+      INTEGER :: newcomm
+      INTEGER :: request
+      integer :: ierror
+    end subroutine MPI_Comm_idup_with_info
+    subroutine PMPI_Comm_idup_with_info(comm, info, newcomm, request, ierror)
+      implicit none
+      INTEGER :: comm
+      INTEGER :: info
+      INTEGER :: newcomm
+      INTEGER :: request
+      integer :: ierror
+    end subroutine PMPI_Comm_idup_with_info
+    subroutine MPI_Info_create_env(info, ierror)
+      implicit none
+      INTEGER :: info
+      integer :: ierror
+    end subroutine MPI_Info_create_env
+    subroutine PMPI_Info_create_env(info, ierror)
+      implicit none
+      INTEGER :: info
+      integer :: ierror
+    end subroutine PMPI_Info_create_env
   end interface
 end module mpi

@@ -218,11 +218,11 @@ def classify(a):
             a.kind = "str_in" if a.const else "str_out"
         elif level == 2 and a.name == "argv" and a.func == "MPI_Comm_spawn":
             a.kind = "argv_in"
-        elif a.func in ("MPI_Init", "MPI_Init_thread") and a.name == "argv":
+        elif a.func in ("MPI_Init", "MPI_Init_thread", "MPI_Info_create_env") and a.name == "argv":
             a.kind = "omit"
         else:
             a.kind = "unsupported"
-    elif a.func in ("MPI_Init", "MPI_Init_thread") and a.name == "argc":
+    elif a.func in ("MPI_Init", "MPI_Init_thread", "MPI_Info_create_env") and a.name == "argc":
         a.kind = "omit"
     elif a.base == "void":
         if level != 1:
@@ -831,7 +831,7 @@ def rust_binding(f, cnames):
     for a in f.args:
         n, k = a.name, a.kind
         if k == "omit":
-            call.append("null_mut()")
+            call.append("null_mut()" if a.stars or a.array else "0")
         elif k == "val":
             call.append("*%s" % n)
         elif k == "logical_in":

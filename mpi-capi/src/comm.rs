@@ -368,12 +368,25 @@ pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info,
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract.
-    unsafe { idup("MPI_Comm_idup", comm, newcomm, request) }
+    unsafe { idup("MPI_Comm_idup", comm, None, newcomm, request) }
+}
+
+/// `MPI_Comm_idup_with_info` (MPI-4.0): `MPI_Comm_idup` whose duplicate gets the hints of
+/// `info` (as `MPI_Comm_dup_with_info`) instead of `comm`'s.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let func = "MPI_Comm_idup_with_info";
+    require_init!(func);
+    let Some(p) = crate::info::pairs(info) else {
+        return raise(comm, func, MPI_ERR_INFO, format!("invalid info handle {info:#x}"));
+    };
+    // SAFETY: same contract.
+    unsafe { idup(func, comm, Some(p), newcomm, request) }
 }
 
 /// # Safety
 /// `newcomm` and `request` are null or valid for writes.
-unsafe fn idup(func: &str, comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+unsafe fn idup(func: &str, comm: MPI_Comm, info: Option<crate::info::Pairs>, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
     require_init!(func);
     if request.is_null() {
         return raise(comm, func, MPI_ERR_ARG, "request is NULL");
@@ -389,6 +402,10 @@ unsafe fn idup(func: &str, comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut
     new.ctx = PENDING_CTX;
     new.reset_sequences();
     new.name = String::new();
+    if let Some(i) = info {
+        new.info.clear();
+        crate::info::keep_hints(crate::info::COMM_HINTS, &mut new.info, i);
+    }
     let h = install(new);
     if let Err(rc) = attributes::copy_attrs(Kind::Comm, comm, h) {
         runtime::with(|rt| rt.comms.remove(comm_index(h).unwrap()));

@@ -1244,6 +1244,10 @@ extern "C" {
     fn c_PMPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
     #[link_name = "PMPI_Neighbor_alltoallw_init"]
     fn c_PMPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Comm_idup_with_info"]
+    fn c_PMPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int;
+    #[link_name = "PMPI_Info_create_env"]
+    fn c_PMPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut MPI_Info) -> c_int;
     #[link_name = "PMPI_File_f2c"]
     fn c_PMPI_File_f2c(file: MPI_Fint) -> MPI_File;
     #[link_name = "PMPI_File_c2f"]
@@ -6049,3 +6053,27 @@ unsafe fn f_mpi_neighbor_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c
 }
 fortran_names!(f_mpi_neighbor_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_neighbor_alltoallw_init_ mpi_neighbor_alltoallw_init__ mpi_neighbor_alltoallw_init MPI_NEIGHBOR_ALLTOALLW_INIT pmpi_neighbor_alltoallw_init_ pmpi_neighbor_alltoallw_init__ pmpi_neighbor_alltoallw_init PMPI_NEIGHBOR_ALLTOALLW_INIT);
+
+/// Fortran MPI_COMM_IDUP_WITH_INFO.
+unsafe fn f_mpi_comm_idup_with_info(comm: *mut c_int, info: *mut c_int, newcomm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Comm_idup_with_info(*comm, *info, newcomm as _, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_comm_idup_with_info(comm: *mut c_int, info: *mut c_int, newcomm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_comm_idup_with_info_ mpi_comm_idup_with_info__ mpi_comm_idup_with_info MPI_COMM_IDUP_WITH_INFO pmpi_comm_idup_with_info_ pmpi_comm_idup_with_info__ pmpi_comm_idup_with_info PMPI_COMM_IDUP_WITH_INFO);
+
+/// Fortran MPI_INFO_CREATE_ENV.
+unsafe fn f_mpi_info_create_env(info: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Info_create_env(0, null_mut(), info as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_info_create_env(info: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_info_create_env_ mpi_info_create_env__ mpi_info_create_env MPI_INFO_CREATE_ENV pmpi_info_create_env_ pmpi_info_create_env__ pmpi_info_create_env PMPI_INFO_CREATE_ENV);

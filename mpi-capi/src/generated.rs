@@ -3453,3 +3453,17 @@ pub unsafe extern "C" fn MPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sen
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
     unsafe { crate::topology::PMPI_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request) }
 }
+
+// int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::comm::PMPI_Comm_idup_with_info(comm, info, newcomm, request) }
+}
+
+// int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut MPI_Info) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::info::PMPI_Info_create_env(argc, argv, info) }
+}

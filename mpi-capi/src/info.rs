@@ -125,6 +125,19 @@ pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
     MPI_SUCCESS
 }
 
+/// `MPI_Info_create_env` (MPI 4.1 §11.4): a new info object with the keys of
+/// `MPI_INFO_ENV`. Callable before `MPI_Init` and after `MPI_Finalize`. The command line
+/// comes from the process itself, so `argc`/`argv` (which may be 0/NULL) are not read.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut MPI_Info) -> c_int {
+    if info.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Info_create_env", MPI_ERR_ARG, "info is NULL");
+    }
+    // SAFETY: checked non-null.
+    unsafe { *info = new_info(env_pairs()) };
+    MPI_SUCCESS
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Info_set(info: MPI_Info, key: *const c_char, value: *const c_char) -> c_int {
     let func = "MPI_Info_set";

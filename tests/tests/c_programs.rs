@@ -162,6 +162,12 @@ fn sendrecv() {
     run_program_all("sendrecv", &[]);
 }
 
+/// MPI-4.0's MPI_Comm_idup_with_info and MPI_Info_create_env.
+#[test]
+fn mpi4_comm_info() {
+    run_program_all("mpi4_comm_info", &[]);
+}
+
 /// MPI-4.0's MPI_Isendrecv and MPI_Isendrecv_replace.
 #[test]
 fn isendrecv() {
