@@ -26,6 +26,13 @@ fn run_both(name: &str) {
     }
 }
 
+/// The MPI-4.0 routines: Isendrecv(_replace), persistent collectives, Comm_idup_with_info,
+/// Info_create_env.
+#[test]
+fn mpi4_routines() {
+    run_both("mpi4");
+}
+
 #[test]
 fn hello_processor_name() {
     run_both("hello");
