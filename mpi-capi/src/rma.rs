@@ -409,8 +409,8 @@ fn communicate(c: Call) -> c_int {
                 let empty = tcount == 0 || tdt_t.size() == 0;
                 let te = acc_elem(p, tdt, empty)?;
                 // Nothing moves when either side is empty: any types go (MPICH's rma/badrma).
-                let origin_empty = ocount == 0 || datatype(odt, "origin")?.size() == 0;
-                if !no_op && !empty && !origin_empty {
+                // (MPI_NO_OP ignores the origin arguments: MPI_DATATYPE_NULL is fine there.)
+                if !no_op && !empty && !(ocount == 0 || datatype(odt, "origin")?.size() == 0) {
                     let oe = acc_elem(p, odt, empty)?;
                     if oe != te {
                         return Err((MPI_ERR_TYPE, format!("origin elements are {} but target elements are {}", oe.name(), te.name())));

@@ -578,7 +578,8 @@ static void big(void)
 /* Zero-size accumulates move nothing, so an op that is not defined on the type is not an
  * error (mpi4py probes MPI_Get_accumulate this way: 0 MPI_BYTEs with MPI_SUM), nor are
  * origin and target types that differ when either side is empty: zero counts or a
- * zero-size derived type on one side (MPICH's rma/badrma). */
+ * zero-size derived type on one side (MPICH's rma/badrma); and MPI_NO_OP takes no origin
+ * (MPICH's rma/atomic_get_*). */
 static void zero_count(void)
 {
     char none = 0, res = 0;
@@ -597,6 +598,9 @@ static void zero_count(void)
     MPI_OK(MPI_Get_accumulate(NULL, 2, empty, NULL, 1, empty, t, 0, 1, empty, MPI_SUM, win));
     MPI_OK(MPI_Put(NULL, 0, MPI_INT, t, 0, 0, MPI_DOUBLE, win));
     MPI_OK(MPI_Get(NULL, 1, empty, t, 0, 0, MPI_INT, win));
+    /* MPI_NO_OP ignores the origin arguments: NULL and MPI_DATATYPE_NULL are fine. */
+    MPI_OK(MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, &res, 1, MPI_CHAR, t, 0, 1, MPI_CHAR, MPI_NO_OP, win));
+    MPI_OK(MPI_Fetch_and_op(NULL, &res, MPI_CHAR, t, 0, MPI_NO_OP, win));
     MPI_OK(MPI_Win_unlock_all(win));
     MPI_OK(MPI_Type_free(&empty));
 }
