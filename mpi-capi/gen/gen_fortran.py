@@ -984,16 +984,20 @@ def rust_binding(f, cnames):
 
 def rust_extern_decls(funcs):
     out = ["\n// ---- The C functions the bindings call (defined elsewhere in this library) ----\n",
-           "// (Named c_PMPI_X here so that gen_abi.py does not take them for hand-written PMPI_X.)\n",
-           "extern \"C\" {\n"]
+           "// (Named c_PMPI_X here so that gen_abi.py does not take them for hand-written PMPI_X;\n",
+           "// in a module cbindgen skips, so that mpi.h does not declare them.)\n",
+           "/// cbindgen:ignore\n",
+           "mod c_entry {\n",
+           "    use super::*;\n",
+           "    extern \"C\" {\n"]
     for f in funcs:
         args = ", ".join("%s: %s" % (p.name, p.rust_type) for p in f.c.params)
         if f.c.variadic:
             args += ", ..."
-        out.append("    #[link_name = \"P%s\"]\n    fn c_P%s(%s) -> %s;\n" % (f.name, f.name, args, f.c.ret))
-    out.append("    #[link_name = \"PMPI_File_f2c\"]\n    fn c_PMPI_File_f2c(file: MPI_Fint) -> MPI_File;\n")
-    out.append("    #[link_name = \"PMPI_File_c2f\"]\n    fn c_PMPI_File_c2f(file: MPI_File) -> MPI_Fint;\n")
-    out.append("}\n")
+        out.append("        #[link_name = \"P%s\"]\n        pub(super) fn c_P%s(%s) -> %s;\n" % (f.name, f.name, args, f.c.ret))
+    out.append("        #[link_name = \"PMPI_File_f2c\"]\n        pub(super) fn c_PMPI_File_f2c(file: MPI_Fint) -> MPI_File;\n")
+    out.append("        #[link_name = \"PMPI_File_c2f\"]\n        pub(super) fn c_PMPI_File_c2f(file: MPI_File) -> MPI_Fint;\n")
+    out.append("    }\n}\nuse c_entry::*;\n")
     return "".join(out)
 
 
