@@ -217,7 +217,7 @@ pub fn split(func: &str, comm: MPI_Comm, color: c_int, key: c_int) -> Result<MPI
     }
     let local = members(&all, color, &local_world);
     let rank = local.iter().position(|&w| w == local_world[me]).unwrap();
-    let eh = runtime::with(|rt| rt.comms.get(idx).map_or(MPI_ERRORS_ARE_FATAL, |c| c.errhandler));
+    let eh = runtime::with(|rt| rt.comms.get(idx).map_or(crate::errors::DEFAULT_ERRHANDLER, |c| c.errhandler));
     let mut c = Comm::intra(slot_ctx(slot), rank, local.into(), eh);
     if let Some(r) = remote {
         c.local_ranks = Some(std::mem::replace(&mut c.world_ranks, r.into()));
@@ -494,7 +494,7 @@ pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newc
         release_slot(slot);
         MPI_COMM_NULL
     } else {
-        let eh = runtime::with(|rt| rt.comms.get(idx).map_or(MPI_ERRORS_ARE_FATAL, |c| c.errhandler));
+        let eh = runtime::with(|rt| rt.comms.get(idx).map_or(crate::errors::DEFAULT_ERRHANDLER, |c| c.errhandler));
         install(Comm::intra(slot_ctx(slot), key as usize, g.clone(), eh))
     };
     store_comm(func, comm, newcomm, h)

@@ -126,8 +126,8 @@ pub fn error_text(code: c_int) -> String {
     format!("{generic} ({name})")
 }
 
-/// Raises an error in `func` on `comm`: runs the communicator's error handler (fatal by
-/// default) and returns the code for `MPI_ERRORS_RETURN` and user handlers. Must be called
+/// Raises an error in `func` on `comm`: runs the communicator's error handler (see
+/// `DEFAULT_ERRHANDLER`) and returns the code for `MPI_ERRORS_RETURN` and user handlers. Must be called
 /// without the runtime lock held.
 pub fn raise(comm: MPI_Comm, func: &str, class: c_int, msg: impl Into<String>) -> c_int {
     let msg = msg.into();
@@ -135,23 +135,47 @@ pub fn raise(comm: MPI_Comm, func: &str, class: c_int, msg: impl Into<String>) -
     invoke_handler(comm, code, func, &msg)
 }
 
-/// The error handler of `comm` (of `MPI_COMM_WORLD` for an invalid handle), if MPI is up.
-pub fn handler_of(comm: MPI_Comm) -> Option<MPI_Errhandler> {
+/// The handler of a communicator or window whose handler was never set (all of them start
+/// so, and copies inherit it). As in MPICH, where such an object has no handler, an error
+/// on it runs `MPI_COMM_WORLD`'s handler of the moment: `MPI_Comm_set_errhandler(
+/// MPI_COMM_WORLD, MPI_ERRORS_RETURN)` also governs communicators duplicated or split from
+/// it earlier, and windows (MPICH's errors/comm/*_nullarg and errors/attr/keyvalmis rely on
+/// it; MPI 4.1 §9.3 would have a copy keep `MPI_ERRORS_ARE_FATAL`). `MPI_Comm_get_errhandler`
+/// reports it as `MPI_ERRORS_ARE_FATAL`, as MPICH does. Users cannot set it: it is
+/// `MPI_ERRHANDLER_NULL`, which `MPI_Comm_set_errhandler` refuses.
+pub(crate) const DEFAULT_ERRHANDLER: MPI_Errhandler = MPI_ERRHANDLER_NULL;
+
+/// What `MPI_Comm_get_errhandler` / `MPI_Win_get_errhandler` report for stored handler `h`.
+pub fn reported_handler(h: MPI_Errhandler) -> MPI_Errhandler {
+    if h == DEFAULT_ERRHANDLER {
+        MPI_ERRORS_ARE_FATAL
+    } else {
+        h
+    }
+}
+
+/// The error handler that runs for an error on `comm` (`MPI_COMM_WORLD`'s for an invalid
+/// handle or an unset handler) and the communicator a user handler is called with, if MPI
+/// is up.
+pub fn handler_of(comm: MPI_Comm) -> Option<(MPI_Errhandler, MPI_Comm)> {
     if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
         return None;
     }
-    let idx = comm_index(comm).unwrap_or(mpi_core::comm::WORLD);
     let g = mpi_core::runtime::lock();
-    g.as_ref().and_then(|rt| rt.comms.get(idx).or_else(|| rt.comms.get(mpi_core::comm::WORLD)).map(|c| c.errhandler))
+    let rt = g.as_ref()?;
+    let world = rt.comms.get(mpi_core::comm::WORLD).map_or(DEFAULT_ERRHANDLER, |c| c.errhandler);
+    let own = comm_index(comm).and_then(|i| rt.comms.get(i)).map(|c| c.errhandler);
+    Some(match own {
+        Some(h) if h != DEFAULT_ERRHANDLER => (h, comm),
+        _ => (reported_handler(world), MPI_COMM_WORLD),
+    })
 }
 
 /// Runs `comm`'s error handler for `code`: returns `code` unless the handler is fatal.
 pub fn invoke_handler(comm: MPI_Comm, code: c_int, func: &str, msg: &str) -> c_int {
     match handler_of(comm) {
-        Some(MPI_ERRORS_RETURN) => code,
-        Some(h) if crate::handles::errhandler_index(h).is_some() => {
-            let known = comm_index(comm).is_some_and(|i| mpi_core::runtime::with(|rt| rt.comms.get(i).is_some()));
-            let mut c = if known { comm } else { MPI_COMM_WORLD };
+        Some((MPI_ERRORS_RETURN, _)) => code,
+        Some((h, mut c)) if crate::handles::errhandler_index(h).is_some() => {
             let mut e = code;
             crate::errhandlers::call_user_handler(h, &mut c, &mut e);
             code
@@ -176,8 +200,8 @@ pub fn win_handler_of(win: MPI_Win) -> Option<MPI_Errhandler> {
     g.as_ref().and_then(|rt| rt.wins.get(idx)).map(|w| w.errhandler)
 }
 
-/// Raises an error in `func` on window `win`: runs the window's error handler (fatal
-/// unless the user set another, as the standard says for windows) and returns the code for
+/// Raises an error in `func` on window `win`: runs the window's error handler (that of
+/// `MPI_COMM_WORLD` until the user sets one, see `DEFAULT_ERRHANDLER`) and returns the code for
 /// `MPI_ERRORS_RETURN` and user handlers. An invalid window handle is an `MPI_ERR_WIN`
 /// raised on `MPI_COMM_WORLD`'s handler, the only one left to run. Must be called without
 /// the runtime lock held.
@@ -201,10 +225,12 @@ pub fn raise_win_core(win: MPI_Win, func: &str, e: MpiError) -> c_int {
 }
 
 /// Runs window `win`'s error handler for `code`: returns `code` unless the handler is fatal.
-/// A user handler is called as `f(&win, &code)`. `win` must be a live window (else the
-/// fatal handler runs).
+/// A user handler is called as `f(&win, &code)`; a window whose handler was never set runs
+/// `MPI_COMM_WORLD`'s (`DEFAULT_ERRHANDLER`). `win` must be a live window (else the fatal
+/// handler runs).
 pub fn invoke_win_handler(win: MPI_Win, code: c_int, func: &str, msg: &str) -> c_int {
     match win_handler_of(win) {
+        Some(DEFAULT_ERRHANDLER) => invoke_handler(MPI_COMM_WORLD, code, func, msg),
         Some(MPI_ERRORS_RETURN) => code,
         Some(h) if crate::handles::errhandler_index(h).is_some() => {
             let mut w = win;
@@ -314,7 +340,7 @@ pub unsafe extern "C" fn PMPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *m
     }
     let h = {
         let g = mpi_core::runtime::lock();
-        g.as_ref().and_then(|rt| comm_index(comm).and_then(|i| rt.comms.get(i)).map(|c| c.errhandler))
+        g.as_ref().and_then(|rt| comm_index(comm).and_then(|i| rt.comms.get(i)).map(|c| reported_handler(c.errhandler)))
     };
     match h {
         Some(h) if !errhandler.is_null() => {

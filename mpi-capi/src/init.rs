@@ -15,7 +15,7 @@ pub fn library_version() -> String {
 fn init(func: &str, required: c_int) -> c_int {
     // The engine sits behind one lock, so every thread level is provided.
     let level = required.clamp(MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE);
-    match mpi_core::runtime::init(level, MPI_ERRORS_ARE_FATAL) {
+    match mpi_core::runtime::init(level, crate::errors::DEFAULT_ERRHANDLER) {
         Ok(()) => {
             let _ = MAIN_THREAD.set(std::thread::current().id());
             MPI_SUCCESS

@@ -3,9 +3,10 @@
 //! `MPI_Win_free` runs. Creating and freeing windows, RMA operations and synchronisation
 //! are in `rma.rs`; the window itself is `mpi_core::rma::Win` in the runtime's window table.
 //!
-//! Errors on a window go to the window's error handler (`errors::raise_win`), which is
-//! `MPI_ERRORS_ARE_FATAL` until the user sets another: unlike a communicator, a window does
-//! not inherit the handler of the communicator it was made from (MPI 4.1 §9.3.2).
+//! Errors on a window go to the window's error handler (`errors::raise_win`). A window does
+//! not inherit the handler of the communicator it was made from (MPI 4.1 §9.3.2): until the
+//! user sets one, it has none and errors run `MPI_COMM_WORLD`'s, as in MPICH
+//! (`errors::DEFAULT_ERRHANDLER`; `MPI_Win_get_errhandler` says `MPI_ERRORS_ARE_FATAL`).
 
 use crate::abi::*;
 use crate::attributes::{self, ErrOn, Kind};
@@ -20,7 +21,7 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Mutex;
 
 /// The error handler a new window starts with (the rma module sets it at creation).
-pub const DEFAULT_WIN_ERRHANDLER: MPI_Errhandler = MPI_ERRORS_ARE_FATAL;
+pub const DEFAULT_WIN_ERRHANDLER: MPI_Errhandler = crate::errors::DEFAULT_ERRHANDLER;
 
 // ------------------------------------------------------------------ per-window state
 
@@ -256,7 +257,7 @@ pub unsafe extern "C" fn PMPI_Win_get_errhandler(win: MPI_Win, errhandler: *mut 
         return raise_win(win, func, MPI_ERR_ARG, "errhandler is NULL");
     }
     // SAFETY: checked non-null.
-    unsafe { *errhandler = h };
+    unsafe { *errhandler = crate::errors::reported_handler(h) };
     MPI_SUCCESS
 }
 

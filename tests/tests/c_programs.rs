@@ -179,6 +179,13 @@ fn errors_return() {
     run_program_all("errors", &[]);
 }
 
+/// Which handler argument errors run (MPICH's: an unset one follows MPI_COMM_WORLD's), and
+/// the classes MPICH gives them.
+#[test]
+fn errors_args() {
+    run_program_all("errors_args", &[]);
+}
+
 #[test]
 fn datatypes_basic() {
     run_program_all("datatypes_basic", &[]);
