@@ -139,14 +139,21 @@ fn index_of(comm: MPI_Comm) -> Result<usize, ArgError> {
     runtime::with(|rt| comm_of(rt, comm).map(|_| comm_index(comm).unwrap()))
 }
 
-/// Writes a new communicator handle.
-fn store_comm(func: &str, comm: MPI_Comm, out: *mut MPI_Comm, v: MPI_Comm) -> c_int {
-    if out.is_null() {
-        return raise(comm, func, MPI_ERR_ARG, "newcomm is NULL");
+/// A communicator constructor's C entry: checks `comm` and the output argument `out` before
+/// `make` does any work (MPICH's order: a NULL `out` is `MPI_ERR_ARG` whatever the other
+/// arguments, and no communicator is made for nothing), then stores the new handle, or
+/// `MPI_COMM_NULL` when anything failed (MPICH does, and its tests check it).
+pub(crate) fn new_comm(func: &str, comm: MPI_Comm, out: *mut MPI_Comm, make: impl FnOnce() -> Result<MPI_Comm, c_int>) -> c_int {
+    let r = match index_of(comm) {
+        Err((c, m)) => Err(raise(comm, func, c, m)),
+        Ok(_) if out.is_null() => return raise(comm, func, MPI_ERR_ARG, "the output communicator argument is NULL"),
+        Ok(_) => make(),
+    };
+    if !out.is_null() {
+        // SAFETY: checked non-null; the caller passes a pointer to an MPI_Comm.
+        unsafe { *out = r.unwrap_or(MPI_COMM_NULL) };
     }
-    // SAFETY: checked non-null.
-    unsafe { *out = v };
-    MPI_SUCCESS
+    r.err().unwrap_or(MPI_SUCCESS)
 }
 
 // ------------------------------------------------------------------ constructors (crate API)
@@ -176,20 +183,6 @@ pub fn dup(func: &str, comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> R
     Ok(h)
 }
 
-/// Stores the result of `dup` in `newcomm`: the new handle, or `MPI_COMM_NULL` on error
-/// (as MPICH leaves it), returning the code.
-fn store_dup(func: &str, comm: MPI_Comm, newcomm: *mut MPI_Comm, r: Result<MPI_Comm, c_int>) -> c_int {
-    match r {
-        Ok(h) => store_comm(func, comm, newcomm, h),
-        Err(rc) => {
-            if !newcomm.is_null() {
-                // SAFETY: checked non-null; the caller passes an MPI_Comm.
-                unsafe { *newcomm = MPI_COMM_NULL };
-            }
-            rc
-        }
-    }
-}
 
 /// Splits `comm` by `color` (`MPI_UNDEFINED`: no communicator) and `key` (ties broken by
 /// rank). Returns the new handle or `MPI_COMM_NULL`. On an intercommunicator (MPI 4.1
@@ -348,17 +341,19 @@ pub unsafe extern "C" fn PMPI_Comm_compare(comm1: MPI_Comm, comm2: MPI_Comm, res
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     require_init!("MPI_Comm_dup");
-    store_dup("MPI_Comm_dup", comm, newcomm, dup("MPI_Comm_dup", comm, None))
+    new_comm("MPI_Comm_dup", comm, newcomm, || dup("MPI_Comm_dup", comm, None))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_dup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
     let func = "MPI_Comm_dup_with_info";
     require_init!(func);
-    let Some(p) = crate::info::pairs(info) else {
-        return raise(comm, func, MPI_ERR_INFO, format!("invalid info handle {info:#x}"));
-    };
-    store_dup(func, comm, newcomm, dup(func, comm, Some(p)))
+    new_comm(func, comm, newcomm, || {
+        let Some(p) = crate::info::pairs(info) else {
+            return Err(raise(comm, func, MPI_ERR_INFO, format!("invalid info handle {info:#x}")));
+        };
+        dup(func, comm, Some(p))
+    })
 }
 
 /// `MPI_Comm_idup`: the duplicate enters the table at once (attributes copied now, as
@@ -429,28 +424,26 @@ unsafe fn idup(func: &str, comm: MPI_Comm, info: Option<crate::info::Pairs>, new
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int {
     require_init!("MPI_Comm_split");
-    match split("MPI_Comm_split", comm, color, key) {
-        Ok(h) => store_comm("MPI_Comm_split", comm, newcomm, h),
-        Err(rc) => rc,
-    }
+    new_comm("MPI_Comm_split", comm, newcomm, || split("MPI_Comm_split", comm, color, key))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, _info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
+pub unsafe extern "C" fn PMPI_Comm_split_type(comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) -> c_int {
     let func = "MPI_Comm_split_type";
     require_init!(func);
+    new_comm(func, comm, newcomm, || split_type_of(func, comm, split_type, key, info))
+}
+
+fn split_type_of(func: &str, comm: MPI_Comm, split_type: c_int, key: c_int, _info: MPI_Info) -> Result<MPI_Comm, c_int> {
     let color = match split_type {
         MPI_UNDEFINED => MPI_UNDEFINED,
         MPI_COMM_TYPE_SHARED => runtime::with(|rt| {
             let me = rt.comms.get(mpi_core::comm::WORLD).map_or(0, |c| c.rank);
             rt.bootstrap.node_of_ranks().get(me).copied().unwrap_or(0) as c_int
         }),
-        t => return raise(comm, func, MPI_ERR_ARG, format!("split type {t} is not supported (use MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)")),
+        t => return Err(raise(comm, func, MPI_ERR_ARG, format!("split type {t} is not supported (use MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)"))),
     };
-    match split(func, comm, color, key) {
-        Ok(h) => store_comm(func, comm, newcomm, h),
-        Err(rc) => rc,
-    }
+    split(func, comm, color, key)
 }
 
 /// Members of `group` as ranks of the local group of `comm`, in group order; None if some
@@ -463,16 +456,20 @@ fn group_in_comm(comm_world: &[usize], group: &[usize]) -> Option<Vec<usize>> {
 pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) -> c_int {
     let func = "MPI_Comm_create";
     require_init!(func);
+    new_comm(func, comm, newcomm, || create(func, comm, group))
+}
+
+fn create(func: &str, comm: MPI_Comm, group: MPI_Group) -> Result<MPI_Comm, c_int> {
     let Some(g) = crate::group::lookup(group) else {
-        return raise(comm, func, MPI_ERR_GROUP, format!("invalid group handle {group:#x}"));
+        return Err(raise(comm, func, MPI_ERR_GROUP, format!("invalid group handle {group:#x}")));
     };
     let r = runtime::with(|rt| comm_of(rt, comm).map(|c| (c.is_inter(), c.local_group(), c.rank)));
     let (inter, world, me) = match r {
         Ok(x) => x,
-        Err((c, m)) => return raise(comm, func, c, m),
+        Err((c, m)) => return Err(raise(comm, func, c, m)),
     };
     if group_in_comm(&world, &g).is_none() {
-        return raise(comm, func, MPI_ERR_GROUP, "the group has processes outside the communicator's (local) group");
+        return Err(raise(comm, func, MPI_ERR_GROUP, "the group has processes outside the communicator's (local) group"));
     }
     // Every member of `comm` takes part; the group decides membership and order.
     let color = if g.contains(&world[me]) { 0 } else { MPI_UNDEFINED };
@@ -480,15 +477,12 @@ pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newc
     if inter {
         // Each group names its own members; the remote side is the other group's choice
         // (MPI 4.1 §7.4.2): a split by membership, ordered by position in the group.
-        return match split(func, comm, color, key) {
-            Ok(h) => store_comm(func, comm, newcomm, h),
-            Err(rc) => rc,
-        };
+        return split(func, comm, color, key);
     }
     let idx = comm_index(comm).unwrap();
     let slot = match agree_on(idx) {
         Ok(s) => s,
-        Err((c, m)) => return raise(comm, func, c, m),
+        Err((c, m)) => return Err(raise(comm, func, c, m)),
     };
     let h = if color == MPI_UNDEFINED {
         release_slot(slot);
@@ -497,32 +491,36 @@ pub unsafe extern "C" fn PMPI_Comm_create(comm: MPI_Comm, group: MPI_Group, newc
         let eh = runtime::with(|rt| rt.comms.get(idx).map_or(crate::errors::DEFAULT_ERRHANDLER, |c| c.errhandler));
         install(Comm::intra(slot_ctx(slot), key as usize, g.clone(), eh))
     };
-    store_comm(func, comm, newcomm, h)
+    Ok(h)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) -> c_int {
     let func = "MPI_Comm_create_group";
     require_init!(func);
+    new_comm(func, comm, newcomm, || create_group(func, comm, group, tag))
+}
+
+fn create_group(func: &str, comm: MPI_Comm, group: MPI_Group, tag: c_int) -> Result<MPI_Comm, c_int> {
     let Some(g) = crate::group::lookup(group) else {
-        return raise(comm, func, MPI_ERR_GROUP, format!("invalid group handle {group:#x}"));
+        return Err(raise(comm, func, MPI_ERR_GROUP, format!("invalid group handle {group:#x}")));
     };
     if tag < 0 {
-        return raise(comm, func, MPI_ERR_TAG, format!("invalid tag {tag}"));
+        return Err(raise(comm, func, MPI_ERR_TAG, format!("invalid tag {tag}")));
     }
     let r = runtime::with(|rt| comm_of(rt, comm).map(|c| (c.is_inter(), c.world_ranks.clone(), c.rank, c.coll_ctx(), c.errhandler)));
     let (inter, world, me, cctx, eh) = match r {
         Ok(x) => x,
-        Err((c, m)) => return raise(comm, func, c, m),
+        Err((c, m)) => return Err(raise(comm, func, c, m)),
     };
     if inter {
-        return raise(comm, func, MPI_ERR_COMM, "MPI_Comm_create_group takes an intracommunicator (MPI 4.1 §7.4.2); use MPI_Comm_create on intercommunicators");
+        return Err(raise(comm, func, MPI_ERR_COMM, "MPI_Comm_create_group takes an intracommunicator (MPI 4.1 §7.4.2); use MPI_Comm_create on intercommunicators"));
     }
     if group_in_comm(&world, &g).is_none() {
-        return raise(comm, func, MPI_ERR_GROUP, "the group has processes outside the communicator");
+        return Err(raise(comm, func, MPI_ERR_GROUP, "the group has processes outside the communicator"));
     }
     let Some(my) = g.iter().position(|&w| w == world[me]) else {
-        return store_comm(func, comm, newcomm, MPI_COMM_NULL);
+        return Ok(MPI_COMM_NULL);
     };
     // Only the group's members take part: they agree among themselves on the parent's
     // collective context, under the user's tag (above every schedule tag).
@@ -533,8 +531,8 @@ pub unsafe extern "C" fn PMPI_Comm_create_group(comm: MPI_Comm, group: MPI_Group
     // one) and from other parents' create_group with the same tag.
     let key = Agreement::key_of(cctx, t);
     match agree(Agreement::new(key, cc, t, None, false)) {
-        Ok(slot) => store_comm(func, comm, newcomm, install(Comm::intra(slot_ctx(slot), my, g, eh))),
-        Err((c, m)) => raise(comm, func, c, m),
+        Ok(slot) => Ok(install(Comm::intra(slot_ctx(slot), my, g, eh))),
+        Err((c, m)) => Err(raise(comm, func, c, m)),
     }
 }
 
@@ -581,17 +579,21 @@ pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
 pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) -> c_int {
     let func = "MPI_Intercomm_create";
     require_init!(func);
+    new_comm(func, local_comm, newintercomm, || intercomm_create(func, local_comm, local_leader, peer_comm, remote_leader, tag))
+}
+
+fn intercomm_create(func: &str, local_comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int) -> Result<MPI_Comm, c_int> {
     let err = |(c, m): ArgError| raise(local_comm, func, c, m);
     let r = runtime::with(|rt| comm_of(rt, local_comm).map(|c| (c.is_inter(), c.world_ranks.clone(), c.rank, c.errhandler, c.ctx)));
     let (inter, local, me, eh, lctx) = match r {
         Ok(x) => x,
-        Err(e) => return err(e),
+        Err(e) => return Err(err(e)),
     };
     if inter {
-        return raise(local_comm, func, MPI_ERR_COMM, "local_comm must be an intracommunicator");
+        return Err(raise(local_comm, func, MPI_ERR_COMM, "local_comm must be an intracommunicator"));
     }
     if local_leader < 0 || local_leader as usize >= local.len() {
-        return raise(local_comm, func, MPI_ERR_RANK, format!("invalid local_leader {local_leader} (local_comm has {} ranks)", local.len()));
+        return Err(raise(local_comm, func, MPI_ERR_RANK, format!("invalid local_leader {local_leader} (local_comm has {} ranks)", local.len())));
     }
     let leader = local_leader as usize;
     let lidx = comm_index(local_comm).unwrap();
@@ -600,8 +602,8 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leade
         let r = runtime::with(|rt| comm_of(rt, peer_comm).map(|c| CollComm::new(c.coll_ctx(), c.rank, c.world_ranks.clone())));
         match r {
             Ok(v) if remote_leader >= 0 && (remote_leader as usize) < v.size() => Some(v),
-            Ok(_) => return raise(local_comm, func, MPI_ERR_RANK, format!("invalid remote_leader {remote_leader}")),
-            Err(e) => return err(e),
+            Ok(_) => return Err(raise(local_comm, func, MPI_ERR_RANK, format!("invalid remote_leader {remote_leader}"))),
+            Err(e) => return Err(err(e)),
         }
     } else {
         None
@@ -613,12 +615,12 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leade
     if let Some(pv) = &peer_view {
         let mut mine = [local.len() as u64];
         if let Err(e) = sendrecv(pv.clone(), t, remote_leader as usize, &mut mine, &mut remote_len) {
-            return err(e);
+            return Err(err(e));
         }
         let mut mine: Vec<u64> = local.iter().map(|&w| w as u64).collect();
         remote = vec![0; remote_len[0] as usize];
         if let Err(e) = sendrecv(pv.clone(), t, remote_leader as usize, &mut mine, &mut remote) {
-            return err(e);
+            return Err(err(e));
         }
     }
     let step = (|| {
@@ -630,11 +632,11 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leade
         Ok::<(), ArgError>(())
     })();
     if let Err(e) = step {
-        return err(e);
+        return Err(err(e));
     }
     let remote: Arc<[usize]> = remote.iter().map(|&w| w as usize).collect();
     if remote.iter().any(|w| local.contains(w)) {
-        return raise(local_comm, func, MPI_ERR_COMM, "the local and remote groups overlap");
+        return Err(raise(local_comm, func, MPI_ERR_COMM, "the local and remote groups overlap"));
     }
     // 3. Context agreement: local AND, leaders combine over the peer communicator, local
     // broadcast. The local views are rank-rotated so the leader is rank 0 of the exchange.
@@ -648,23 +650,27 @@ pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leade
     let ag = local_view(lidx).map(|(cc, tg)| Agreement::new(Agreement::key_of(lctx, tg), rotated(cc), tg, link, true));
     let slot = match ag.and_then(agree) {
         Ok(s) => s,
-        Err(e) => return err(e),
+        Err(e) => return Err(err(e)),
     };
     let mut c = Comm::intra(slot_ctx(slot), me, remote, eh);
     c.local_ranks = Some(local);
-    store_comm(func, local_comm, newintercomm, install(c))
+    Ok(install(c))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Intercomm_merge(intercomm: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) -> c_int {
     let func = "MPI_Intercomm_merge";
     require_init!(func);
+    new_comm(func, intercomm, newintracomm, || intercomm_merge(func, intercomm, high))
+}
+
+fn intercomm_merge(func: &str, intercomm: MPI_Comm, high: c_int) -> Result<MPI_Comm, c_int> {
     let err = |(c, m): ArgError| raise(intercomm, func, c, m);
     let r = runtime::with(|rt| comm_of(rt, intercomm).map(|c| (c.local_ranks.clone(), c.world_ranks.clone(), c.rank, c.errhandler, leader_view(c))));
     let (local, remote, me, eh, lv) = match r {
         Ok((Some(l), rem, me, eh, lv)) => (l, rem, me, eh, lv),
-        Ok(_) => return raise(intercomm, func, MPI_ERR_COMM, "not an intercommunicator"),
-        Err(e) => return err(e),
+        Ok(_) => return Err(raise(intercomm, func, MPI_ERR_COMM, "not an intercommunicator")),
+        Err(e) => return Err(err(e)),
     };
     let idx = comm_index(intercomm).unwrap();
     // The leaders swap their `high` flags, then broadcast the remote one locally.
@@ -680,13 +686,13 @@ pub unsafe extern "C" fn PMPI_Intercomm_merge(intercomm: MPI_Comm, high: c_int, 
     })();
     let slot = match step {
         Ok(s) => s,
-        Err(e) => return err(e),
+        Err(e) => return Err(err(e)),
     };
     let (mine_high, theirs_high) = (high != 0, flags[0] != 0);
     let local_first = if mine_high != theirs_high { !mine_high } else { local[0] < remote[0] };
     let world: Arc<[usize]> = if local_first { local.iter().chain(remote.iter()).copied().collect() } else { remote.iter().chain(local.iter()).copied().collect() };
     let rank = if local_first { me } else { remote.len() + me };
-    store_comm(func, intercomm, newintracomm, install(Comm::intra(slot_ctx(slot), rank, world, eh)))
+    Ok(install(Comm::intra(slot_ctx(slot), rank, world, eh)))
 }
 
 // ------------------------------------------------------------------ names and info

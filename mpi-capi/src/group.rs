@@ -78,6 +78,7 @@ pub unsafe fn ints<'a>(p: *const c_int, n: c_int) -> &'a [c_int] {
 pub unsafe extern "C" fn PMPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
     require_init!("MPI_Comm_group");
     match runtime::with(|rt| comm_of(rt, comm).map(|c| c.local_group())) {
+        Ok(_) if group.is_null() => raise(comm, "MPI_Comm_group", MPI_ERR_ARG, "group is NULL"),
         Ok(m) => store("MPI_Comm_group", group, new_group(m)),
         Err((class, msg)) => raise(comm, "MPI_Comm_group", class, msg),
     }
@@ -87,6 +88,7 @@ pub unsafe extern "C" fn PMPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) 
 pub unsafe extern "C" fn PMPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
     require_init!("MPI_Comm_remote_group");
     match runtime::with(|rt| comm_of(rt, comm).map(|c| c.is_inter().then(|| c.world_ranks.clone()))) {
+        Ok(_) if group.is_null() => raise(comm, "MPI_Comm_remote_group", MPI_ERR_ARG, "group is NULL"),
         Ok(Some(m)) => store("MPI_Comm_remote_group", group, new_group(m)),
         Ok(None) => raise(comm, "MPI_Comm_remote_group", MPI_ERR_COMM, "not an intercommunicator"),
         Err((class, msg)) => raise(comm, "MPI_Comm_remote_group", class, msg),
@@ -110,12 +112,16 @@ pub unsafe extern "C" fn PMPI_Group_rank(group: MPI_Group, rank: *mut c_int) -> 
     }
 }
 
-/// A group built from one existing group.
+/// A group built from one existing group. The output argument is checked before the
+/// others' values, as MPICH does (a NULL one is `MPI_ERR_ARG` even with bad ranks).
 fn derive(func: &str, group: MPI_Group, out: *mut MPI_Group, f: impl FnOnce(&[usize]) -> mpi_core::error::MpiResult<Vec<usize>>) -> c_int {
     let m = match group_arg(func, group) {
         Ok(m) => m,
         Err(rc) => return rc,
     };
+    if out.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "newgroup is NULL");
+    }
     match f(&m) {
         Ok(v) => store(func, out, new_group(v.into())),
         Err(e) => raise_core(MPI_COMM_WORLD, func, e),
@@ -128,7 +134,22 @@ fn combine(func: &str, a: MPI_Group, b: MPI_Group, out: *mut MPI_Group, f: fn(&[
         (Ok(x), Ok(y)) => (x, y),
         (Err(rc), _) | (_, Err(rc)) => return rc,
     };
+    if out.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "newgroup is NULL");
+    }
     store(func, out, new_group(f(&ga, &gb).into()))
+}
+
+/// The list argument of `n` entries of an incl/excl call: `n` must be non-negative and the
+/// list non-NULL when `n` > 0 (`MPI_ERR_ARG`, as in MPICH).
+fn list_arg<T>(func: &str, n: c_int, p: *const T, what: &str) -> Result<(), c_int> {
+    if n < 0 {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, format!("negative n {n}")));
+    }
+    if n > 0 && p.is_null() {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, format!("{what} is NULL with n = {n}")));
+    }
+    Ok(())
 }
 
 /// The (first, last, stride) triplets of a range call.
@@ -146,6 +167,9 @@ unsafe fn triplets<'a>(ranges: *const [c_int; 3], n: c_int) -> &'a [[c_int; 3]] 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_incl(group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+    if let Err(rc) = list_arg("MPI_Group_incl", n, ranks, "ranks") {
+        return rc;
+    }
     // SAFETY: the caller passes n ranks.
     let r = unsafe { ints(ranks, n) };
     derive("MPI_Group_incl", group, newgroup, |m| g::incl(m, r))
@@ -153,6 +177,9 @@ pub unsafe extern "C" fn PMPI_Group_incl(group: MPI_Group, n: c_int, ranks: *con
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_excl(group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) -> c_int {
+    if let Err(rc) = list_arg("MPI_Group_excl", n, ranks, "ranks") {
+        return rc;
+    }
     // SAFETY: the caller passes n ranks.
     let r = unsafe { ints(ranks, n) };
     derive("MPI_Group_excl", group, newgroup, |m| g::excl(m, r))
@@ -160,6 +187,9 @@ pub unsafe extern "C" fn PMPI_Group_excl(group: MPI_Group, n: c_int, ranks: *con
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_range_incl(group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) -> c_int {
+    if let Err(rc) = list_arg("MPI_Group_range_incl", n, ranges, "ranges") {
+        return rc;
+    }
     // SAFETY: the caller passes n triplets.
     let t = unsafe { triplets(ranges, n) };
     derive("MPI_Group_range_incl", group, newgroup, |m| g::incl(m, &g::expand_ranges(m.len(), t)?))
@@ -167,6 +197,9 @@ pub unsafe extern "C" fn PMPI_Group_range_incl(group: MPI_Group, n: c_int, range
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_range_excl(group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) -> c_int {
+    if let Err(rc) = list_arg("MPI_Group_range_excl", n, ranges, "ranges") {
+        return rc;
+    }
     // SAFETY: the caller passes n triplets.
     let t = unsafe { triplets(ranges, n) };
     derive("MPI_Group_range_excl", group, newgroup, |m| g::excl(m, &g::expand_ranges(m.len(), t)?))
@@ -194,6 +227,9 @@ pub unsafe extern "C" fn PMPI_Group_translate_ranks(group1: MPI_Group, n: c_int,
         (Ok(x), Ok(y)) => (x, y),
         (Err(rc), _) | (_, Err(rc)) => return rc,
     };
+    if let Err(rc) = list_arg(func, n, ranks1, "ranks1") {
+        return rc;
+    }
     if n > 0 && ranks2.is_null() {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "ranks2 is NULL");
     }

@@ -6,7 +6,7 @@
 
 use crate::abi::*;
 use crate::coll::{persistent_init, run_collective, Req};
-use crate::comm::{dup, set_topology, split};
+use crate::comm::{dup, new_comm, set_topology, split};
 use crate::errors::{raise};
 use crate::group::ints;
 use crate::p2p_args::{buffer, comm_of, ArgError};
@@ -73,10 +73,6 @@ fn store(func: &str, comm: MPI_Comm, out: *mut c_int, v: c_int) -> c_int {
     MPI_SUCCESS
 }
 
-fn store_comm(func: &str, comm: MPI_Comm, out: *mut MPI_Comm, v: MPI_Comm) -> c_int {
-    store(func, comm, out, v)
-}
-
 // ------------------------------------------------------------------ Cartesian
 
 /// Validated (dims, periods) arguments.
@@ -86,6 +82,9 @@ fn store_comm(func: &str, comm: MPI_Comm, out: *mut MPI_Comm, v: MPI_Comm) -> c_
 unsafe fn cart_args(func: &str, comm: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, size: usize) -> Result<(Vec<usize>, Vec<bool>), c_int> {
     if ndims < 0 {
         return Err(raise(comm, func, MPI_ERR_DIMS, format!("negative ndims {ndims}")));
+    }
+    if ndims > 0 && (dims.is_null() || periods.is_null()) {
+        return Err(raise(comm, func, MPI_ERR_ARG, "dims or periods is NULL"));
     }
     // SAFETY: per the function contract.
     let (d, p) = unsafe { (ints(dims, ndims), ints(periods, ndims)) };
@@ -103,19 +102,21 @@ unsafe fn cart_args(func: &str, comm: MPI_Comm, ndims: c_int, dims: *const c_int
 pub unsafe extern "C" fn PMPI_Cart_create(comm_old: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, _reorder: c_int, comm_cart: *mut MPI_Comm) -> c_int {
     let func = "MPI_Cart_create";
     require_init!(func);
-    let (_, rank, size, inter) = tryc!(topo_of(comm_old).map_err(err_at(comm_old, func)));
-    if inter {
-        return raise(comm_old, func, MPI_ERR_COMM, "topologies need an intracommunicator");
-    }
-    // SAFETY: the caller passes ndims dims and periods.
-    let (d, p) = tryc!(unsafe { cart_args(func, comm_old, ndims, dims, periods, size) });
-    let prod: usize = d.iter().product();
-    let color = if rank < prod { 0 } else { MPI_UNDEFINED };
-    let h = tryc!(split(func, comm_old, color, rank as c_int));
-    if h != MPI_COMM_NULL {
-        set_topology(h, Topology::Cart { dims: d, periods: p });
-    }
-    store_comm(func, comm_old, comm_cart, h)
+    new_comm(func, comm_old, comm_cart, || {
+        let (_, rank, size, inter) = topo_of(comm_old).map_err(err_at(comm_old, func))?;
+        if inter {
+            return Err(raise(comm_old, func, MPI_ERR_COMM, "topologies need an intracommunicator"));
+        }
+        // SAFETY: the caller passes ndims dims and periods.
+        let (d, p) = unsafe { cart_args(func, comm_old, ndims, dims, periods, size) }?;
+        let prod: usize = d.iter().product();
+        let color = if rank < prod { 0 } else { MPI_UNDEFINED };
+        let h = split(func, comm_old, color, rank as c_int)?;
+        if h != MPI_COMM_NULL {
+            set_topology(h, Topology::Cart { dims: d, periods: p });
+        }
+        Ok(h)
+    })
 }
 
 #[no_mangle]
@@ -123,6 +124,9 @@ pub unsafe extern "C" fn PMPI_Cart_map(comm: MPI_Comm, ndims: c_int, dims: *cons
     let func = "MPI_Cart_map";
     require_init!(func);
     let (_, rank, size, _) = tryc!(topo_of(comm).map_err(err_at(comm, func)));
+    if newrank.is_null() {
+        return raise(comm, func, MPI_ERR_ARG, "newrank is NULL");
+    }
     // SAFETY: the caller passes ndims dims and periods.
     let (d, _) = tryc!(unsafe { cart_args(func, comm, ndims, dims, periods, size) });
     let prod: usize = d.iter().product();
@@ -201,18 +205,23 @@ pub unsafe extern "C" fn PMPI_Cart_shift(comm: MPI_Comm, direction: c_int, disp:
 pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) -> c_int {
     let func = "MPI_Cart_sub";
     require_init!(func);
-    let (d, p, rank) = tryc!(cart_of(func, comm));
-    // SAFETY: the caller passes one flag per dimension.
-    let keep: Vec<bool> = unsafe { ints(remain_dims, d.len() as c_int) }.iter().map(|&x| x != 0).collect();
-    let c = topo::cart_coords(&d, rank);
-    // Colour: the coordinates of the dropped dimensions; key: the rank (row-major order of
-    // the kept coordinates follows).
-    let color = (0..d.len()).filter(|&i| !keep[i]).fold(0usize, |acc, i| acc * d[i] + c[i]);
-    let h = tryc!(split(func, comm, color as c_int, rank as c_int));
-    let nd: Vec<usize> = (0..d.len()).filter(|&i| keep[i]).map(|i| d[i]).collect();
-    let np: Vec<bool> = (0..d.len()).filter(|&i| keep[i]).map(|i| p[i]).collect();
-    set_topology(h, Topology::Cart { dims: nd, periods: np });
-    store_comm(func, comm, newcomm, h)
+    new_comm(func, comm, newcomm, || {
+        let (d, p, rank) = cart_of(func, comm)?;
+        if !d.is_empty() && remain_dims.is_null() {
+            return Err(raise(comm, func, MPI_ERR_ARG, "remain_dims is NULL"));
+        }
+        // SAFETY: the caller passes one flag per dimension.
+        let keep: Vec<bool> = unsafe { ints(remain_dims, d.len() as c_int) }.iter().map(|&x| x != 0).collect();
+        let c = topo::cart_coords(&d, rank);
+        // Colour: the coordinates of the dropped dimensions; key: the rank (row-major order of
+        // the kept coordinates follows).
+        let color = (0..d.len()).filter(|&i| !keep[i]).fold(0usize, |acc, i| acc * d[i] + c[i]);
+        let h = split(func, comm, color as c_int, rank as c_int)?;
+        let nd: Vec<usize> = (0..d.len()).filter(|&i| keep[i]).map(|i| d[i]).collect();
+        let np: Vec<bool> = (0..d.len()).filter(|&i| keep[i]).map(|i| p[i]).collect();
+        set_topology(h, Topology::Cart { dims: nd, periods: np });
+        Ok(h)
+    })
 }
 
 #[no_mangle]
@@ -243,27 +252,32 @@ pub unsafe extern "C" fn PMPI_Dims_create(nnodes: c_int, ndims: c_int, dims: *mu
 pub unsafe extern "C" fn PMPI_Graph_create(comm_old: MPI_Comm, nnodes: c_int, index: *const c_int, edges: *const c_int, _reorder: c_int, comm_graph: *mut MPI_Comm) -> c_int {
     let func = "MPI_Graph_create";
     require_init!(func);
-    let (_, rank, size, inter) = tryc!(topo_of(comm_old).map_err(err_at(comm_old, func)));
-    if inter {
-        return raise(comm_old, func, MPI_ERR_COMM, "topologies need an intracommunicator");
-    }
-    if nnodes < 0 || nnodes as usize > size {
-        return raise(comm_old, func, MPI_ERR_ARG, format!("nnodes {nnodes} (the communicator has {size} ranks)"));
-    }
-    // SAFETY: the caller passes nnodes index entries and index[nnodes-1] edges.
-    let idx: Vec<usize> = unsafe { ints(index, nnodes) }.iter().map(|&x| x.max(0) as usize).collect();
-    let ne = idx.last().copied().unwrap_or(0);
-    // SAFETY: as above.
-    let e = unsafe { ints(edges, ne as c_int) };
-    if idx.windows(2).any(|w| w[1] < w[0]) || e.iter().any(|&x| x < 0 || x >= nnodes) {
-        return raise(comm_old, func, MPI_ERR_ARG, "index must be non-decreasing and edges must name nodes 0..nnodes-1");
-    }
-    let color = if rank < nnodes as usize { 0 } else { MPI_UNDEFINED };
-    let h = tryc!(split(func, comm_old, color, rank as c_int));
-    if h != MPI_COMM_NULL {
-        set_topology(h, Topology::Graph { index: idx, edges: e.iter().map(|&x| x as usize).collect() });
-    }
-    store_comm(func, comm_old, comm_graph, h)
+    new_comm(func, comm_old, comm_graph, || {
+        let (_, rank, size, inter) = topo_of(comm_old).map_err(err_at(comm_old, func))?;
+        if inter {
+            return Err(raise(comm_old, func, MPI_ERR_COMM, "topologies need an intracommunicator"));
+        }
+        if nnodes < 0 || nnodes as usize > size {
+            return Err(raise(comm_old, func, MPI_ERR_ARG, format!("nnodes {nnodes} (the communicator has {size} ranks)")));
+        }
+        if nnodes > 0 && (index.is_null() || edges.is_null()) {
+            return Err(raise(comm_old, func, MPI_ERR_ARG, "index or edges is NULL"));
+        }
+        // SAFETY: the caller passes nnodes index entries and index[nnodes-1] edges.
+        let idx: Vec<usize> = unsafe { ints(index, nnodes) }.iter().map(|&x| x.max(0) as usize).collect();
+        let ne = idx.last().copied().unwrap_or(0);
+        // SAFETY: as above.
+        let e = unsafe { ints(edges, ne as c_int) };
+        if idx.windows(2).any(|w| w[1] < w[0]) || e.iter().any(|&x| x < 0 || x >= nnodes) {
+            return Err(raise(comm_old, func, MPI_ERR_ARG, "index must be non-decreasing and edges must name nodes 0..nnodes-1"));
+        }
+        let color = if rank < nnodes as usize { 0 } else { MPI_UNDEFINED };
+        let h = split(func, comm_old, color, rank as c_int)?;
+        if h != MPI_COMM_NULL {
+            set_topology(h, Topology::Graph { index: idx, edges: e.iter().map(|&x| x as usize).collect() });
+        }
+        Ok(h)
+    })
 }
 
 #[no_mangle]
@@ -365,34 +379,41 @@ unsafe fn weights(w: *const c_int, n: usize) -> Result<Option<Vec<i32>>, ArgErro
     }
 }
 
-fn dist_graph_comm(func: &str, comm_old: MPI_Comm, info: MPI_Info, t: Topology, out: *mut MPI_Comm) -> c_int {
+fn dist_graph_comm(func: &str, comm_old: MPI_Comm, info: MPI_Info, t: Topology) -> Result<MPI_Comm, c_int> {
     let p = crate::info::pairs(info);
-    let h = tryc!(dup(func, comm_old, p));
+    let h = dup(func, comm_old, p)?;
     set_topology(h, t);
-    store_comm(func, comm_old, out, h)
+    Ok(h)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(comm_old: MPI_Comm, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: MPI_Info, _reorder: c_int, comm_dist_graph: *mut MPI_Comm) -> c_int {
     let func = "MPI_Dist_graph_create_adjacent";
     require_init!(func);
-    let (_, _, size, _) = tryc!(topo_of(comm_old).map_err(err_at(comm_old, func)));
+    // SAFETY: the caller's arrays, as in the standard.
+    new_comm(func, comm_old, comm_dist_graph, || unsafe { dist_graph_create_adjacent(func, comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info) })
+}
+
+/// # Safety
+/// The arrays hold what the standard says for `MPI_Dist_graph_create_adjacent`.
+unsafe fn dist_graph_create_adjacent(func: &str, comm_old: MPI_Comm, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: MPI_Info) -> Result<MPI_Comm, c_int> {
+    let (_, _, size, _) = topo_of(comm_old).map_err(err_at(comm_old, func))?;
     if indegree < 0 || outdegree < 0 {
-        return raise(comm_old, func, MPI_ERR_ARG, "negative degree");
+        return Err(raise(comm_old, func, MPI_ERR_ARG, "negative degree"));
     }
     // SAFETY: the caller passes indegree sources and outdegree destinations (and weights).
     let (s, d) = unsafe { (ints(sources, indegree), ints(destinations, outdegree)) };
     if s.iter().chain(d.iter()).any(|&r| r < 0 || r as usize >= size) {
-        return raise(comm_old, func, MPI_ERR_RANK, format!("a neighbour is outside 0..{size}"));
+        return Err(raise(comm_old, func, MPI_ERR_RANK, format!("a neighbour is outside 0..{size}")));
     }
     // SAFETY: as above.
     let (sw, dw) = unsafe { (weights(sourceweights, s.len()), weights(destweights, d.len())) };
-    let (sw, dw) = (tryc!(sw.map_err(err_at(comm_old, func))), tryc!(dw.map_err(err_at(comm_old, func))));
+    let (sw, dw) = (sw.map_err(err_at(comm_old, func))?, dw.map_err(err_at(comm_old, func))?);
     if sw.is_some() != dw.is_some() {
-        return raise(comm_old, func, MPI_ERR_ARG, "MPI_UNWEIGHTED must be given for both sourceweights and destweights, or for neither");
+        return Err(raise(comm_old, func, MPI_ERR_ARG, "MPI_UNWEIGHTED must be given for both sourceweights and destweights, or for neither"));
     }
     let t = Topology::DistGraph { sources: s.iter().map(|&x| x as usize).collect(), source_weights: sw, dests: d.iter().map(|&x| x as usize).collect(), dest_weights: dw };
-    dist_graph_comm(func, comm_old, info, t, comm_dist_graph)
+    dist_graph_comm(func, comm_old, info, t)
 }
 
 /// `MPI_Dist_graph_create`: every process contributes some edges; all edges are
@@ -402,9 +423,16 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create_adjacent(comm_old: MPI_Comm, ind
 pub unsafe extern "C" fn PMPI_Dist_graph_create(comm_old: MPI_Comm, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights_: *const c_int, info: MPI_Info, _reorder: c_int, comm_dist_graph: *mut MPI_Comm) -> c_int {
     let func = "MPI_Dist_graph_create";
     require_init!(func);
-    let (_, rank, size, _) = tryc!(topo_of(comm_old).map_err(err_at(comm_old, func)));
+    // SAFETY: the caller's arrays, as in the standard.
+    new_comm(func, comm_old, comm_dist_graph, || unsafe { dist_graph_create(func, comm_old, n, sources, degrees, destinations, weights_, info) })
+}
+
+/// # Safety
+/// The arrays hold what the standard says for `MPI_Dist_graph_create`.
+unsafe fn dist_graph_create(func: &str, comm_old: MPI_Comm, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights_: *const c_int, info: MPI_Info) -> Result<MPI_Comm, c_int> {
+    let (_, rank, size, _) = topo_of(comm_old).map_err(err_at(comm_old, func))?;
     if n < 0 {
-        return raise(comm_old, func, MPI_ERR_ARG, "negative n");
+        return Err(raise(comm_old, func, MPI_ERR_ARG, "negative n"));
     }
     // SAFETY: the caller passes n sources and degrees, sum(degrees) destinations/weights.
     let (src, deg) = unsafe { (ints(sources, n), ints(degrees, n)) };
@@ -412,19 +440,19 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create(comm_old: MPI_Comm, n: c_int, so
     // SAFETY: as above.
     let dst = unsafe { ints(destinations, total as c_int) };
     // SAFETY: as above.
-    let w = tryc!(unsafe { weights(weights_, total) }.map_err(err_at(comm_old, func)));
+    let w = unsafe { weights(weights_, total) }.map_err(err_at(comm_old, func))?;
     let mut mine: Vec<i64> = Vec::with_capacity(3 * total);
     let mut k = 0;
     for (i, &s) in src.iter().enumerate() {
         for _ in 0..deg[i].max(0) {
             if s < 0 || s as usize >= size || dst[k] < 0 || dst[k] as usize >= size {
-                return raise(comm_old, func, MPI_ERR_RANK, format!("edge {s} -> {} is outside 0..{size}", dst[k]));
+                return Err(raise(comm_old, func, MPI_ERR_RANK, format!("edge {s} -> {} is outside 0..{size}", dst[k])));
             }
             mine.extend([s as i64, dst[k] as i64, w.as_ref().map_or(1, |w| w[k]) as i64]);
             k += 1;
         }
     }
-    let all = tryc!(gather_edges(comm_old, &mine).map_err(err_at(comm_old, func)));
+    let all = gather_edges(comm_old, &mine).map_err(err_at(comm_old, func))?;
     let mut t = Topology::DistGraph { sources: vec![], source_weights: w.as_ref().map(|_| vec![]), dests: vec![], dest_weights: w.as_ref().map(|_| vec![]) };
     if let Topology::DistGraph { sources, source_weights, dests, dest_weights } = &mut t {
         for e in all.chunks(3) {
@@ -443,7 +471,7 @@ pub unsafe extern "C" fn PMPI_Dist_graph_create(comm_old: MPI_Comm, n: c_int, so
             }
         }
     }
-    dist_graph_comm(func, comm_old, info, t, comm_dist_graph)
+    dist_graph_comm(func, comm_old, info, t)
 }
 
 /// All processes' edge lists, concatenated in rank order (via MPI_Allgather(v)).

@@ -3,7 +3,12 @@
  *    the moment (MPICH), so setting MPI_ERRORS_RETURN on MPI_COMM_WORLD also covers
  *    communicators duplicated or split from it earlier, and windows; their
  *    MPI_*_get_errhandler still says MPI_ERRORS_ARE_FATAL. A user handler on
- *    MPI_COMM_WORLD is then called with MPI_COMM_WORLD. A handler set on the object wins. */
+ *    MPI_COMM_WORLD is then called with MPI_COMM_WORLD. A handler set on the object wins;
+ *  - a NULL output argument of a communicator, group or topology constructor is
+ *    MPI_ERR_ARG even when other arguments are bad too (MPICH checks it first), and makes
+ *    no communicator (2100 such calls do not use up the context ids); a NULL or negative
+ *    list argument is MPI_ERR_ARG; a failed communicator constructor stores
+ *    MPI_COMM_NULL. */
 #include "testutil.h"
 
 static int rank, size;
@@ -75,6 +80,61 @@ static void unset_handlers_follow_world(void)
     MPI_OK(MPI_Comm_free(&dup));
 }
 
+static void null_outputs(void)
+{
+    MPI_Comm c = MPI_COMM_WORLD, cart;
+    MPI_Group world_group, g = MPI_GROUP_NULL;
+    int one = 1, zero = 0, bad_rank = size + 3, r;
+    int big[2] = {size, size + 1}, periods[2] = {0, 0};
+    int range[1][3] = {{0, size + 4, 1}};
+
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+    EXPECT(MPI_Comm_dup(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Comm_dup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Comm_split(MPI_COMM_WORLD, -7, 0, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Comm_create(MPI_COMM_WORLD, world_group, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Comm_create_group(MPI_COMM_WORLD, world_group, -1, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Intercomm_create(MPI_COMM_SELF, 0, MPI_COMM_WORLD, size + 5, 7, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_create(MPI_COMM_WORLD, 2, big, periods, 0, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Graph_create(MPI_COMM_WORLD, 1, &one, &zero, 0, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Cart_map(MPI_COMM_WORLD, 2, big, periods, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Comm_group(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Group_incl(world_group, 1, &bad_rank, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Group_excl(world_group, 1, &bad_rank, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Group_range_incl(world_group, 1, range, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Group_range_excl(world_group, 1, range, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Group_union(world_group, world_group, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Group_incl(world_group, 1, NULL, &g), MPI_ERR_ARG);
+    EXPECT(MPI_Group_range_excl(world_group, 1, NULL, &g), MPI_ERR_ARG);
+    EXPECT(MPI_Group_incl(world_group, -1, &zero, &g), MPI_ERR_ARG);
+    EXPECT(MPI_Group_translate_ranks(world_group, 1, NULL, world_group, &r), MPI_ERR_ARG);
+    CHECK(g == MPI_GROUP_NULL, "a failed group constructor wrote its output");
+
+    /* No communicator is made for a NULL output: the context ids (2048 for blocking
+     * constructors) do not run out. */
+    for (int i = 0; i < 2100; i++)
+        EXPECT(MPI_Comm_dup(MPI_COMM_WORLD, NULL), MPI_ERR_ARG);
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    MPI_OK(MPI_Comm_free(&c));
+
+    /* A failed constructor stores MPI_COMM_NULL. */
+    cart = MPI_COMM_WORLD;
+    CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, big, periods, 0, &cart) != MPI_SUCCESS, "MPI_Cart_create accepted a grid larger than the communicator");
+    CHECK(cart == MPI_COMM_NULL, "failed MPI_Cart_create left %#x", (unsigned)cart);
+    c = MPI_COMM_WORLD;
+    EXPECT(MPI_Comm_split(MPI_COMM_WORLD, -7, 0, &c), MPI_ERR_ARG);
+    CHECK(c == MPI_COMM_NULL, "failed MPI_Comm_split left %#x", (unsigned)c);
+    c = MPI_COMM_WORLD;
+    EXPECT(MPI_Comm_create(MPI_COMM_WORLD, MPI_GROUP_NULL, &c), MPI_ERR_GROUP);
+    CHECK(c == MPI_COMM_NULL, "failed MPI_Comm_create left %#x", (unsigned)c);
+    c = MPI_COMM_WORLD;
+    EXPECT(MPI_Comm_dup(MPI_COMM_NULL, &c), MPI_ERR_COMM);
+    CHECK(c == MPI_COMM_NULL, "failed MPI_Comm_dup left %#x", (unsigned)c);
+    MPI_OK(MPI_Group_free(&world_group));
+}
+
 int main(int argc, char **argv)
 {
     tu_init(&argc, &argv);
@@ -82,6 +142,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     unset_handlers_follow_world();
+    null_outputs();
 
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
