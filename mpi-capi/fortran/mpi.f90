@@ -179,6 +179,8 @@ module mpi
   integer, parameter :: MPI_MODE_NOPRECEDE = 8192
   integer, parameter :: MPI_MODE_NOSUCCEED = 16384
   integer, parameter :: MPI_COMM_TYPE_SHARED = 1
+  integer, parameter :: MPI_COMM_TYPE_HW_GUIDED = 2
+  integer, parameter :: MPI_COMM_TYPE_HW_UNGUIDED = 3
   integer, parameter :: MPI_THREAD_SINGLE = 0
   integer, parameter :: MPI_THREAD_FUNNELED = 1
   integer, parameter :: MPI_THREAD_SERIALIZED = 2

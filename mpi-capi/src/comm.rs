@@ -434,16 +434,55 @@ pub unsafe extern "C" fn PMPI_Comm_split_type(comm: MPI_Comm, split_type: c_int,
     new_comm(func, comm, newcomm, || split_type_of(func, comm, split_type, key, info))
 }
 
-fn split_type_of(func: &str, comm: MPI_Comm, split_type: c_int, key: c_int, _info: MPI_Info) -> Result<MPI_Comm, c_int> {
-    let color = match split_type {
-        MPI_UNDEFINED => MPI_UNDEFINED,
-        MPI_COMM_TYPE_SHARED => runtime::with(|rt| {
-            let me = rt.comms.get(mpi_core::comm::WORLD).map_or(0, |c| c.rank);
-            rt.bootstrap.node_of_ranks().get(me).copied().unwrap_or(0) as c_int
-        }),
-        t => return Err(raise(comm, func, MPI_ERR_ARG, format!("split type {t} is not supported (use MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)"))),
+/// `MPI_Comm_split_type`. The only hardware level OxMPI knows is the node (the processes
+/// that share memory), so: `MPI_COMM_TYPE_SHARED` splits by node; `MPI_COMM_TYPE_HW_GUIDED`
+/// does too for the info hint `mpi_hw_resource_type=mpi_shared_memory` (MPI 4.1 §7.4.2
+/// reserves that value for exactly this) or `machine` (hwloc's name for the node, which
+/// MPICH accepts), and gives `MPI_COMM_NULL` for any other or no value, as the standard says
+/// for an unknown resource; `MPI_COMM_TYPE_HW_UNGUIDED` splits by node when that gives
+/// strict subsets of `comm`'s group (it spans several nodes), else `MPI_COMM_NULL` (no
+/// finer level to offer). Both hardware types put the hint on the new communicator's info,
+/// as the standard asks; the unguided one also into the caller's info object, as MPICH
+/// does (its comm/cmsplit_type reads it there). The type values are MPICH's.
+fn split_type_of(func: &str, comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info) -> Result<MPI_Comm, c_int> {
+    const HW_KEY: &str = "mpi_hw_resource_type";
+    const SHARED_MEMORY: &str = "mpi_shared_memory";
+    let Some(hints) = crate::info::pairs(info) else {
+        return Err(raise(comm, func, MPI_ERR_INFO, format!("invalid info handle {info:#x}")));
     };
-    split(func, comm, color, key)
+    // This process's node, and whether `comm`'s (local) group spans more than that node.
+    let (node, spans_nodes) = runtime::with(|rt| {
+        let nodes = rt.bootstrap.node_of_ranks();
+        let node_of = |w: usize| nodes.get(w).copied().unwrap_or(0);
+        let me = rt.comms.get(mpi_core::comm::WORLD).map_or(0, |c| c.rank);
+        let group = comm_index(comm).and_then(|i| rt.comms.get(i)).map(|c| c.local_group());
+        (node_of(me), group.is_some_and(|g| g.iter().any(|&w| node_of(w) != node_of(me))))
+    });
+    let node = node as c_int;
+    let (color, resource) = match split_type {
+        MPI_UNDEFINED => (MPI_UNDEFINED, None),
+        MPI_COMM_TYPE_SHARED => (node, None),
+        MPI_COMM_TYPE_HW_GUIDED => match hints.iter().find(|(k, _)| k == HW_KEY) {
+            Some((_, v)) if v == SHARED_MEMORY || v.eq_ignore_ascii_case("machine") => (node, Some(v.as_str())),
+            _ => (MPI_UNDEFINED, None),
+        },
+        MPI_COMM_TYPE_HW_UNGUIDED if spans_nodes => (node, Some(SHARED_MEMORY)),
+        MPI_COMM_TYPE_HW_UNGUIDED => (MPI_UNDEFINED, None),
+        t => return Err(raise(comm, func, MPI_ERR_ARG, format!("invalid split type {t} (use MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED or MPI_UNDEFINED)"))),
+    };
+    let h = split(func, comm, color, key)?;
+    if let (Some(r), Some(i)) = (resource, comm_index(h)) {
+        if split_type == MPI_COMM_TYPE_HW_UNGUIDED {
+            crate::info::set_pair(info, HW_KEY, r);
+        }
+        runtime::with(|rt| {
+            if let Some(c) = rt.comms.get_mut(i) {
+                c.info.retain(|(k, _)| k != HW_KEY);
+                c.info.push((HW_KEY.to_string(), r.to_string()));
+            }
+        });
+    }
+    Ok(h)
 }
 
 /// Members of `group` as ranks of the local group of `comm`, in group order; None if some

@@ -59,6 +59,20 @@ pub fn pairs(h: MPI_Info) -> Option<Pairs> {
     }
 }
 
+/// Sets `key` to `value` in user info object `h`; false for `MPI_INFO_NULL`, `MPI_INFO_ENV`
+/// and invalid handles.
+pub fn set_pair(h: MPI_Info, key: &str, value: &str) -> bool {
+    let mut t = table();
+    let Some(p) = info_index(h).and_then(|i| t.get_mut(i)).and_then(|s| s.as_mut()) else {
+        return false;
+    };
+    match p.iter_mut().find(|(k, _)| k == key) {
+        Some(e) => e.1 = value.to_string(),
+        None => p.push((key.to_string(), value.to_string())),
+    }
+    true
+}
+
 /// A new info object holding `p`.
 pub fn new_info(p: Pairs) -> MPI_Info {
     let mut t = table();

@@ -1,4 +1,7 @@
-/* Communicator construction: split by colour/key ordering, split_type shared, create,
+/* Communicator construction: split by colour/key ordering, split_type shared and the
+ * MPI 4 hardware types (guided by mpi_hw_resource_type=mpi_shared_memory: the shared
+ * split; no or an unknown resource: MPI_COMM_NULL; unguided: MPI_COMM_NULL or a strict
+ * subset of ranks on my host, tagged with mpi_hw_resource_type), create,
  * create_group, compare, names, dup/idup, intercommunicators (create, merge,
  * point-to-point across). */
 #include "testutil.h"
@@ -56,8 +59,44 @@ int main(int argc, char **argv)
     int nsize;
     MPI_Comm_size(node, &nsize);
     CHECK(nsize == same, "split_type shared: size %d, %d ranks share my host", nsize, same);
-    free(names);
     MPI_Comm_free(&node);
+
+    /* Hardware-guided: "mpi_shared_memory" is the shared split (MPI 4.1 reserves it);
+     * without the hint, or with a resource nobody has, every rank gets MPI_COMM_NULL. */
+    MPI_Info hint;
+    char val[MPI_MAX_INFO_VAL];
+    int flag;
+    MPI_OK(MPI_Info_create(&hint));
+    MPI_OK(MPI_Info_set(hint, "mpi_hw_resource_type", "mpi_shared_memory"));
+    MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, hint, &node));
+    CHECK(node != MPI_COMM_NULL, "hw_guided mpi_shared_memory gave MPI_COMM_NULL");
+    MPI_Comm_size(node, &nsize);
+    CHECK(nsize == same, "hw_guided mpi_shared_memory: size %d, %d ranks share my host", nsize, same);
+    MPI_Comm_free(&node);
+    MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, MPI_INFO_NULL, &node));
+    CHECK(node == MPI_COMM_NULL, "hw_guided without mpi_hw_resource_type gave a communicator");
+    MPI_OK(MPI_Info_set(hint, "mpi_hw_resource_type", "oxmpi_no_such_resource"));
+    MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, hint, &node));
+    CHECK(node == MPI_COMM_NULL, "hw_guided with an unknown resource gave a communicator");
+    MPI_OK(MPI_Info_free(&hint));
+    /* Hardware-unguided: a strict subset of the parent sharing some hardware (so within my
+     * host), named in the info hint; MPI_COMM_NULL when nothing finer exists. */
+    MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, rank, MPI_INFO_NULL, &node));
+    if (node != MPI_COMM_NULL) {
+        MPI_Comm_size(node, &nsize);
+        CHECK(nsize < size && nsize <= same, "hw_unguided: size %d of %d, %d ranks share my host", nsize, size, same);
+        MPI_OK(MPI_Comm_get_info(node, &hint));
+        MPI_OK(MPI_Info_get(hint, "mpi_hw_resource_type", MPI_MAX_INFO_VAL - 1, val, &flag));
+        CHECK(flag, "hw_unguided: no mpi_hw_resource_type on the new communicator");
+        MPI_OK(MPI_Info_free(&hint));
+        MPI_Comm_free(&node);
+    } else {
+        /* OxMPI knows no level below the host: NULL exactly when all ranks share it. */
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        MPI_Get_library_version(lib, &len);
+        CHECK(!strstr(lib, "OxMPI") || same == size, "hw_unguided gave MPI_COMM_NULL across %d hosts' ranks", size);
+    }
+    free(names);
 
     /* Dup: congruent, separate traffic; names. */
     MPI_Comm d;

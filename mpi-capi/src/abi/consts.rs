@@ -230,6 +230,8 @@ pub const MPI_MODE_NOSUCCEED: c_int = 16384;
 
 // ---- Communicator split types ------------------------------------------------------------
 pub const MPI_COMM_TYPE_SHARED: c_int = 1;
+pub const MPI_COMM_TYPE_HW_GUIDED: c_int = 2;
+pub const MPI_COMM_TYPE_HW_UNGUIDED: c_int = 3;
 
 // ---- Thread levels -----------------------------------------------------------------------
 pub const MPI_THREAD_SINGLE: c_int = 0;
