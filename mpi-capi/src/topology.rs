@@ -214,9 +214,17 @@ pub unsafe extern "C" fn PMPI_Cart_sub(comm: MPI_Comm, remain_dims: *const c_int
         let keep: Vec<bool> = unsafe { ints(remain_dims, d.len() as c_int) }.iter().map(|&x| x != 0).collect();
         let c = topo::cart_coords(&d, rank);
         // Colour: the coordinates of the dropped dimensions; key: the rank (row-major order of
-        // the kept coordinates follows).
-        let color = (0..d.len()).filter(|&i| !keep[i]).fold(0usize, |acc, i| acc * d[i] + c[i]);
-        let h = split(func, comm, color as c_int, rank as c_int)?;
+        // the kept coordinates follows). Keeping no dimension gives a zero-dimensional grid,
+        // which MPICH makes on rank 0 only (a copy of MPI_COMM_SELF): MPI_COMM_NULL elsewhere,
+        // not one single-process grid per process (MPICH's topo/cartsuball checks this).
+        let color = if keep.iter().any(|&k| k) {
+            (0..d.len()).filter(|&i| !keep[i]).fold(0usize, |acc, i| acc * d[i] + c[i]) as c_int
+        } else if rank == 0 {
+            0
+        } else {
+            MPI_UNDEFINED
+        };
+        let h = split(func, comm, color, rank as c_int)?;
         let nd: Vec<usize> = (0..d.len()).filter(|&i| keep[i]).map(|i| d[i]).collect();
         let np: Vec<bool> = (0..d.len()).filter(|&i| keep[i]).map(|i| p[i]).collect();
         set_topology(h, Topology::Cart { dims: nd, periods: np });

@@ -123,6 +123,22 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Cartdim_get(row, &ndims));
     CHECK(ndims == 1, "cart_sub dims %d", ndims);
     MPI_Comm_free(&row);
+    /* cart_sub keeping no dimension: a zero-dimensional grid on the grid's rank 0 (congruent
+     * to MPI_COMM_SELF), MPI_COMM_NULL on the others (MPICH). */
+    MPI_Comm point;
+    int none[2] = {0, 0}, cmp;
+    MPI_OK(MPI_Cart_sub(torus, none, &point));
+    if (trank == 0) {
+        CHECK(point != MPI_COMM_NULL, "cart_sub to zero dimensions: MPI_COMM_NULL on rank 0");
+        MPI_OK(MPI_Comm_compare(point, MPI_COMM_SELF, &cmp));
+        CHECK(cmp == MPI_CONGRUENT, "cart_sub to zero dimensions: compare with self %d", cmp);
+        MPI_OK(MPI_Topo_test(point, &topo));
+        MPI_OK(MPI_Cartdim_get(point, &ndims));
+        CHECK(topo == MPI_CART && ndims == 0, "cart_sub to zero dimensions: topology %d, %d dims", topo, ndims);
+        MPI_Comm_free(&point);
+    } else {
+        CHECK(point == MPI_COMM_NULL, "cart_sub to zero dimensions: a communicator on grid rank %d", trank);
+    }
     MPI_Comm_free(&torus);
 
     /* Graph: a ring as a graph. */
