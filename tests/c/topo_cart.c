@@ -1,6 +1,6 @@
-/* Topologies: dims_create factorizations, Cartesian shifts at periodic and non-periodic
- * edges, coords/rank round trips, cart_sub, graph and dist-graph queries, and the
- * neighbourhood collectives (blocking and nonblocking) on a 2-D torus. */
+/* Topologies: dims_create factorizations (MPICH's balance), Cartesian shifts at periodic
+ * and non-periodic edges, coords/rank round trips, cart_sub, graph and dist-graph queries,
+ * and the neighbourhood collectives (blocking and nonblocking) on a 2-D torus. */
 #include "testutil.h"
 
 static void check_dims(int nnodes, int nd, const int *in, const int *want)
@@ -26,6 +26,13 @@ int main(int argc, char **argv)
     check_dims(16, 2, (int[]){0, 0}, (int[]){4, 4});
     check_dims(24, 1, (int[]){0}, (int[]){24});
     check_dims(1, 2, (int[]){0, 0}, (int[]){1, 1});
+    /* The most balanced grid (smallest largest-minus-smallest; ties: the largest smallest
+     * entry, then the next), which a greedy split of the primes misses; MPICH's choices. */
+    check_dims(72, 2, (int[]){0, 0}, (int[]){9, 8});
+    check_dims(360, 3, (int[]){0, 5, 0}, (int[]){9, 5, 8});
+    check_dims(19152, 3, (int[]){0, 0, 0}, (int[]){38, 24, 21});
+    check_dims(900000, 7, (int[]){0, 0, 0, 0, 0, 0, 0}, (int[]){10, 10, 10, 6, 6, 5, 5});
+    check_dims(20, 4, (int[]){0, 0, 0, 0}, (int[]){5, 2, 2, 1});
 
     int topo;
     MPI_OK(MPI_Topo_test(MPI_COMM_WORLD, &topo));
