@@ -15,7 +15,7 @@
 //! as an integer). The Fortran bindings mark their calls with `fortran_call`.
 
 use crate::abi::*;
-use crate::errors::{not_initialized, raise};
+use crate::errors::{invoke_handler, invoke_win_handler, not_initialized, raise};
 use crate::handles::{keyval_handle, keyval_index};
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -44,6 +44,21 @@ impl ErrOn {
         match self {
             ErrOn::Comm(c) => raise(c, func, class, msg),
             ErrOn::Win(w) => crate::errors::raise_win(w, func, class, msg),
+        }
+    }
+
+    /// Raises the failure of attribute callback `what`, which returned `rc`. The call returns
+    /// `rc` itself when it is an error code (a user class or code above all), as MPICH does:
+    /// programs expect their own class back from `MPI_Comm_dup` or `MPI_Comm_free` (MPICH's
+    /// errors/comm/userdup). Any other value becomes an `MPI_ERR_OTHER` naming it.
+    pub(crate) fn callback_failed(self, func: &str, what: &str, rc: c_int) -> c_int {
+        if !crate::errors::is_error_code(rc) {
+            return self.raise(func, MPI_ERR_OTHER, format!("{what} returned {rc}"));
+        }
+        let msg = format!("{what} returned error code {rc}");
+        match self {
+            ErrOn::Comm(c) => invoke_handler(c, rc, func, &msg),
+            ErrOn::Win(w) => invoke_win_handler(w, rc, func, &msg),
         }
     }
 }
@@ -231,13 +246,14 @@ pub fn finalize_hook() {
 }
 
 /// Type attribute hooks for the datatype module: call after `MPI_Type_dup` created `new`.
+/// A failing callback's error runs `MPI_COMM_WORLD`'s handler (datatypes have none).
 pub fn type_attrs_on_dup(old: MPI_Datatype, new: MPI_Datatype) -> Result<(), c_int> {
-    copy_attrs(Kind::Type, old, new)
+    copy_attrs(Kind::Type, old, new).map_err(|rc| ErrOn::Comm(MPI_COMM_WORLD).callback_failed("MPI_Type_dup", "an attribute copy callback", rc))
 }
 
 /// Call before `MPI_Type_free` releases `t`.
 pub fn type_attrs_on_free(t: MPI_Datatype) -> Result<(), c_int> {
-    delete_all(Kind::Type, t)
+    delete_all(Kind::Type, t).map_err(|rc| ErrOn::Comm(MPI_COMM_WORLD).callback_failed("MPI_Type_free", "an attribute delete callback", rc))
 }
 
 // ------------------------------------------------------------------ generic operations
@@ -291,7 +307,7 @@ pub(crate) fn set_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c_in
         // SAFETY: a user callback with the standard's signature.
         let rc = unsafe { del(h, keyval, old.for_callback(&kv), kv.extra) };
         if rc != MPI_SUCCESS {
-            return on.raise(func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}"));
+            return on.callback_failed(func, &format!("the delete callback of keyval {keyval:#x}"), rc);
         }
     }
     with_table(|t| {
@@ -351,7 +367,7 @@ pub(crate) fn delete_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c
         // SAFETY: a user callback with the standard's signature.
         let rc = unsafe { del(h, keyval, a.for_callback(&kv), kv.extra) };
         if rc != MPI_SUCCESS {
-            return on.raise(func, MPI_ERR_OTHER, format!("the delete callback of keyval {keyval:#x} returned {rc}; the attribute stays"));
+            return on.callback_failed(func, &format!("the delete callback of keyval {keyval:#x}"), rc);
         }
     }
     // The callback ran without the lock: drop the entry it was given, if still there.

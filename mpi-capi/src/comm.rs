@@ -8,7 +8,7 @@
 //! are collective schedules (`mpi_core::coll`) run to completion here.
 
 use crate::abi::*;
-use crate::attributes::{self, Kind};
+use crate::attributes::{self, ErrOn, Kind};
 use crate::errors::{raise, write_c_string};
 use crate::handles::{comm_handle, comm_index};
 use crate::p2p_args::{comm_of, ArgError};
@@ -172,17 +172,24 @@ pub fn dup(func: &str, comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> R
     }
     let h = install(new);
     if let Err(rc) = attributes::copy_attrs(Kind::Comm, comm, h) {
-        // No half-made communicator stays behind (copy_attrs deleted the copies made).
-        runtime::with(|rt| {
-            if let Some(c) = rt.comms.remove(comm_index(h).unwrap()) {
-                rt.engine.forget_context(c.coll_ctx());
-            }
-        });
-        return Err(raise(comm, func, MPI_ERR_OTHER, format!("an attribute copy callback returned {rc}")));
+        discard(h);
+        return Err(ErrOn::Comm(comm).callback_failed(func, "an attribute copy callback", rc));
     }
     Ok(h)
 }
 
+/// Undoes a duplicate whose attribute copy failed: deletes the attributes copied so far
+/// (their delete callbacks run; their errors would hide the copy's) and frees its context.
+fn discard(h: MPI_Comm) {
+    let _ = attributes::delete_all(Kind::Comm, h);
+    if let Some(i) = comm_index(h) {
+        runtime::with(|rt| {
+            if let Some(c) = rt.comms.remove(i).filter(|c| c.ctx != PENDING_CTX) {
+                rt.engine.forget_context(c.coll_ctx());
+            }
+        });
+    }
+}
 
 /// Splits `comm` by `color` (`MPI_UNDEFINED`: no communicator) and `key` (ties broken by
 /// rank). Returns the new handle or `MPI_COMM_NULL`. On an intercommunicator (MPI 4.1
@@ -403,10 +410,10 @@ unsafe fn idup(func: &str, comm: MPI_Comm, info: Option<crate::info::Pairs>, new
     }
     let h = install(new);
     if let Err(rc) = attributes::copy_attrs(Kind::Comm, comm, h) {
-        runtime::with(|rt| rt.comms.remove(comm_index(h).unwrap()));
+        discard(h);
         // SAFETY: checked non-null.
         unsafe { *newcomm = MPI_COMM_NULL };
-        return raise(comm, func, MPI_ERR_OTHER, format!("an attribute copy callback returned {rc}"));
+        return ErrOn::Comm(comm).callback_failed(func, "an attribute copy callback", rc);
     }
     let ag = match agreement_on(idx, true) {
         Ok(a) => a,
@@ -592,7 +599,7 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
         return raise(h, func, MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
     }
     if let Err(rc) = attributes::delete_all(Kind::Comm, h) {
-        return raise(h, func, MPI_ERR_OTHER, format!("an attribute delete callback returned {rc}"));
+        return ErrOn::Comm(h).callback_failed(func, "an attribute delete callback", rc);
     }
     runtime::with(|rt| {
         if let Some(c) = rt.comms.remove(idx) {

@@ -26,7 +26,7 @@ use std::sync::Mutex;
 /// Bit of every user error class and code.
 pub const DYN_BIT: c_int = 0x4000_0000;
 /// Predefined classes are below this (the class field of our codes is 7 bits).
-const PREDEFINED_CLASS_END: c_int = 80;
+pub(crate) const PREDEFINED_CLASS_END: c_int = 80;
 
 /// The kind of object a user error handler was created for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -103,6 +103,19 @@ pub fn make_code(class: c_int, msg: String) -> c_int {
     class | (((slot + 1) as c_int) << 7)
 }
 
+/// Whether `code` is an MPI error code: a predefined class, a code this library made (its
+/// message slot is in use), or a user class or code.
+pub fn is_error_code(code: c_int) -> bool {
+    if code <= 0 {
+        return false;
+    }
+    if code & crate::errhandlers::DYN_BIT != 0 {
+        return crate::errhandlers::user_class_of(code).is_some();
+    }
+    let slot = (code >> 7) as usize;
+    (1..crate::errhandlers::PREDEFINED_CLASS_END).contains(&(code & CLASS_MASK)) && slot <= MESSAGES.lock().unwrap_or_else(|p| p.into_inner()).text.len()
+}
+
 pub fn error_class(code: c_int) -> c_int {
     if code > 0 && code & crate::errhandlers::DYN_BIT != 0 {
         return crate::errhandlers::user_class_of(code).unwrap_or(MPI_ERR_UNKNOWN);

@@ -545,7 +545,7 @@ pub unsafe extern "C" fn PMPI_Type_dup(oldtype: MPI_Datatype, newtype: *mut MPI_
             release(h);
             // SAFETY: as above.
             unsafe { *newtype = MPI_DATATYPE_NULL };
-            return Err(fail(F, MPI_ERR_OTHER, format!("an attribute copy callback returned {rc}")));
+            return Err(rc); // raised already, with the callback's own code (as MPICH)
         }
         Ok(())
     })
@@ -683,7 +683,7 @@ pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
         // Attribute delete callbacks run before the handle goes away; when one fails the
         // type stays (without its attributes) and the free fails, as MPI_Comm_free does.
         if let Err(rc) = crate::attributes::type_attrs_on_free(dt) {
-            return Err(fail(F, MPI_ERR_OTHER, format!("an attribute delete callback returned {rc}")));
+            return Err(rc); // raised already, with the callback's own code (as MPICH)
         }
         release_slot(slot);
         // SAFETY: as above.

@@ -79,7 +79,7 @@ fn cell_of(win: MPI_Win, w: Cells, keyval: c_int) -> *mut c_void {
 /// `MPI_Comm_free` does here).
 pub fn on_win_free(win: MPI_Win) -> Result<(), c_int> {
     if let Err(rc) = attributes::delete_all(Kind::Win, win) {
-        return Err(raise_win(win, "MPI_Win_free", MPI_ERR_OTHER, format!("an attribute delete callback returned {rc}")));
+        return Err(ErrOn::Win(win).callback_failed("MPI_Win_free", "an attribute delete callback", rc));
     }
     if let Some(m) = CELLS.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
         m.remove(&win);

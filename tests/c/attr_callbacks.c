@@ -1,6 +1,9 @@
 /* Attribute caching: copy/delete callbacks counted on dup/free, MPI_COMM_DUP_FN and the
- * NULL callbacks, datatype attributes, predefined attributes, and MPI_COMM_SELF delete
- * callbacks running first in MPI_Finalize (checked after it returns). */
+ * NULL callbacks, datatype attributes, predefined attributes, failing callbacks (the call
+ * returns the callback's own error code, user classes and codes included, as MPICH does;
+ * a failed dup gives MPI_COMM_NULL and deletes what it had copied; a failed delete keeps
+ * the attribute), and MPI_COMM_SELF delete callbacks running first in MPI_Finalize
+ * (checked after it returns). */
 #include "testutil.h"
 
 static int copies, deletes, self_deletes, self_state_ok;
@@ -39,6 +42,87 @@ static int type_delete(MPI_Datatype t, int k, void *v, void *extra)
     (void)t; (void)k; (void)v; (void)extra;
     type_deletes++;
     return MPI_SUCCESS;
+}
+
+static int fail_code, ok_copies, ok_deletes;
+
+static int copy_ok(MPI_Comm c, int k, void *extra, void *in, void *out, int *flag)
+{
+    (void)c; (void)k; (void)extra;
+    ok_copies++;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int delete_ok(MPI_Comm c, int k, void *v, void *extra)
+{
+    (void)c; (void)k; (void)v; (void)extra;
+    ok_deletes++;
+    return MPI_SUCCESS;
+}
+
+static int copy_fail(MPI_Comm c, int k, void *extra, void *in, void *out, int *flag)
+{
+    (void)c; (void)k; (void)extra;
+    *(void **)out = in;
+    *flag = 1;
+    return fail_code;
+}
+
+static int delete_fail(MPI_Comm c, int k, void *v, void *extra)
+{
+    (void)c; (void)k; (void)v; (void)extra;
+    return fail_code;
+}
+
+static void failing_callbacks(void)
+{
+    int cls, code, rc, got, flag, kok, kfail;
+    char val[2];
+    void *v;
+    MPI_Comm c, d;
+
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_OK(MPI_Add_error_class(&cls));
+    MPI_OK(MPI_Add_error_code(cls, &code));
+    MPI_OK(MPI_Comm_create_keyval(copy_ok, delete_ok, &kok, NULL));
+    MPI_OK(MPI_Comm_create_keyval(copy_fail, delete_fail, &kfail, NULL));
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    MPI_OK(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
+    MPI_OK(MPI_Comm_set_attr(c, kok, &val[0]));
+    MPI_OK(MPI_Comm_set_attr(c, kfail, &val[1]));
+
+    /* The copy of kok succeeds, then kfail's fails: the dup fails with the user class. */
+    fail_code = cls;
+    d = MPI_COMM_WORLD;
+    rc = MPI_Comm_dup(c, &d);
+    MPI_Error_class(rc, &got);
+    CHECK(rc == cls && got == cls, "dup with a failing copy callback: code %d class %d, expected user class %d", rc, got, cls);
+    CHECK(d == MPI_COMM_NULL, "a failed dup left %#x", (unsigned)d);
+    CHECK(ok_copies == 1 && ok_deletes == 1, "a failed dup kept its copies: %d copies, %d deletes", ok_copies, ok_deletes);
+    fail_code = code;
+    rc = MPI_Comm_dup(c, &d);
+    MPI_Error_class(rc, &got);
+    CHECK(rc == code && got == cls, "dup: code %d class %d, expected user code %d of class %d", rc, got, code, cls);
+
+    /* A failing delete: the same code, and the attribute stays. */
+    fail_code = cls;
+    rc = MPI_Comm_delete_attr(c, kfail);
+    CHECK(rc == cls, "delete_attr: code %d, expected user class %d", rc, cls);
+    MPI_OK(MPI_Comm_get_attr(c, kfail, &v, &flag));
+    CHECK(flag && v == &val[1], "a failed delete removed the attribute");
+    rc = MPI_Comm_set_attr(c, kfail, &val[0]);
+    CHECK(rc == cls, "set_attr over a failing delete: code %d, expected %d", rc, cls);
+    MPI_OK(MPI_Comm_get_attr(c, kfail, &v, &flag));
+    CHECK(flag && v == &val[1], "a failed replacement changed the value");
+    rc = MPI_Comm_free(&c);
+    CHECK(rc == cls && c != MPI_COMM_NULL, "free with a failing delete: code %d", rc);
+    fail_code = MPI_SUCCESS;
+    MPI_OK(MPI_Comm_free(&c));
+    MPI_OK(MPI_Comm_free_keyval(&kok));
+    MPI_OK(MPI_Comm_free_keyval(&kfail));
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
 int main(int argc, char **argv)
@@ -127,6 +211,8 @@ int main(int argc, char **argv)
     CHECK(type_deletes == 1, "type delete callback");
     MPI_Type_free(&t);
     MPI_Type_free_keyval(&tk);
+
+    failing_callbacks();
 
     /* MPI_COMM_SELF: delete callback at finalize. */
     int sk;
