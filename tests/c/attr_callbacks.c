@@ -1,9 +1,9 @@
 /* Attribute caching: copy/delete callbacks counted on dup/free, MPI_COMM_DUP_FN and the
  * NULL callbacks, datatype attributes, predefined attributes, failing callbacks (the call
  * returns the callback's own error code, user classes and codes included, as MPICH does;
- * a failed dup gives MPI_COMM_NULL and deletes what it had copied; a failed delete keeps
- * the attribute), and MPI_COMM_SELF delete callbacks running first in MPI_Finalize
- * (checked after it returns). */
+ * a failed dup gives MPI_COMM_NULL (MPI_DATATYPE_NULL) and deletes what it had copied; a
+ * failed delete keeps the attribute), and MPI_COMM_SELF delete callbacks running first in
+ * MPI_Finalize (checked after it returns). */
 #include "testutil.h"
 
 static int copies, deletes, self_deletes, self_state_ok;
@@ -76,6 +76,14 @@ static int delete_fail(MPI_Comm c, int k, void *v, void *extra)
     return fail_code;
 }
 
+static int type_copy_fail(MPI_Datatype t, int k, void *extra, void *in, void *out, int *flag)
+{
+    (void)t; (void)k; (void)extra;
+    *(void **)out = in;
+    *flag = 1;
+    return fail_code;
+}
+
 static void failing_callbacks(void)
 {
     int cls, code, rc, got, flag, kok, kfail;
@@ -120,6 +128,19 @@ static void failing_callbacks(void)
     CHECK(rc == cls && c != MPI_COMM_NULL, "free with a failing delete: code %d", rc);
     fail_code = MPI_SUCCESS;
     MPI_OK(MPI_Comm_free(&c));
+
+    /* The same for a datatype duplicate: the code, and MPI_DATATYPE_NULL. */
+    MPI_Datatype t, t2 = MPI_INT;
+    int tk;
+    MPI_OK(MPI_Type_contiguous(3, MPI_INT, &t));
+    MPI_OK(MPI_Type_create_keyval(type_copy_fail, MPI_TYPE_NULL_DELETE_FN, &tk, NULL));
+    MPI_OK(MPI_Type_set_attr(t, tk, &val[0]));
+    fail_code = code;
+    rc = MPI_Type_dup(t, &t2);
+    CHECK(rc == code && t2 == MPI_DATATYPE_NULL, "type dup with a failing copy callback: code %d (expected %d), newtype %#x", rc, code, (unsigned)t2);
+    fail_code = MPI_SUCCESS;
+    MPI_OK(MPI_Type_free(&t));
+    MPI_OK(MPI_Type_free_keyval(&tk));
     MPI_OK(MPI_Comm_free_keyval(&kok));
     MPI_OK(MPI_Comm_free_keyval(&kfail));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
