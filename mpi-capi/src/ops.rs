@@ -403,6 +403,11 @@ pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut 
     if is_in_place(inbuf) || is_in_place(inoutbuf) {
         return raise(MPI_COMM_WORLD, F, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Reduce_local");
     }
+    // The same buffer twice is erroneous (MPI 4.1 §6.9.7); MPICH reports it, as its
+    // errors/coll/reduce_local checks.
+    if count > 0 && !inbuf.is_null() && std::ptr::eq(inbuf, inoutbuf) {
+        return raise(MPI_COMM_WORLD, F, MPI_ERR_BUFFER, "inbuf and inoutbuf are the same buffer (aliased arguments)");
+    }
     // NULL is MPI_BOTTOM, meaningful only with derived types of absolute addresses.
     if count > 0 && elem_of(datatype).is_some() && (inbuf.is_null() || inoutbuf.is_null()) {
         return raise(MPI_COMM_WORLD, F, MPI_ERR_BUFFER, "inbuf or inoutbuf is NULL with a positive count");

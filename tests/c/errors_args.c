@@ -8,7 +8,11 @@
  *    MPI_ERR_ARG even when other arguments are bad too (MPICH checks it first), and makes
  *    no communicator (2100 such calls do not use up the context ids); a NULL or negative
  *    list argument is MPI_ERR_ARG; a failed communicator constructor stores
- *    MPI_COMM_NULL. */
+ *    MPI_COMM_NULL;
+ *  - a collective whose send buffer is (this process's block of) its receive buffer, and
+ *    MPI_Reduce_local with the same buffer twice, fail with MPI_ERR_BUFFER before any
+ *    communication (rooted ones at the root only; here on MPI_COMM_SELF), while
+ *    MPI_IN_PLACE still works. */
 #include "testutil.h"
 
 static int rank, size;
@@ -135,6 +139,58 @@ static void null_outputs(void)
     MPI_OK(MPI_Group_free(&world_group));
 }
 
+static void aliased_buffers(void)
+{
+    int *buf = tu_malloc(2 * (size_t)size * sizeof(int)), *other = tu_malloc(2 * (size_t)size * sizeof(int));
+    int counts[64], displs[64];
+    MPI_Datatype types[64];
+    MPI_Request req;
+    for (int i = 0; i < size; i++) {
+        counts[i] = 2;
+        displs[i] = 2 * i;
+        types[i] = MPI_INT;
+        buf[2 * i] = buf[2 * i + 1] = i;
+    }
+    MPI_Comm w = MPI_COMM_WORLD, self = MPI_COMM_SELF;
+    EXPECT(MPI_Reduce_local(buf, buf, 2, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+    EXPECT(MPI_Allreduce(buf, buf, 2, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
+    EXPECT(MPI_Iallreduce(buf, buf, 2, MPI_INT, MPI_SUM, w, &req), MPI_ERR_BUFFER);
+    EXPECT(MPI_Scan(buf, buf, 2, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
+    EXPECT(MPI_Exscan(buf, buf, 2, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
+    EXPECT(MPI_Reduce_scatter(buf, buf, counts, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
+    EXPECT(MPI_Reduce_scatter_block(buf, buf, 2, MPI_INT, MPI_SUM, w), MPI_ERR_BUFFER);
+    /* The send block is this process's block of the receive buffer. */
+    EXPECT(MPI_Allgather(buf + 2 * rank, 2, MPI_INT, buf, 2, MPI_INT, w), MPI_ERR_BUFFER);
+    EXPECT(MPI_Iallgather(buf + 2 * rank, 2, MPI_INT, buf, 2, MPI_INT, w, &req), MPI_ERR_BUFFER);
+    EXPECT(MPI_Allgatherv(buf + 2 * rank, 2, MPI_INT, buf, counts, displs, MPI_INT, w), MPI_ERR_BUFFER);
+    EXPECT(MPI_Alltoall(buf, 2, MPI_INT, buf, 2, MPI_INT, w), MPI_ERR_BUFFER);
+    EXPECT(MPI_Alltoallv(buf, counts, displs, MPI_INT, buf, counts, displs, MPI_INT, w), MPI_ERR_BUFFER);
+    EXPECT(MPI_Alltoallw(buf, counts, displs, types, buf, counts, displs, types, w), MPI_ERR_BUFFER);
+    EXPECT(MPI_Reduce(buf, buf, 2, MPI_INT, MPI_SUM, 0, self), MPI_ERR_BUFFER);
+    EXPECT(MPI_Ireduce(buf, buf, 2, MPI_INT, MPI_SUM, 0, self, &req), MPI_ERR_BUFFER);
+    EXPECT(MPI_Gather(buf, 2, MPI_INT, buf, 2, MPI_INT, 0, self), MPI_ERR_BUFFER);
+    EXPECT(MPI_Gatherv(buf, 2, MPI_INT, buf, counts, displs, MPI_INT, 0, self), MPI_ERR_BUFFER);
+    EXPECT(MPI_Scatter(buf, 2, MPI_INT, buf, 2, MPI_INT, 0, self), MPI_ERR_BUFFER);
+    EXPECT(MPI_Scatterv(buf, counts, displs, MPI_INT, buf, 2, MPI_INT, 0, self), MPI_ERR_BUFFER);
+
+    /* Nothing was sent: correct calls still match up, and MPI_IN_PLACE is no aliasing. */
+    buf[0] = rank;
+    buf[1] = 1;
+    MPI_OK(MPI_Allreduce(MPI_IN_PLACE, buf, 2, MPI_INT, MPI_SUM, w));
+    CHECK(buf[0] == size * (size - 1) / 2 && buf[1] == size, "in-place allreduce after aliasing errors: %d %d", buf[0], buf[1]);
+    buf[2 * rank] = buf[2 * rank + 1] = rank * rank;
+    MPI_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, 2, MPI_INT, w));
+    CHECK(buf[2 * size - 1] == (size - 1) * (size - 1), "in-place allgather: %d", buf[2 * size - 1]);
+    buf[0] = buf[1] = rank;
+    MPI_OK(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : buf, buf, 2, MPI_INT, MPI_MAX, 0, w));
+    if (rank == 0)
+        CHECK(buf[1] == size - 1, "in-place reduce: %d", buf[1]);
+    MPI_OK(MPI_Allreduce(buf, other, 2, MPI_INT, MPI_SUM, w));
+    MPI_OK(MPI_Reduce_local(buf, other, 2, MPI_INT, MPI_SUM));
+    free(buf);
+    free(other);
+}
+
 int main(int argc, char **argv)
 {
     tu_init(&argc, &argv);
@@ -143,6 +199,8 @@ int main(int argc, char **argv)
 
     unset_handlers_follow_world();
     null_outputs();
+    if (size <= 64)
+        aliased_buffers();
 
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
