@@ -50,6 +50,9 @@ fn with(extra: &[(&'static str, &'static str)]) -> Vec<(&'static str, &'static s
 /// over TCP with the progress thread (`OXMPI_ASYNC_PROGRESS=1`: the runtime's mutex taken
 /// on every call, active messages served from the thread).
 fn rma_program(name: &str, args: &[&str]) {
+    // One job of a binary at a time: `rma_contention` runs some of these binaries too, and
+    // the leftover-process check after a run would count a concurrent run's ranks.
+    let _x = exclusive();
     let exe = compile(name);
     let env = base_env();
     for &np in RANKS {
@@ -98,6 +101,7 @@ fn rma_contention() {
         eprintln!("rma_contention: skipped (sized for OxMPI)");
         return;
     }
+    let _x = exclusive();
     for (name, args, tcp_args) in [
         ("rma_lock_counter", &["200", "30"][..], &["100", "10"][..]),
         ("rma_cas_mutex", &["100"][..], &["30"][..]),
