@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
 
 /// Bit of every user error class and code.
-pub const DYN_BIT: c_int = 0x4000_0000;
+pub(crate) const DYN_BIT: c_int = 0x4000_0000;
 /// Predefined classes are below this (the class field of our codes is 7 bits).
 pub(crate) const PREDEFINED_CLASS_END: c_int = 80;
 

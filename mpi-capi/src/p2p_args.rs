@@ -10,7 +10,7 @@ use mpi_core::runtime::Runtime;
 use std::os::raw::{c_int, c_void};
 
 /// Largest tag (the `MPI_TAG_UB` attribute): the wire header carries a non-negative i32.
-pub const TAG_UB: c_int = i32::MAX;
+pub(crate) const TAG_UB: c_int = i32::MAX;
 
 /// An argument error: class and specific message, raised after the runtime lock is released.
 pub type ArgError = (c_int, String);
