@@ -194,6 +194,45 @@ pub fn persistent_init(func: &str, comm: MPI_Comm, info: MPI_Info, request: *mut
     MPI_SUCCESS
 }
 
+/// A copy of an argument array of a persistent collective, taken at `_init`: each start
+/// reads the copy, so the program may reuse or free its array after `_init` (mpi4py passes
+/// temporaries). NULL, or an array not significant on this process (`keep` false), stays
+/// the caller's pointer and is never read.
+pub(crate) struct Kept<T: Copy>(*const T, Option<Box<[T]>>);
+
+impl<T: Copy> Kept<T> {
+    pub(crate) fn ptr(&self) -> *const T {
+        self.1.as_ref().map_or(self.0, |b| b.as_ptr())
+    }
+}
+
+/// # Safety
+/// `p`, when non-null and `keep`, is valid for `n` reads.
+pub(crate) unsafe fn keep_array<T: Copy>(p: *const T, n: usize, keep: bool) -> Kept<T> {
+    if p.is_null() || !keep {
+        return Kept(p, None);
+    }
+    // SAFETY: per the function contract.
+    Kept(p, Some(unsafe { std::slice::from_raw_parts(p, n) }.into()))
+}
+
+/// The length of a collective's per-process argument arrays on `comm`, and whether this
+/// process is the root `root` (None: not a rooted collective): the remote group's size on
+/// an intercommunicator (`local`: the local group's, for Reduce_scatter), else the size.
+fn array_len(comm: MPI_Comm, local: bool, root: Option<c_int>) -> (usize, bool) {
+    runtime::with(|rt| {
+        crate::p2p_args::comm_of(rt, comm).map_or((0, false), |c| {
+            let n = if local { c.local_size() } else { c.world_ranks.len() };
+            let at_root = match root {
+                None => true,
+                Some(r) if c.is_inter() => r == MPI_ROOT,
+                Some(r) => r >= 0 && r as usize == c.rank,
+            };
+            (n, at_root)
+        })
+    })
+}
+
 /// `MPI_Start` of persistent collective request `rid` (inactive: checked by the caller).
 pub fn start_persistent(func: &str, comm: MPI_Comm, rid: ReqId) -> c_int {
     let found = registry().0.get(&rid).map(|p| (p.tag, p.start.clone()));
@@ -1244,6 +1283,11 @@ struct Side {
 }
 
 impl Side {
+    /// Some peer's piece holds data.
+    fn moves_data(&self) -> bool {
+        self.counts.iter().zip(&self.types).any(|(&c, t)| c > 0 && t.size() > 0)
+    }
+
     /// Peer i's piece of `buf`.
     fn view(&self, st: &mut Staging, buf: *const c_void, i: usize, dir: Dir) -> Result<Slice, ArgError> {
         let ty = &self.types[i];
@@ -1305,9 +1349,11 @@ fn alltoallv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdisp
         let send = if in_place(sendbuf) {
             None
         } else {
-            not_aliased(sendbuf, recvbuf, true)?;
             // SAFETY: as above.
-            Some(unsafe { side(n, sendcounts, sdispls, sendtype, None, "send") }?)
+            let send = unsafe { side(n, sendcounts, sdispls, sendtype, None, "send") }?;
+            // Empty buffers may share an address (mpi4py's zero-length arrays do).
+            not_aliased(sendbuf, recvbuf, send.moves_data())?;
+            Some(send)
         };
         alltoallv_sides(s, st, sendbuf, send, recvbuf, recv)
     })
@@ -1333,10 +1379,10 @@ fn alltoallw(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdisp
         let send = if in_place(sendbuf) {
             None
         } else {
-            not_aliased(sendbuf, recvbuf, true)?;
             // SAFETY: as above.
             let mut send = unsafe { side(n, sendcounts, sdispls, MPI_DATATYPE_NULL, Some(sendtypes), "send") }?;
             send.bytes_displ = true;
+            not_aliased(sendbuf, recvbuf, send.moves_data())?;
             Some(send)
         };
         alltoallv_sides(s, st, sendbuf, send, recvbuf, recv)
@@ -1372,7 +1418,10 @@ pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_i
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Gatherv_init", comm, info, request, move |f, r| gatherv(f, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, r))
+    let (n, at_root) = array_len(comm, false, Some(root));
+    // SAFETY: at the root, one count and displacement per process (MPI rule).
+    let (rc, d) = unsafe { (keep_array(recvcounts, n, at_root), keep_array(displs, n, at_root)) };
+    persistent_init("MPI_Gatherv_init", comm, info, request, move |f, r| gatherv(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, root, comm, r))
 }
 
 #[no_mangle]
@@ -1382,7 +1431,10 @@ pub unsafe extern "C" fn PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Scatterv_init", comm, info, request, move |f, r| scatterv(f, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+    let (n, at_root) = array_len(comm, false, Some(root));
+    // SAFETY: at the root, one count and displacement per process (MPI rule).
+    let (sc, d) = unsafe { (keep_array(sendcounts, n, at_root), keep_array(displs, n, at_root)) };
+    persistent_init("MPI_Scatterv_init", comm, info, request, move |f, r| scatterv(f, sendbuf, sc.ptr(), d.ptr(), sendtype, recvbuf, recvcount, recvtype, root, comm, r))
 }
 
 #[no_mangle]
@@ -1392,7 +1444,10 @@ pub unsafe extern "C" fn PMPI_Allgather_init(sendbuf: *const c_void, sendcount: 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Allgatherv_init", comm, info, request, move |f, r| allgatherv(f, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, r))
+    let (n, _) = array_len(comm, false, None);
+    // SAFETY: one count and displacement per process (MPI rule).
+    let (rc, d) = unsafe { (keep_array(recvcounts, n, true), keep_array(displs, n, true)) };
+    persistent_init("MPI_Allgatherv_init", comm, info, request, move |f, r| allgatherv(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, comm, r))
 }
 
 #[no_mangle]
@@ -1402,12 +1457,20 @@ pub unsafe extern "C" fn PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Alltoallv_init", comm, info, request, move |f, r| alltoallv(f, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, r))
+    let (n, _) = array_len(comm, false, None);
+    let send = !in_place(sendbuf);
+    // SAFETY: one count and displacement per process in each array (MPI rule).
+    let (sc, sd, rc, rd) = unsafe { (keep_array(sendcounts, n, send), keep_array(sdispls, n, send), keep_array(recvcounts, n, true), keep_array(rdispls, n, true)) };
+    persistent_init("MPI_Alltoallv_init", comm, info, request, move |f, r| alltoallv(f, sendbuf, sc.ptr(), sd.ptr(), sendtype, recvbuf, rc.ptr(), rd.ptr(), recvtype, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Alltoallw_init", comm, info, request, move |f, r| alltoallw(f, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, r))
+    let (n, _) = array_len(comm, false, None);
+    let send = !in_place(sendbuf);
+    // SAFETY: one count, displacement and datatype per process in each array (MPI rule).
+    let (sc, sd, st, rc, rd, rt) = unsafe { (keep_array(sendcounts, n, send), keep_array(sdispls, n, send), keep_array(sendtypes, n, send), keep_array(recvcounts, n, true), keep_array(rdispls, n, true), keep_array(recvtypes, n, true)) };
+    persistent_init("MPI_Alltoallw_init", comm, info, request, move |f, r| alltoallw(f, sendbuf, sc.ptr(), sd.ptr(), st.ptr(), recvbuf, rc.ptr(), rd.ptr(), rt.ptr(), comm, r))
 }
 
 #[no_mangle]
@@ -1422,7 +1485,10 @@ pub unsafe extern "C" fn PMPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *m
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Reduce_scatter_init", comm, info, request, move |f, r| reduce_scatter(f, sendbuf, recvbuf, recvcounts, datatype, op, comm, r))
+    let (n, _) = array_len(comm, true, None);
+    // SAFETY: one count per process of the local group (MPI rule).
+    let rc = unsafe { keep_array(recvcounts, n, true) };
+    persistent_init("MPI_Reduce_scatter_init", comm, info, request, move |f, r| reduce_scatter(f, sendbuf, recvbuf, rc.ptr(), datatype, op, comm, r))
 }
 
 #[no_mangle]

@@ -314,7 +314,9 @@ pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
 /// The hints a communicator keeps and reports, with their defaults: MPI 4.1's
 /// assertions (§7.4.4). OxMPI does not act on them yet; reporting them with the value set
 /// tells the application that it may rely on what it asserted being accepted.
-pub const COMM_HINTS: &[(&str, &str)] = &[("mpi_assert_no_any_tag", "false"), ("mpi_assert_no_any_source", "false"), ("mpi_assert_exact_length", "false"), ("mpi_assert_allow_overtaking", "false")];
+/// A default of "" means the key is reported only once set: `mpi_hw_resource_type`, which
+/// `MPI_Comm_split_type` puts on its hardware-split communicators (MPI 4.1 §7.4.2).
+pub const COMM_HINTS: &[(&str, &str)] = &[("mpi_assert_no_any_tag", "false"), ("mpi_assert_no_any_source", "false"), ("mpi_assert_exact_length", "false"), ("mpi_assert_allow_overtaking", "false"), ("mpi_hw_resource_type", "")];
 
 /// The hints a window keeps and reports, with their defaults (MPI 4.1 §12.2.1;
 /// `alloc_shared_noncontig` is read at creation).
@@ -335,7 +337,14 @@ pub fn keep_hints(known: &[(&str, &str)], kept: &mut Pairs, set: Pairs) {
     }
 }
 
-/// The hints to report: every key of `known`, with the value kept or its default.
+/// The hints to report: every key of `known`, with the value kept or its default (keys
+/// whose default is "" only when kept).
 pub fn hints_used(known: &[(&str, &str)], kept: &Pairs) -> Pairs {
-    known.iter().map(|(k, d)| (k.to_string(), kept.iter().find(|(kk, _)| kk == k).map_or_else(|| d.to_string(), |(_, v)| v.clone()))).collect()
+    known
+        .iter()
+        .filter_map(|(k, d)| match kept.iter().find(|(kk, _)| kk == k) {
+            Some((_, v)) => Some((k.to_string(), v.clone())),
+            None => (!d.is_empty()).then(|| (k.to_string(), d.to_string())),
+        })
+        .collect()
 }

@@ -5,7 +5,7 @@
 //! (`reorder` is accepted and ignored, which the standard allows).
 
 use crate::abi::*;
-use crate::coll::{persistent_init, run_collective, Req};
+use crate::coll::{keep_array, persistent_init, run_collective, Req};
 use crate::comm::{dup, new_comm, set_topology, split};
 use crate::errors::{raise};
 use crate::group::ints;
@@ -728,6 +728,12 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendco
 
 // ------------------------------------------------------------------ persistent neighbourhood collectives (MPI-4.0)
 
+/// (indegree, outdegree) of `comm`'s topology; (0, 0) without one (the `_init` call then
+/// reports that).
+fn degrees(comm: MPI_Comm) -> (usize, usize) {
+    runtime::with(|rt: &mut Runtime| comm_of(rt, comm).ok().and_then(|c| c.topo.clone().map(|t| t.neighbors(c.rank))).map_or((0, 0), |(s, d, _)| (s.len(), d.len())))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     persistent_init("MPI_Neighbor_allgather_init", comm, info, request, move |f, r| allgather_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
@@ -735,7 +741,10 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgather_init(sendbuf: *const c_void, se
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Neighbor_allgatherv_init", comm, info, request, move |f, r| allgatherv_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, r))
+    let (indeg, _) = degrees(comm);
+    // SAFETY: indegree counts and displacements (MPI rule); copied, see `Kept`.
+    let (rc, d) = unsafe { (keep_array(recvcounts, indeg, true), keep_array(displs, indeg, true)) };
+    persistent_init("MPI_Neighbor_allgatherv_init", comm, info, request, move |f, r| allgatherv_impl(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, comm, r))
 }
 
 #[no_mangle]
@@ -745,10 +754,16 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init(sendbuf: *const c_void, sen
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Neighbor_alltoallv_init", comm, info, request, move |f, r| alltoallv_impl(f, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, r))
+    let (indeg, outdeg) = degrees(comm);
+    // SAFETY: outdegree send and indegree receive counts and displacements (MPI rule).
+    let (sc, sd, rc, rd) = unsafe { (keep_array(sendcounts, outdeg, true), keep_array(sdispls, outdeg, true), keep_array(recvcounts, indeg, true), keep_array(rdispls, indeg, true)) };
+    persistent_init("MPI_Neighbor_alltoallv_init", comm, info, request, move |f, r| alltoallv_impl(f, sendbuf, sc.ptr(), sd.ptr(), sendtype, recvbuf, rc.ptr(), rd.ptr(), recvtype, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Neighbor_alltoallw_init", comm, info, request, move |f, r| alltoallw_impl(f, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, r))
+    let (indeg, outdeg) = degrees(comm);
+    // SAFETY: outdegree send and indegree receive counts, displacements and datatypes.
+    let (sc, sd, st, rc, rd, rt) = unsafe { (keep_array(sendcounts, outdeg, true), keep_array(sdispls, outdeg, true), keep_array(sendtypes, outdeg, true), keep_array(recvcounts, indeg, true), keep_array(rdispls, indeg, true), keep_array(recvtypes, indeg, true)) };
+    persistent_init("MPI_Neighbor_alltoallw_init", comm, info, request, move |f, r| alltoallw_impl(f, sendbuf, sc.ptr(), sd.ptr(), st.ptr(), recvbuf, rc.ptr(), rd.ptr(), rt.ptr(), comm, r))
 }

@@ -181,6 +181,16 @@ int main(int argc, char **argv)
 
     /* Not aliasing: same pointer with nothing to move, and MPI_IN_PLACE. */
     MPI_OK(MPI_Allreduce(buf, buf, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    {
+        /* (mpi4py's zero-length arrays share one address) */
+        int *zeros = calloc(n, sizeof(int));
+        MPI_Request r;
+        MPI_OK(MPI_Alltoallv(buf, zeros, displs, MPI_INT, buf, zeros, displs, MPI_INT, MPI_COMM_WORLD));
+        MPI_OK(MPI_Ialltoallv(buf, zeros, displs, MPI_INT, buf, zeros, displs, MPI_INT, MPI_COMM_WORLD, &r));
+        MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Alltoallw(buf, zeros, displs, types, buf, zeros, displs, types, MPI_COMM_WORLD));
+        free(zeros);
+    }
     for (int i = 0; i < n; i++)
         buf[i] = (i == rank) ? 5 * rank : -1;
     MPI_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, 1, MPI_INT, MPI_COMM_WORLD));

@@ -142,6 +142,31 @@ int main(int argc, char **argv)
     MPI_Type_free(&every2);
     MPI_Type_free(&every2r);
 
+    /* The argument arrays may be reused or freed after _init (mpi4py passes temporaries):
+     * each start uses what _init saw. Counts 1..size, scribbled over and freed at once. */
+    {
+        int *rc_tmp = tu_malloc(size * sizeof(int)), total = size * (size + 1) / 2;
+        for (int r = 0; r < size; r++)
+            rc_tmp[r] = r + 1;
+        double *rs = tu_malloc(total * sizeof(double));
+        MPI_Request rsc;
+        MPI_OK(MPI_Reduce_scatter_init(MPI_IN_PLACE, rs, rc_tmp, MPI_DOUBLE, MPI_SUM, comm, MPI_INFO_NULL, &rsc));
+        for (int r = 0; r < size; r++)
+            rc_tmp[r] = 1 << 28;
+        free(rc_tmp);
+        for (int round = 0; round < 3; round++) {
+            for (int i = 0; i < total; i++)
+                rs[i] = i + rank + round;
+            MPI_OK(MPI_Start(&rsc));
+            MPI_OK(MPI_Wait(&rsc, MPI_STATUS_IGNORE));
+            int first = rank * (rank + 1) / 2; /* my block's offset in the input */
+            for (int i = 0; i <= rank; i++)
+                CHECK(rs[i] == size * (first + i + round) + size * (size - 1) / 2.0, "round %d reduce_scatter with freed counts [%d] = %g", round, i, rs[i]);
+        }
+        MPI_OK(MPI_Request_free(&rsc));
+        free(rs);
+    }
+
     /* Free while inactive. */
     MPI_Request *all[] = {&bcast, &reduce, &allreduce, &gather, &alltoall, &scan, &allgatherv, &rsb};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
