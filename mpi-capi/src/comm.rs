@@ -178,10 +178,9 @@ pub fn dup(func: &str, comm: MPI_Comm, info: Option<Vec<(String, String)>>) -> R
     Ok(h)
 }
 
-/// Undoes a duplicate whose attribute copy failed: deletes the attributes copied so far
-/// (their delete callbacks run; their errors would hide the copy's) and frees its context.
+/// Undoes a duplicate whose attribute copy failed (`copy_attrs` deleted the attributes it
+/// had copied): removes it from the table and frees its context.
 fn discard(h: MPI_Comm) {
-    let _ = attributes::delete_all(Kind::Comm, h);
     if let Some(i) = comm_index(h) {
         runtime::with(|rt| {
             if let Some(c) = rt.comms.remove(i).filter(|c| c.ctx != PENDING_CTX) {

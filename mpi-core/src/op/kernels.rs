@@ -66,27 +66,17 @@ pub(super) trait Truth: Num {
     fn of(b: bool) -> Self;
 }
 
-impl Truth for f32 {
-    #[inline(always)]
-    fn truth(self) -> bool {
-        self != 0.0
-    }
-    #[inline(always)]
-    fn of(b: bool) -> Self {
-        b as u8 as f32
-    }
+macro_rules! truths {
+    ($($t:ty),*) => {$(
+        impl Truth for $t {
+            #[inline(always)]
+            fn truth(self) -> bool { self != 0.0 }
+            #[inline(always)]
+            fn of(b: bool) -> Self { b as u8 as $t }
+        }
+    )*};
 }
-
-impl Truth for f64 {
-    #[inline(always)]
-    fn truth(self) -> bool {
-        self != 0.0
-    }
-    #[inline(always)]
-    fn of(b: bool) -> Self {
-        b as u8 as f64
-    }
-}
+truths!(f32, f64);
 
 impl Truth for half::f16 {
     #[inline(always)]
