@@ -231,9 +231,11 @@ fn grant_locks(rt: &mut Runtime, w: &mut Win) -> usize {
     let mut n = 0;
     while let Some(&(src, exclusive)) = w.lock_queue.front() {
         // SAFETY: my_words points into the node segment, mapped while the window lives.
-        if !unsafe { &*w.my_words }.try_lock(exclusive) {
+        let words = unsafe { &*w.my_words };
+        if !words.try_grant(exclusive) {
             break;
         }
+        words.queued.fetch_sub(1, std::sync::atomic::Ordering::Release);
         w.lock_queue.pop_front();
         send(rt, w, src, TAG_REPLY, Vec::new());
         n += 1;
@@ -274,6 +276,7 @@ fn apply_request(rt: &mut Runtime, w: &mut Win, src: usize, b: &[u8]) {
         }
         Kind::Lock => {
             w.lock_queue.push_back((src, req.exclusive));
+            words.queued.fetch_add(1, std::sync::atomic::Ordering::Release);
             grant_locks(rt, w);
             return;
         }

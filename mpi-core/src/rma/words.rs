@@ -13,6 +13,12 @@ const EXCLUSIVE: u64 = 1 << 63;
 pub struct TargetWords {
     pub lock: AtomicU64,
     pub acc: AtomicU32,
+    /// Lock requests that reached this rank by active messages and wait in its queue
+    /// (`am::grant_locks`). While any wait, processes that take the lock directly may not
+    /// take it exclusively: a local rank re-locking in a loop would otherwise always find
+    /// the word taken when the target polls its queue (MPICH's linked_list_bench_lock_excl
+    /// spun forever so over TCP).
+    pub queued: AtomicU32,
 }
 
 /// The fence's barrier among a window's members when they all share this node (the first
@@ -47,8 +53,17 @@ impl NodeBarrier {
 pub const WORDS_LEN: usize = std::mem::size_of::<TargetWords>();
 
 impl TargetWords {
-    /// Takes the lock if it is free for this kind (shared locks share).
+    /// Takes the lock for a process that reaches the words directly: as `try_grant`, but an
+    /// exclusive lock waits behind the requests queued by active messages.
     pub fn try_lock(&self, exclusive: bool) -> bool {
+        if exclusive && self.queued.load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        self.try_grant(exclusive)
+    }
+
+    /// Takes the lock if it is free for this kind (shared locks share).
+    pub fn try_grant(&self, exclusive: bool) -> bool {
         if exclusive {
             return self.lock.compare_exchange(0, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed).is_ok();
         }
@@ -100,7 +115,7 @@ mod tests {
 
     #[test]
     fn lock_kinds_exclude_each_other() {
-        let w = TargetWords { lock: AtomicU64::new(0), acc: AtomicU32::new(0) };
+        let w = TargetWords { lock: AtomicU64::new(0), acc: AtomicU32::new(0), queued: AtomicU32::new(0) };
         assert!(w.try_lock(false));
         assert!(w.try_lock(false));
         assert!(!w.try_lock(true));
@@ -113,5 +128,16 @@ mod tests {
         assert!(w.try_lock(false));
         assert_eq!(w.with_acc(|| 7), 7);
         assert_eq!(w.acc.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn queued_requests_hold_back_direct_exclusive_lockers() {
+        let w = TargetWords { lock: AtomicU64::new(0), acc: AtomicU32::new(0), queued: AtomicU32::new(1) };
+        assert!(!w.try_lock(true), "a direct exclusive locker must wait behind the queue");
+        assert!(w.try_grant(true), "the queue's grant takes the free lock");
+        w.queued.store(0, Ordering::Relaxed);
+        assert!(!w.try_lock(true));
+        w.unlock(true);
+        assert!(w.try_lock(true));
     }
 }
