@@ -159,6 +159,30 @@ type StartFn = Arc<dyn Fn(&str, Req) -> c_int>;
 struct Persistent {
     tag: i32,
     start: StartFn,
+    _pins: Pins,
+}
+
+/// The datatype and op handles a persistent collective uses, kept valid until its request
+/// is freed: the program may free them right after `_init` (MPI 4.1 §6.13), and every
+/// start looks them up again.
+pub(crate) struct Pins {
+    types: Vec<MPI_Datatype>,
+    ops: Vec<MPI_Op>,
+}
+
+impl Pins {
+    pub(crate) fn new(types: &[MPI_Datatype], ops: &[MPI_Op]) -> Pins {
+        types.iter().for_each(|&t| crate::types::pin(t));
+        ops.iter().for_each(|&o| crate::ops::pin_op(o));
+        Pins { types: types.to_vec(), ops: ops.to_vec() }
+    }
+}
+
+impl Drop for Pins {
+    fn drop(&mut self) {
+        self.types.iter().for_each(|&t| crate::types::unpin(t));
+        self.ops.iter().for_each(|&o| crate::ops::unpin_op(o));
+    }
 }
 
 /// The persistent collective requests alive, by request id.
@@ -175,7 +199,7 @@ fn registry() -> MutexGuard<'static, Registry> {
 /// A persistent collective's `_init` (MPI 4.1 §6.13): checks the arguments as the
 /// nonblocking call would (errors are raised now), takes the collective's tag, and hands
 /// out an inactive persistent request that `MPI_Start` runs with `start`.
-pub fn persistent_init(func: &str, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request, start: impl Fn(&str, Req) -> c_int + 'static) -> c_int {
+pub(crate) fn persistent_init(func: &str, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request, pins: Pins, start: impl Fn(&str, Req) -> c_int + 'static) -> c_int {
     require_init!(func);
     if request.is_null() {
         return raise(comm, func, MPI_ERR_ARG, "request is NULL");
@@ -188,7 +212,7 @@ pub fn persistent_init(func: &str, comm: MPI_Comm, info: MPI_Info, request: *mut
     if rc != MPI_SUCCESS {
         return rc;
     }
-    registry().0.insert(out.0, Persistent { tag: out.1, start: Arc::new(start) });
+    registry().0.insert(out.0, Persistent { tag: out.1, start: Arc::new(start), _pins: pins });
     // SAFETY: checked non-null.
     unsafe { *request = request_handle(out.0) };
     MPI_SUCCESS
@@ -203,6 +227,11 @@ pub(crate) struct Kept<T: Copy>(*const T, Option<Box<[T]>>);
 impl<T: Copy> Kept<T> {
     pub(crate) fn ptr(&self) -> *const T {
         self.1.as_ref().map_or(self.0, |b| b.as_ptr())
+    }
+
+    /// The copy (empty when none was taken).
+    pub(crate) fn copied(&self) -> &[T] {
+        self.1.as_deref().unwrap_or(&[])
     }
 }
 
@@ -1403,17 +1432,17 @@ pub unsafe extern "C" fn PMPI_Ialltoallw(sendbuf: *const c_void, sendcounts: *co
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Barrier_init(comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Barrier_init", comm, info, request, move |f, r| run_collective(f, comm, r, barrier_schedule))
+    persistent_init("MPI_Barrier_init", comm, info, request, Pins::new(&[], &[]), move |f, r| run_collective(f, comm, r, barrier_schedule))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bcast_init(buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Bcast_init", comm, info, request, move |f, r| bcast(f, buffer, count, datatype, root, comm, r))
+    persistent_init("MPI_Bcast_init", comm, info, request, Pins::new(&[datatype], &[]), move |f, r| bcast(f, buffer, count, datatype, root, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Gather_init", comm, info, request, move |f, r| gather(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+    persistent_init("MPI_Gather_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| gather(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
 }
 
 #[no_mangle]
@@ -1421,12 +1450,12 @@ pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_
     let (n, at_root) = array_len(comm, false, Some(root));
     // SAFETY: at the root, one count and displacement per process (MPI rule).
     let (rc, d) = unsafe { (keep_array(recvcounts, n, at_root), keep_array(displs, n, at_root)) };
-    persistent_init("MPI_Gatherv_init", comm, info, request, move |f, r| gatherv(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, root, comm, r))
+    persistent_init("MPI_Gatherv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| gatherv(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, root, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Scatter_init", comm, info, request, move |f, r| scatter(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+    persistent_init("MPI_Scatter_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| scatter(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
 }
 
 #[no_mangle]
@@ -1434,12 +1463,12 @@ pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: 
     let (n, at_root) = array_len(comm, false, Some(root));
     // SAFETY: at the root, one count and displacement per process (MPI rule).
     let (sc, d) = unsafe { (keep_array(sendcounts, n, at_root), keep_array(displs, n, at_root)) };
-    persistent_init("MPI_Scatterv_init", comm, info, request, move |f, r| scatterv(f, sendbuf, sc.ptr(), d.ptr(), sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+    persistent_init("MPI_Scatterv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| scatterv(f, sendbuf, sc.ptr(), d.ptr(), sendtype, recvbuf, recvcount, recvtype, root, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Allgather_init", comm, info, request, move |f, r| allgather(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+    persistent_init("MPI_Allgather_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgather(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
 }
 
 #[no_mangle]
@@ -1447,12 +1476,12 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount:
     let (n, _) = array_len(comm, false, None);
     // SAFETY: one count and displacement per process (MPI rule).
     let (rc, d) = unsafe { (keep_array(recvcounts, n, true), keep_array(displs, n, true)) };
-    persistent_init("MPI_Allgatherv_init", comm, info, request, move |f, r| allgatherv(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, comm, r))
+    persistent_init("MPI_Allgatherv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgatherv(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Alltoall_init", comm, info, request, move |f, r| alltoall(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+    persistent_init("MPI_Alltoall_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoall(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
 }
 
 #[no_mangle]
@@ -1461,7 +1490,7 @@ pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts:
     let send = !in_place(sendbuf);
     // SAFETY: one count and displacement per process in each array (MPI rule).
     let (sc, sd, rc, rd) = unsafe { (keep_array(sendcounts, n, send), keep_array(sdispls, n, send), keep_array(recvcounts, n, true), keep_array(rdispls, n, true)) };
-    persistent_init("MPI_Alltoallv_init", comm, info, request, move |f, r| alltoallv(f, sendbuf, sc.ptr(), sd.ptr(), sendtype, recvbuf, rc.ptr(), rd.ptr(), recvtype, comm, r))
+    persistent_init("MPI_Alltoallv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoallv(f, sendbuf, sc.ptr(), sd.ptr(), sendtype, recvbuf, rc.ptr(), rd.ptr(), recvtype, comm, r))
 }
 
 #[no_mangle]
@@ -1470,17 +1499,17 @@ pub unsafe extern "C" fn PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts:
     let send = !in_place(sendbuf);
     // SAFETY: one count, displacement and datatype per process in each array (MPI rule).
     let (sc, sd, st, rc, rd, rt) = unsafe { (keep_array(sendcounts, n, send), keep_array(sdispls, n, send), keep_array(sendtypes, n, send), keep_array(recvcounts, n, true), keep_array(rdispls, n, true), keep_array(recvtypes, n, true)) };
-    persistent_init("MPI_Alltoallw_init", comm, info, request, move |f, r| alltoallw(f, sendbuf, sc.ptr(), sd.ptr(), st.ptr(), recvbuf, rc.ptr(), rd.ptr(), rt.ptr(), comm, r))
+    persistent_init("MPI_Alltoallw_init", comm, info, request, Pins::new(&[st.copied(), rt.copied()].concat(), &[]), move |f, r| alltoallw(f, sendbuf, sc.ptr(), sd.ptr(), st.ptr(), recvbuf, rc.ptr(), rd.ptr(), rt.ptr(), comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Reduce_init", comm, info, request, move |f, r| reduce(f, sendbuf, recvbuf, count, datatype, op, root, comm, r))
+    persistent_init("MPI_Reduce_init", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| reduce(f, sendbuf, recvbuf, count, datatype, op, root, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Allreduce_init", comm, info, request, move |f, r| allreduce_like(AllKind::Allreduce, f, sendbuf, recvbuf, count, datatype, op, comm, r))
+    persistent_init("MPI_Allreduce_init", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| allreduce_like(AllKind::Allreduce, f, sendbuf, recvbuf, count, datatype, op, comm, r))
 }
 
 #[no_mangle]
@@ -1488,20 +1517,20 @@ pub unsafe extern "C" fn PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbu
     let (n, _) = array_len(comm, true, None);
     // SAFETY: one count per process of the local group (MPI rule).
     let rc = unsafe { keep_array(recvcounts, n, true) };
-    persistent_init("MPI_Reduce_scatter_init", comm, info, request, move |f, r| reduce_scatter(f, sendbuf, recvbuf, rc.ptr(), datatype, op, comm, r))
+    persistent_init("MPI_Reduce_scatter_init", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| reduce_scatter(f, sendbuf, recvbuf, rc.ptr(), datatype, op, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Reduce_scatter_block_init", comm, info, request, move |f, r| reduce_scatter_block(f, sendbuf, recvbuf, recvcount, datatype, op, comm, r))
+    persistent_init("MPI_Reduce_scatter_block_init", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| reduce_scatter_block(f, sendbuf, recvbuf, recvcount, datatype, op, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Scan_init", comm, info, request, move |f, r| allreduce_like(AllKind::Scan, f, sendbuf, recvbuf, count, datatype, op, comm, r))
+    persistent_init("MPI_Scan_init", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| allreduce_like(AllKind::Scan, f, sendbuf, recvbuf, count, datatype, op, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Exscan_init", comm, info, request, move |f, r| allreduce_like(AllKind::Exscan, f, sendbuf, recvbuf, count, datatype, op, comm, r))
+    persistent_init("MPI_Exscan_init", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| allreduce_like(AllKind::Exscan, f, sendbuf, recvbuf, count, datatype, op, comm, r))
 }

@@ -34,10 +34,19 @@ const USER_OP_TAG: u32 = 0x9800_0000;
 const USER_OP_TAG_MASK: u32 = 0xfc00_0000;
 const USER_OP_MAX: usize = 0x03ff_ffff;
 
-/// Created ops by index; freed slots are `None` and get reused.
-static USER_OPS: Mutex<Vec<Option<OpKind>>> = Mutex::new(Vec::new());
+/// A created op. `pins`: persistent collectives that use it; an op the program frees
+/// while pinned stays (`freed`) until the last of them is freed (MPI 4.1 §6.13 lets the
+/// program free it right after `_init`).
+struct UserOp {
+    kind: OpKind,
+    pins: u32,
+    freed: bool,
+}
 
-fn user_ops() -> std::sync::MutexGuard<'static, Vec<Option<OpKind>>> {
+/// Created ops by index; freed slots are `None` and get reused.
+static USER_OPS: Mutex<Vec<Option<UserOp>>> = Mutex::new(Vec::new());
+
+fn user_ops() -> std::sync::MutexGuard<'static, Vec<Option<UserOp>>> {
     USER_OPS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -73,7 +82,7 @@ pub fn lookup_op(op: MPI_Op) -> Option<OpKind> {
         return Some(OpKind::Predef(p));
     }
     let i = user_index(op)?;
-    user_ops().get(i).copied().flatten()
+    user_ops().get(i)?.as_ref().map(|u| u.kind)
 }
 
 /// Registers a user op; None when the handle space is exhausted.
@@ -87,14 +96,49 @@ fn create_user_op(kind: OpKind) -> Option<MPI_Op> {
         }
         None => return None,
     };
-    t[i] = Some(kind);
+    t[i] = Some(UserOp { kind, pins: 0, freed: false });
     Some((USER_OP_TAG | i as u32) as MPI_Op)
 }
 
-/// Forgets a user op; false if `op` is not a live user op.
+/// Forgets a user op (once no persistent collective pins it); false if `op` is not a
+/// live user op.
 fn free_user_op(op: MPI_Op) -> bool {
     let Some(i) = user_index(op) else { return false };
-    user_ops().get_mut(i).and_then(Option::take).is_some()
+    let mut t = user_ops();
+    let Some(slot) = t.get_mut(i) else { return false };
+    match slot {
+        Some(u) if !u.freed => {
+            if u.pins == 0 {
+                *slot = None;
+            } else {
+                u.freed = true;
+            }
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Keeps user op `op` usable until `unpin_op`, even if the program frees it meanwhile
+/// (predefined ops need nothing).
+pub fn pin_op(op: MPI_Op) {
+    let Some(i) = user_index(op) else { return };
+    if let Some(Some(u)) = user_ops().get_mut(i) {
+        u.pins += 1;
+    }
+}
+
+/// Ends a `pin_op`; an op freed meanwhile goes now.
+pub fn unpin_op(op: MPI_Op) {
+    let Some(i) = user_index(op) else { return };
+    let mut t = user_ops();
+    let Some(slot) = t.get_mut(i) else { return };
+    if let Some(u) = slot.as_mut() {
+        u.pins = u.pins.saturating_sub(1);
+        if u.pins == 0 && u.freed {
+            *slot = None;
+        }
+    }
 }
 
 /// The element kind of a predefined datatype handle (None for derived types, MPI_PACKED,

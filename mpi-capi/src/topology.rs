@@ -5,7 +5,7 @@
 //! (`reorder` is accepted and ignored, which the standard allows).
 
 use crate::abi::*;
-use crate::coll::{keep_array, persistent_init, run_collective, Req};
+use crate::coll::{keep_array, persistent_init, run_collective, Pins, Req};
 use crate::comm::{dup, new_comm, set_topology, split};
 use crate::errors::{raise};
 use crate::group::ints;
@@ -736,7 +736,7 @@ fn degrees(comm: MPI_Comm) -> (usize, usize) {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_allgather_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Neighbor_allgather_init", comm, info, request, move |f, r| allgather_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+    persistent_init("MPI_Neighbor_allgather_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgather_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
 }
 
 #[no_mangle]
@@ -744,12 +744,12 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init(sendbuf: *const c_void, s
     let (indeg, _) = degrees(comm);
     // SAFETY: indegree counts and displacements (MPI rule); copied, see `Kept`.
     let (rc, d) = unsafe { (keep_array(recvcounts, indeg, true), keep_array(displs, indeg, true)) };
-    persistent_init("MPI_Neighbor_allgatherv_init", comm, info, request, move |f, r| allgatherv_impl(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, comm, r))
+    persistent_init("MPI_Neighbor_allgatherv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgatherv_impl(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Neighbor_alltoall_init", comm, info, request, move |f, r| alltoall_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+    persistent_init("MPI_Neighbor_alltoall_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoall_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
 }
 
 #[no_mangle]
@@ -757,7 +757,7 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init(sendbuf: *const c_void, se
     let (indeg, outdeg) = degrees(comm);
     // SAFETY: outdegree send and indegree receive counts and displacements (MPI rule).
     let (sc, sd, rc, rd) = unsafe { (keep_array(sendcounts, outdeg, true), keep_array(sdispls, outdeg, true), keep_array(recvcounts, indeg, true), keep_array(rdispls, indeg, true)) };
-    persistent_init("MPI_Neighbor_alltoallv_init", comm, info, request, move |f, r| alltoallv_impl(f, sendbuf, sc.ptr(), sd.ptr(), sendtype, recvbuf, rc.ptr(), rd.ptr(), recvtype, comm, r))
+    persistent_init("MPI_Neighbor_alltoallv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoallv_impl(f, sendbuf, sc.ptr(), sd.ptr(), sendtype, recvbuf, rc.ptr(), rd.ptr(), recvtype, comm, r))
 }
 
 #[no_mangle]
@@ -765,5 +765,5 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init(sendbuf: *const c_void, se
     let (indeg, outdeg) = degrees(comm);
     // SAFETY: outdegree send and indegree receive counts, displacements and datatypes.
     let (sc, sd, st, rc, rd, rt) = unsafe { (keep_array(sendcounts, outdeg, true), keep_array(sdispls, outdeg, true), keep_array(sendtypes, outdeg, true), keep_array(recvcounts, indeg, true), keep_array(rdispls, indeg, true), keep_array(recvtypes, indeg, true)) };
-    persistent_init("MPI_Neighbor_alltoallw_init", comm, info, request, move |f, r| alltoallw_impl(f, sendbuf, sc.ptr(), sd.ptr(), st.ptr(), recvbuf, rc.ptr(), rd.ptr(), rt.ptr(), comm, r))
+    persistent_init("MPI_Neighbor_alltoallw_init", comm, info, request, Pins::new(&[st.copied(), rt.copied()].concat(), &[]), move |f, r| alltoallw_impl(f, sendbuf, sc.ptr(), sd.ptr(), st.ptr(), recvbuf, rc.ptr(), rd.ptr(), rt.ptr(), comm, r))
 }

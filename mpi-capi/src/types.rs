@@ -138,6 +138,10 @@ fn predefined() -> &'static HashMap<MPI_Datatype, (&'static str, Arc<Datatype>)>
 struct Entry {
     ty: Arc<Datatype>,
     name: String,
+    /// Persistent collectives that use this handle; a handle the program frees while
+    /// pinned stays (`freed`) until the last of them is freed (MPI 4.1 §6.13).
+    pins: u32,
+    freed: bool,
 }
 
 struct Table {
@@ -178,7 +182,7 @@ fn insert(ty: Arc<Datatype>) -> Option<MPI_Datatype> {
         }
         None => return None,
     };
-    t.slots[slot] = Some(Entry { ty, name: String::new() });
+    t.slots[slot] = Some(Entry { ty, name: String::new(), pins: 0, freed: false });
     Some((DERIVED_TAG | slot as u32) as MPI_Datatype)
 }
 
@@ -186,8 +190,42 @@ fn insert(ty: Arc<Datatype>) -> Option<MPI_Datatype> {
 /// lives until they complete.
 fn release_slot(slot: usize) {
     let mut t = table();
+    if let Some(e) = t.slots[slot].as_mut().filter(|e| e.pins > 0) {
+        e.freed = true;
+        return;
+    }
     t.slots[slot] = None;
     t.free.push(slot);
+}
+
+/// Keeps derived handle `dt` valid until `unpin`, even if the program frees it meanwhile
+/// (predefined handles need nothing).
+pub fn pin(dt: MPI_Datatype) {
+    if let Some(slot) = slot_of(dt) {
+        if let Some(Some(e)) = table().slots.get_mut(slot) {
+            e.pins += 1;
+        }
+    }
+}
+
+/// Ends a `pin`; a handle freed meanwhile goes now.
+pub fn unpin(dt: MPI_Datatype) {
+    let Some(slot) = slot_of(dt) else { return };
+    let gone = match table().slots.get_mut(slot) {
+        Some(Some(e)) => {
+            e.pins = e.pins.saturating_sub(1);
+            e.pins == 0 && e.freed
+        }
+        _ => false,
+    };
+    if gone {
+        release_slot(slot);
+    }
+}
+
+/// Whether derived handle `dt` was freed by the program (and lives on only for pins).
+fn freed(dt: MPI_Datatype) -> bool {
+    slot_of(dt).is_some_and(|s| matches!(table().slots.get(s), Some(Some(e)) if e.freed))
 }
 
 /// Frees a derived handle just made (no attributes, never given to the user).
@@ -677,6 +715,9 @@ pub unsafe extern "C" fn PMPI_Type_free(datatype: *mut MPI_Datatype) -> c_int {
         // SAFETY: non-null; the caller provides an MPI_Datatype.
         let dt = unsafe { *p };
         get(F, dt)?;
+        if freed(dt) {
+            return Err(fail(F, MPI_ERR_TYPE, format!("invalid datatype handle {dt:#x} (freed already)")));
+        }
         let Some(slot) = slot_of(dt).filter(|_| f90_of(dt).is_none()) else {
             return Err(fail(F, MPI_ERR_TYPE, "predefined datatypes cannot be freed (those of MPI_Type_create_f90_* neither)"));
         };

@@ -1,11 +1,20 @@
 /* Persistent collectives (MPI-4.0 MPI_X_init): each request started several times with
  * new buffer contents and its result checked every time, blocking and nonblocking
  * collectives in between, Startall over several (started in different orders on
- * different ranks), a non-contiguous datatype, MPI_IN_PLACE, free while inactive and
+ * different ranks), a non-contiguous datatype, MPI_IN_PLACE, a datatype and a user op
+ * freed right after _init, argument arrays freed after _init, free while inactive and
  * while active, and the errors: bad arguments at _init, MPI_Start on an active request. */
 #include "testutil.h"
 
 enum { ROUNDS = 4, N = 300 };
+
+/* A user op on pairs of ints (MPI_Type_contiguous(2, MPI_INT)): element-wise sum. */
+static void user_sum_pairs(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < 2 * *len; i++)
+        ((int *)inout)[i] += ((const int *)in)[i];
+}
 
 int main(int argc, char **argv)
 {
@@ -165,6 +174,35 @@ int main(int argc, char **argv)
         }
         MPI_OK(MPI_Request_free(&rsc));
         free(rs);
+    }
+
+    /* The datatype and op may be freed right after _init (MPI 4.1 §6.13): each start
+     * still uses them, and handles made after the request is freed work. */
+    {
+        MPI_Datatype pair;
+        MPI_Op usum;
+        MPI_OK(MPI_Type_contiguous(2, MPI_INT, &pair));
+        MPI_OK(MPI_Type_commit(&pair));
+        MPI_OK(MPI_Op_create(user_sum_pairs, 1, &usum));
+        int in[2], out[2];
+        MPI_Request ar;
+        MPI_OK(MPI_Allreduce_init(in, out, 1, pair, usum, comm, MPI_INFO_NULL, &ar));
+        MPI_OK(MPI_Type_free(&pair));
+        MPI_OK(MPI_Op_free(&usum));
+        CHECK(pair == MPI_DATATYPE_NULL && usum == MPI_OP_NULL, "free did not null the handles");
+        for (int round = 0; round < 3; round++) {
+            in[0] = rank + round;
+            in[1] = 1;
+            MPI_OK(MPI_Start(&ar));
+            MPI_OK(MPI_Wait(&ar, MPI_STATUS_IGNORE));
+            CHECK(out[0] == size * (size - 1) / 2 + size * round && out[1] == size,
+                  "round %d allreduce with a freed type and op = {%d, %d}", round, out[0], out[1]);
+        }
+        MPI_OK(MPI_Request_free(&ar));
+        MPI_OK(MPI_Type_contiguous(2, MPI_INT, &pair));
+        MPI_OK(MPI_Type_commit(&pair));
+        MPI_OK(MPI_Allreduce(MPI_IN_PLACE, in, 1, pair, MPI_SUM, comm));
+        MPI_OK(MPI_Type_free(&pair));
     }
 
     /* Free while inactive. */
