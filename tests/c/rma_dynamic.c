@@ -10,6 +10,7 @@
  *    with fence synchronization (allowed on dynamic windows), including a derived
  *    (vector) target type inside B;
  *  - a region attached, detached and attached again (same memory) works;
+ *  - an array attached as two halves: a put, an accumulate and a get spanning both;
  *  - flavor attribute is MPI_WIN_FLAVOR_DYNAMIC, size 0.
  * Any RMA to memory that is not attached is erroneous, so none is tried here (see
  * rma_errors). */
@@ -175,6 +176,46 @@ int main(int argc, char **argv)
     CHECK(C[8] == 1000 + left, "C re-attached: element 8 = %d, expected %d", C[8], 1000 + left);
     MPI_OK(MPI_Win_unlock(rank, win));
     MPI_OK(MPI_Win_detach(win, C));
+
+    /* ---- D: one array attached as two halves; accesses that span both ---- */
+    {
+        enum { ND = 64 };
+        int *D = tu_malloc(2 * ND * sizeof(int));
+        for (int i = 0; i < 2 * ND; i++)
+            D[i] = -1;
+        MPI_OK(MPI_Win_attach(win, D, ND * sizeof(int)));
+        MPI_OK(MPI_Win_attach(win, D + ND, ND * sizeof(int)));
+        MPI_Aint *addrD = exchange(D);
+        int src[ND], got[ND];
+        for (int i = 0; i < ND; i++)
+            src[i] = rank * 1000 + i;
+        MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
+        MPI_OK(MPI_Put(src, ND, MPI_INT, right, at(addrD[right], ND / 2), ND, MPI_INT, win));
+        MPI_OK(MPI_Win_flush(right, win));
+        MPI_OK(MPI_Accumulate(src, 4, MPI_INT, right, at(addrD[right], ND - 2), 4, MPI_INT, MPI_SUM, win));
+        MPI_OK(MPI_Get(got, ND, MPI_INT, right, at(addrD[right], ND / 2), ND, MPI_INT, win));
+        MPI_OK(MPI_Win_unlock(right, win));
+        for (int i = 0; i < ND; i++) {
+            int j = ND / 2 + i, e = src[i];
+            if (j >= ND - 2 && j < ND + 2)
+                e += src[j - (ND - 2)];
+            CHECK(got[i] == e, "D: read back across the two halves [%d] = %d, expected %d", i, got[i], e);
+        }
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+        for (int i = 0; i < 2 * ND; i++) {
+            int k = i - ND / 2, e = (k >= 0 && k < ND) ? left * 1000 + k : -1;
+            if (i >= ND - 2 && i < ND + 2)
+                e += left * 1000 + (i - (ND - 2));
+            CHECK(D[i] == e, "D: element %d = %d, expected %d", i, D[i], e);
+        }
+        MPI_OK(MPI_Win_unlock(rank, win));
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        MPI_OK(MPI_Win_detach(win, D));
+        MPI_OK(MPI_Win_detach(win, D + ND));
+        free(D);
+        free(addrD);
+    }
 
     MPI_OK(MPI_Type_free(&vec));
     MPI_OK(MPI_Win_free(&win));

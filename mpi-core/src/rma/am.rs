@@ -294,12 +294,26 @@ fn apply_request(rt: &mut Runtime, w: &mut Win, src: usize, b: &[u8]) {
     }
 }
 
-/// Checks target runs against this process's window: inside `[0, size)`, or inside an
-/// attached region for a dynamic window.
+/// Whether attached regions cover `[o, o + n)`: one region, or several that touch (MPICH's
+/// win_dynamic_rma_flush_get reaches across two adjacent arrays attached one by one).
+fn attached_cover(attached: &[(u64, usize)], o: u64, n: usize) -> bool {
+    let Some(end) = o.checked_add(n as u64) else { return false };
+    let mut at = o;
+    while at < end {
+        match attached.iter().find(|&&(a, len)| a <= at && at < a + len as u64) {
+            Some(&(a, len)) => at = a + len as u64,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Checks target runs against this process's window: inside `[0, size)`, or inside
+/// attached memory for a dynamic window.
 pub fn check_runs(w: &Win, runs: &[(u64, usize)]) -> MpiResult<()> {
     for &(o, n) in runs {
         let ok = if w.flavor == Flavor::Dynamic {
-            w.attached.iter().any(|&(a, len)| o >= a && o.checked_add(n as u64).is_some_and(|e| e <= a + len as u64))
+            attached_cover(&w.attached, o, n)
         } else {
             o.checked_add(n as u64).is_some_and(|e| e <= w.size as u64)
         };
@@ -315,4 +329,20 @@ pub fn check_runs(w: &Win, runs: &[(u64, usize)]) -> MpiResult<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attached_cover;
+
+    #[test]
+    fn attached_regions_cover_across_touching_ones_only() {
+        let regions = [(0x1000, 0x100), (0x1100, 0x100), (0x1300, 0x10)];
+        assert!(attached_cover(&regions, 0x1000, 0x100));
+        assert!(attached_cover(&regions, 0x10f0, 0x20), "two touching regions");
+        assert!(!attached_cover(&regions, 0x11f0, 0x20), "a gap at 0x1200");
+        assert!(!attached_cover(&regions, 0x0ff0, 0x20), "before the first region");
+        assert!(attached_cover(&regions, 0x5000, 0), "nothing to touch");
+        assert!(!attached_cover(&regions, u64::MAX, 2), "wraps around");
+    }
 }
