@@ -13,10 +13,11 @@ deps:
 	@scripts/install-deps.sh
 
 ## gen: regenerate mpi-capi/src/generated.rs (MPI_* forwarders and not-yet-supported stubs)
-## and the Fortran bindings (mpi-capi/src/fortran.rs, mpif.h, the mpi module source).
+## and the Fortran bindings (mpi-capi/src/fortran.rs, mpif.h, the mpi and mpi_f08 module sources).
 gen:
 	@$(PYTHON) mpi-capi/gen/gen_abi.py
 	@$(PYTHON) mpi-capi/gen/gen_fortran.py
+	@$(PYTHON) mpi-capi/gen/gen_f08.py
 
 ## build: libmpi.so, mpirun and, where libibverbs-dev is installed, the RDMA verbs
 ## transport plugin (liboxmpi-verbs.so; a crate of its own, outside the workspace).

@@ -3120,4 +3120,144 @@ module mpi
       integer :: ierror
     end subroutine PMPI_Info_create_env
   end interface
+  interface MPI_Sizeof
+    module procedure mpi_sizeof_i1, mpi_sizeof_i2, mpi_sizeof_i4, mpi_sizeof_i8, mpi_sizeof_i16, mpi_sizeof_r4
+    module procedure mpi_sizeof_r8, mpi_sizeof_r10, mpi_sizeof_r16, mpi_sizeof_c4, mpi_sizeof_c8, mpi_sizeof_c10
+    module procedure mpi_sizeof_c16, mpi_sizeof_l1, mpi_sizeof_l2, mpi_sizeof_l4, mpi_sizeof_l8, mpi_sizeof_l16
+    module procedure mpi_sizeof_ch
+  end interface MPI_Sizeof
+contains
+  subroutine mpi_sizeof_i1(x, size, ierror)
+    integer(kind=1), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_i1
+  subroutine mpi_sizeof_i2(x, size, ierror)
+    integer(kind=2), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_i2
+  subroutine mpi_sizeof_i4(x, size, ierror)
+    integer(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_i4
+  subroutine mpi_sizeof_i8(x, size, ierror)
+    integer(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_i8
+  subroutine mpi_sizeof_i16(x, size, ierror)
+    integer(kind=16), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_i16
+  subroutine mpi_sizeof_r4(x, size, ierror)
+    real(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_r4
+  subroutine mpi_sizeof_r8(x, size, ierror)
+    real(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_r8
+  subroutine mpi_sizeof_r10(x, size, ierror)
+    real(kind=10), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_r10
+  subroutine mpi_sizeof_r16(x, size, ierror)
+    real(kind=16), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_r16
+  subroutine mpi_sizeof_c4(x, size, ierror)
+    complex(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_c4
+  subroutine mpi_sizeof_c8(x, size, ierror)
+    complex(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_c8
+  subroutine mpi_sizeof_c10(x, size, ierror)
+    complex(kind=10), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_c10
+  subroutine mpi_sizeof_c16(x, size, ierror)
+    complex(kind=16), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_c16
+  subroutine mpi_sizeof_l1(x, size, ierror)
+    logical(kind=1), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_l1
+  subroutine mpi_sizeof_l2(x, size, ierror)
+    logical(kind=2), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_l2
+  subroutine mpi_sizeof_l4(x, size, ierror)
+    logical(kind=4), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_l4
+  subroutine mpi_sizeof_l8(x, size, ierror)
+    logical(kind=8), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_l8
+  subroutine mpi_sizeof_l16(x, size, ierror)
+    logical(kind=16), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_l16
+  subroutine mpi_sizeof_ch(x, size, ierror)
+    character(len=*), dimension(..), intent(in) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = int(storage_size(x) / 8)
+    if (present(ierror)) ierror = 0
+  end subroutine mpi_sizeof_ch
 end module mpi

@@ -1156,6 +1156,40 @@ def interface(f, prefix):
     return L
 
 
+# MPI_SIZEOF: one specific per intrinsic type and kind gfortran has, each taking scalars and
+# arrays of any rank (assumed rank, DIMENSION(..)); the size is that of one element.
+SIZEOF_TYPES = ([("i%d" % k, "integer(kind=%d)" % k) for k in (1, 2, 4, 8, 16)] +
+                [("r%d" % k, "real(kind=%d)" % k) for k in (4, 8, 10, 16)] +
+                [("c%d" % k, "complex(kind=%d)" % k) for k in (4, 8, 10, 16)] +
+                [("l%d" % k, "logical(kind=%d)" % k) for k in (1, 2, 4, 8, 16)] +
+                [("ch", "character(len=*)")])
+
+
+def sizeof_generic():
+    """The MPI_SIZEOF generic interface of a module (its procedures: sizeof_procedures)."""
+    names = ["mpi_sizeof_" + t for t, _ in SIZEOF_TYPES]
+    L = ["  interface MPI_Sizeof"]
+    for i in range(0, len(names), 6):
+        L.append("    module procedure " + ", ".join(names[i:i + 6]))
+    L.append("  end interface MPI_Sizeof")
+    return L
+
+
+def sizeof_procedures():
+    """The module procedures of MPI_SIZEOF (after `contains`)."""
+    L = []
+    for t, decl in SIZEOF_TYPES:
+        name = "mpi_sizeof_" + t
+        L += ["  subroutine %s(x, size, ierror)" % name,
+              "    %s, dimension(..), intent(in) :: x" % decl,
+              "    integer, intent(out) :: size",
+              "    integer, optional, intent(out) :: ierror",
+              "    size = int(storage_size(x) / 8)",
+              "    if (present(ierror)) ierror = 0",
+              "  end subroutine %s" % name]
+    return L
+
+
 def generate_module(fconsts, funcs):
     L = []
     w = L.append
@@ -1179,6 +1213,9 @@ def generate_module(fconsts, funcs):
         for prefix in ("", "P"):
             L += interface(f, prefix)
     w("  end interface")
+    L += sizeof_generic()
+    w("contains")
+    L += sizeof_procedures()
     w("end module mpi")
     return "\n".join(L) + "\n"
 

@@ -67,6 +67,7 @@ fn soname_is_libmpi_so_12() {
 
 #[test]
 fn generated_files_are_up_to_date() {
-    let script = crate_dir().join("gen/gen_abi.py");
-    run(Command::new("python3").arg(script).arg("--check"));
+    for gen in ["gen_abi.py", "gen_fortran.py", "gen_f08.py"] {
+        run(Command::new("python3").arg(crate_dir().join("gen").join(gen)).arg("--check"));
+    }
 }
