@@ -3699,8 +3699,8 @@ module mpi_f08
     subroutine pmpi_keyval_create(copy_fn, delete_fn, keyval, extra_state, ierror)
       import
       implicit none
-      procedure(MPI_Copy_function) :: copy_fn
-      procedure(MPI_Delete_function) :: delete_fn
+      external :: copy_fn
+      external :: delete_fn
       integer :: keyval
       integer :: extra_state
       integer, optional, intent(out) :: ierror

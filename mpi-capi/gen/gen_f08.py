@@ -150,6 +150,11 @@ def f08_decl(a):
     k, n = a.kind, a.name
     if k in ("choice", "raw", "detach"):
         return ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % n, "type(*), dimension(*) :: %s" % n]
+    if k in ("attr_copy_fn", "attr_delete_fn") and a.func == "MPI_Keyval_create":
+        # Programs (MPICH's attrmpi1f08) pass MPI_COMM_NULL_COPY_FN and friends to the
+        # deprecated MPI_Keyval_create too: any procedure is accepted (the predefined ones
+        # work with either calling sequence).
+        return ["external :: %s" % n]
     if k in ("callback", "attr_copy_fn", "attr_delete_fn", "greq_fn"):
         return ["procedure(%s) :: %s" % (a.base, n)]
     if k in ("str_in", "str_out"):

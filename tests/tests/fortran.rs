@@ -1,7 +1,8 @@
 //! Self-checking Fortran MPI programs (tests/f/), compiled with the mpifort under test and
 //! run with its mpirun at -n 1, 2, 3 and 4. Each `.F90` program is built twice: with
 //! `-DUSE_MPIF_H` (`include 'mpif.h'`) and without (`use mpi`); `hello77.f` is fixed-form
-//! FORTRAN 77. Every program prints "<name>: OK" from rank 0 when all its checks passed.
+//! FORTRAN 77; the `f08_*.F90` programs use `mpi_f08` only. Every program prints
+//! "<name>: OK" from rank 0 when all its checks passed.
 //!
 //! mpifort under test: `OXMPI_TEST_MPIFORT` (e.g. `mpifort.mpich`, together with
 //! `OXMPI_TEST_MPIRUN=mpiexec.mpich`, to validate the programs against MPICH), else
@@ -24,6 +25,35 @@ fn run_both(name: &str) {
             run_ok(name, &exe, np, &[]);
         }
     }
+}
+
+/// Build `tests/f/<name>.F90` (a `use mpi_f08` program) and run it at every rank count.
+fn run_f08(name: &str) {
+    let exe = compile_f(&format!("{name}.F90"), name, &[]);
+    for &np in FRANKS {
+        run_ok(name, &exe, np, &[]);
+    }
+}
+
+/// `use mpi_f08`: point-to-point with TYPE(MPI_Status) fields, MPI_Get_count, the status
+/// sentinels, nonblocking requests and MPI_Waitall.
+#[test]
+fn f08_point_to_point() {
+    run_f08("f08_pt2pt");
+}
+
+/// `use mpi_f08`: collectives with MPI_IN_PLACE, split/dup handles compared with ==, a
+/// vector datatype, MPI_Op_create with an f08 MPI_User_function.
+#[test]
+fn f08_collectives_communicators_user_op() {
+    run_f08("f08_coll");
+}
+
+/// `use mpi_f08`: attribute callbacks (MPI_COMM_DUP_FN, user copy/delete), error classes
+/// through ierror, an f08 error handler, MPI_Sizeof, status conversions.
+#[test]
+fn f08_attributes_errors_sizeof() {
+    run_f08("f08_attr_err");
 }
 
 /// The MPI-4.0 routines: Isendrecv(_replace), persistent collectives, Comm_idup_with_info,
@@ -131,12 +161,13 @@ fn mpifort_show() {
         let text = String::from_utf8_lossy(&out.stdout);
         let inc = format!("-I{}", prefix().join("include").display());
         let rpath = format!("-Wl,-rpath,{}", prefix().join("lib").display());
-        for needle in [inc.as_str(), rpath.as_str(), "-lmpi", "x.f90"] {
+        for needle in [inc.as_str(), rpath.as_str(), "-lmpi_fortran", "-lmpi", "x.f90"] {
             assert!(text.contains(needle), "{w} -show: no {needle:?} in {text:?}");
         }
     }
     let inc = prefix().join("include");
-    assert!(inc.join("mpif.h").is_file() && inc.join("mpi.mod").is_file());
+    assert!(inc.join("mpif.h").is_file() && inc.join("mpi.mod").is_file() && inc.join("mpi_f08.mod").is_file());
+    assert!(prefix().join("lib/libmpi_fortran.so").is_file());
 }
 
 /// The Fortran programs over TCP (`OXMPI_TRANSPORT=tcp`): point-to-point, nonblocking,
@@ -145,6 +176,12 @@ fn mpifort_show() {
 fn fortran_over_tcp() {
     for name in ["ring", "nonblocking", "allreduce", "vector", "split"] {
         let exe = compile_f(&format!("{name}.F90"), &format!("{name}_use_mpi"), &[]);
+        for np in [2, 3, 4] {
+            run_ok_env(name, &exe, np, &[], &[("OXMPI_TRANSPORT", "tcp")]);
+        }
+    }
+    for name in ["f08_pt2pt", "f08_coll"] {
+        let exe = compile_f(&format!("{name}.F90"), name, &[]);
         for np in [2, 3, 4] {
             run_ok_env(name, &exe, np, &[], &[("OXMPI_TRANSPORT", "tcp")]);
         }

@@ -52,7 +52,7 @@ pub fn mtime(p: &Path) -> Option<std::time::SystemTime> {
 }
 
 /// Compile `tests/f/<src>` into `<out>` with the mpifort under test (plus `extra` flags);
-/// reuse the program when it is newer than the source, mpifort, mpif.h and mpi.mod.
+/// reuse the program when it is newer than the source, mpifort, mpif.h and the modules.
 pub fn compile_f(src: &str, out: &str, extra: &[&str]) -> PathBuf {
     static LOCK: Mutex<()> = Mutex::new(());
     let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
@@ -61,7 +61,8 @@ pub fn compile_f(src: &str, out: &str, extra: &[&str]) -> PathBuf {
     let exe = build_dir().join(out);
     let inc = prefix().join("include");
     let interface = workspace_root().join("tests/f/mpi_interface.h");
-    let inputs = [source.clone(), interface, mpifort().clone(), inc.join("mpif.h"), inc.join("mpi.mod")];
+    let inputs = [source.clone(), interface, mpifort().clone(), inc.join("mpif.h"), inc.join("mpi.mod"),
+        inc.join("mpi_f08.mod")];
     let newest = inputs.iter().filter_map(|p| mtime(p)).max();
     if let (Some(built), Some(newest)) = (mtime(&exe), newest) {
         if built > newest {
