@@ -3127,6 +3127,10 @@ module mpi
     module procedure mpi_sizeof_ch
   end interface MPI_Sizeof
 contains
+  subroutine MPI_F_sync_reg(buf)
+    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+    type(*), dimension(*) :: buf
+  end subroutine MPI_F_sync_reg
   subroutine mpi_sizeof_i1(x, size, ierror)
     integer(kind=1), dimension(..), intent(in) :: x
     integer, intent(out) :: size

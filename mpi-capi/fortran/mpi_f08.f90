@@ -5,7 +5,7 @@
 ! the generator for why that is ABI-exact).
 module mpi_f08
   use, intrinsic :: iso_c_binding, only : c_int, c_ptr
-  use mpi, only : MPI_Sizeof  ! the same generic as the `mpi` module's
+  use mpi, only : MPI_Sizeof, MPI_F_sync_reg  ! the `mpi` module's
   implicit none
   private :: c_int, c_ptr
   public

@@ -26,7 +26,7 @@ Fortran entry point `pmpi_send_` (mpi-capi/src/fortran.rs). That is ABI-exact be
 Choice buffers are `TYPE(*), DIMENSION(*)` with `!GCC$ ATTRIBUTES NO_ARG_CHECK`, hence
 MPI_SUBARRAYS_SUPPORTED = MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE. The only module
 procedures (code in libmpi_fortran.so) are the handle comparisons and
-MPI_Status_f2f08/f082f; MPI_Sizeof is the `mpi` module's (mpi_f08 uses it).
+MPI_Status_f2f08/f082f; MPI_Sizeof and MPI_F_sync_reg are the `mpi` module's.
 
 Routines MPI-3.0 removed (MPI_Address, MPI_Type_extent, ..., MPI_Errhandler_set) have no
 f08 binding in the standard and none here (see REMOVED).
@@ -273,7 +273,7 @@ def generate(fconsts, funcs):
     w("! the generator for why that is ABI-exact).")
     w("module mpi_f08")
     w("  use, intrinsic :: iso_c_binding, only : c_int, c_ptr")
-    w("  use mpi, only : MPI_Sizeof  ! the same generic as the `mpi` module's")
+    w("  use mpi, only : MPI_Sizeof, MPI_F_sync_reg  ! the `mpi` module's")
     w("  implicit none")
     w("  private :: c_int, c_ptr")
     w("  public")

@@ -1166,7 +1166,7 @@ SIZEOF_TYPES = ([("i%d" % k, "integer(kind=%d)" % k) for k in (1, 2, 4, 8, 16)] 
 
 
 def sizeof_generic():
-    """The MPI_SIZEOF generic interface of a module (its procedures: sizeof_procedures)."""
+    """The MPI_SIZEOF generic interface of the `mpi` module (procedures: module_procedures)."""
     names = ["mpi_sizeof_" + t for t, _ in SIZEOF_TYPES]
     L = ["  interface MPI_Sizeof"]
     for i in range(0, len(names), 6):
@@ -1175,9 +1175,14 @@ def sizeof_generic():
     return L
 
 
-def sizeof_procedures():
-    """The module procedures of MPI_SIZEOF (after `contains`)."""
-    L = []
+def module_procedures():
+    """The `mpi` module's procedures (after `contains`): MPI_F_SYNC_REG, a call the
+    compiler cannot see into, which is all it has to be (a register barrier for buffers of
+    nonblocking calls), and the specifics of MPI_SIZEOF."""
+    L = ["  subroutine MPI_F_sync_reg(buf)",
+         "    !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf",
+         "    type(*), dimension(*) :: buf",
+         "  end subroutine MPI_F_sync_reg"]
     for t, decl in SIZEOF_TYPES:
         name = "mpi_sizeof_" + t
         L += ["  subroutine %s(x, size, ierror)" % name,
@@ -1215,7 +1220,7 @@ def generate_module(fconsts, funcs):
     w("  end interface")
     L += sizeof_generic()
     w("contains")
-    L += sizeof_procedures()
+    L += module_procedures()
     w("end module mpi")
     return "\n".join(L) + "\n"
 

@@ -1,7 +1,7 @@
 ! f08_pt2pt: point-to-point through `use mpi_f08`: a ring with MPI_Send/MPI_Recv checking
 ! TYPE(MPI_Status) fields and MPI_Get_count; MPI_Sendrecv with MPI_STATUS_IGNORE;
 ! MPI_Probe + MPI_Get_count; Irecv/Isend + MPI_Waitall with MPI_STATUSES_IGNORE and with
-! an array of statuses; MPI_Test/MPI_Request_free; ierror left out everywhere but once.
+! an array of statuses; MPI_F_sync_reg; MPI_Test until done; ierror mostly left out.
 program f08_pt2pt
   use mpi_f08
   implicit none
@@ -61,6 +61,7 @@ program f08_pt2pt
   call MPI_Isend(sbuf, 4, MPI_INTEGER, right, 20, MPI_COMM_WORLD, reqs(3))
   call MPI_Isend(sbuf(11), 4, MPI_INTEGER, left, 21, MPI_COMM_WORLD, reqs(4))
   call MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE)
+  call MPI_F_sync_reg(rbuf)
   do i = 1, 4
      if (reqs(i) /= MPI_REQUEST_NULL) call fail('request not freed by MPI_Waitall')
      if (rbuf(i) /= left * 100000 + i) call fail('Irecv from left')
