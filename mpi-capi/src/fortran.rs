@@ -5,7 +5,8 @@
 // Fortran calling sequence (everything by reference, IERROR last, hidden CHARACTER lengths
 // after the arguments) and calls the C `PMPI_X`, declared below and resolved at link time.
 // Every binding exists under `mpi_x_`, `mpi_x__`, `mpi_x` and `MPI_X` (the name manglings
-// of Unix Fortran compilers) and the same four `pmpi_` names (the profiling interface).
+// of Unix Fortran compilers), the same four `pmpi_` names (the profiling interface) and
+// `mpi_x_f08_`, the specific procedure of the `mpi_f08` module's generic `MPI_X`.
 #![allow(unused_variables, unused_unsafe, unused_mut, improper_ctypes, clippy::too_many_arguments,
     clippy::missing_safety_doc, clippy::not_unsafe_ptr_arg_deref)]
 
@@ -1270,7 +1271,7 @@ unsafe fn f_mpi_abort(comm: *mut c_int, errorcode: *mut c_int, ierror: *mut MPI_
     }
 }
 fortran_names!(f_mpi_abort(comm: *mut c_int, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_abort_ mpi_abort__ mpi_abort MPI_ABORT pmpi_abort_ pmpi_abort__ pmpi_abort PMPI_ABORT);
+    mpi_abort_ mpi_abort__ mpi_abort MPI_ABORT pmpi_abort_ pmpi_abort__ pmpi_abort PMPI_ABORT mpi_abort_f08_);
 
 /// Fortran MPI_ACCUMULATE.
 unsafe fn f_mpi_accumulate(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1282,7 +1283,7 @@ unsafe fn f_mpi_accumulate(origin_addr: *mut c_void, origin_count: *mut c_int, o
     }
 }
 fortran_names!(f_mpi_accumulate(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_accumulate_ mpi_accumulate__ mpi_accumulate MPI_ACCUMULATE pmpi_accumulate_ pmpi_accumulate__ pmpi_accumulate PMPI_ACCUMULATE);
+    mpi_accumulate_ mpi_accumulate__ mpi_accumulate MPI_ACCUMULATE pmpi_accumulate_ pmpi_accumulate__ pmpi_accumulate PMPI_ACCUMULATE mpi_accumulate_f08_);
 
 /// Fortran MPI_ADD_ERROR_CLASS.
 unsafe fn f_mpi_add_error_class(errorclass: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1294,7 +1295,7 @@ unsafe fn f_mpi_add_error_class(errorclass: *mut c_int, ierror: *mut MPI_Fint) -
     }
 }
 fortran_names!(f_mpi_add_error_class(errorclass: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_add_error_class_ mpi_add_error_class__ mpi_add_error_class MPI_ADD_ERROR_CLASS pmpi_add_error_class_ pmpi_add_error_class__ pmpi_add_error_class PMPI_ADD_ERROR_CLASS);
+    mpi_add_error_class_ mpi_add_error_class__ mpi_add_error_class MPI_ADD_ERROR_CLASS pmpi_add_error_class_ pmpi_add_error_class__ pmpi_add_error_class PMPI_ADD_ERROR_CLASS mpi_add_error_class_f08_);
 
 /// Fortran MPI_ADD_ERROR_CODE.
 unsafe fn f_mpi_add_error_code(errorclass: *mut c_int, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1306,7 +1307,7 @@ unsafe fn f_mpi_add_error_code(errorclass: *mut c_int, errorcode: *mut c_int, ie
     }
 }
 fortran_names!(f_mpi_add_error_code(errorclass: *mut c_int, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_add_error_code_ mpi_add_error_code__ mpi_add_error_code MPI_ADD_ERROR_CODE pmpi_add_error_code_ pmpi_add_error_code__ pmpi_add_error_code PMPI_ADD_ERROR_CODE);
+    mpi_add_error_code_ mpi_add_error_code__ mpi_add_error_code MPI_ADD_ERROR_CODE pmpi_add_error_code_ pmpi_add_error_code__ pmpi_add_error_code PMPI_ADD_ERROR_CODE mpi_add_error_code_f08_);
 
 /// Fortran MPI_ADD_ERROR_STRING.
 unsafe fn f_mpi_add_error_string(errorcode: *mut c_int, string: *mut c_char, ierror: *mut MPI_Fint, string_len: usize) -> () {
@@ -1319,7 +1320,7 @@ unsafe fn f_mpi_add_error_string(errorcode: *mut c_int, string: *mut c_char, ier
     }
 }
 fortran_names!(f_mpi_add_error_string(errorcode: *mut c_int, string: *mut c_char, ierror: *mut MPI_Fint, string_len: usize) -> ();
-    mpi_add_error_string_ mpi_add_error_string__ mpi_add_error_string MPI_ADD_ERROR_STRING pmpi_add_error_string_ pmpi_add_error_string__ pmpi_add_error_string PMPI_ADD_ERROR_STRING);
+    mpi_add_error_string_ mpi_add_error_string__ mpi_add_error_string MPI_ADD_ERROR_STRING pmpi_add_error_string_ pmpi_add_error_string__ pmpi_add_error_string PMPI_ADD_ERROR_STRING mpi_add_error_string_f08_);
 
 /// Fortran MPI_ADDRESS.
 unsafe fn f_mpi_address(location: *mut c_void, address: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -1333,7 +1334,7 @@ unsafe fn f_mpi_address(location: *mut c_void, address: *mut MPI_Fint, ierror: *
     }
 }
 fortran_names!(f_mpi_address(location: *mut c_void, address: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_address_ mpi_address__ mpi_address MPI_ADDRESS pmpi_address_ pmpi_address__ pmpi_address PMPI_ADDRESS);
+    mpi_address_ mpi_address__ mpi_address MPI_ADDRESS pmpi_address_ pmpi_address__ pmpi_address PMPI_ADDRESS mpi_address_f08_);
 
 /// Fortran MPI_AINT_ADD.
 unsafe fn f_mpi_aint_add(base: *mut MPI_Aint, disp: *mut MPI_Aint) -> MPI_Aint {
@@ -1344,7 +1345,7 @@ unsafe fn f_mpi_aint_add(base: *mut MPI_Aint, disp: *mut MPI_Aint) -> MPI_Aint {
     }
 }
 fortran_names!(f_mpi_aint_add(base: *mut MPI_Aint, disp: *mut MPI_Aint) -> MPI_Aint;
-    mpi_aint_add_ mpi_aint_add__ mpi_aint_add MPI_AINT_ADD pmpi_aint_add_ pmpi_aint_add__ pmpi_aint_add PMPI_AINT_ADD);
+    mpi_aint_add_ mpi_aint_add__ mpi_aint_add MPI_AINT_ADD pmpi_aint_add_ pmpi_aint_add__ pmpi_aint_add PMPI_AINT_ADD mpi_aint_add_f08_);
 
 /// Fortran MPI_AINT_DIFF.
 unsafe fn f_mpi_aint_diff(addr1: *mut MPI_Aint, addr2: *mut MPI_Aint) -> MPI_Aint {
@@ -1355,7 +1356,7 @@ unsafe fn f_mpi_aint_diff(addr1: *mut MPI_Aint, addr2: *mut MPI_Aint) -> MPI_Ain
     }
 }
 fortran_names!(f_mpi_aint_diff(addr1: *mut MPI_Aint, addr2: *mut MPI_Aint) -> MPI_Aint;
-    mpi_aint_diff_ mpi_aint_diff__ mpi_aint_diff MPI_AINT_DIFF pmpi_aint_diff_ pmpi_aint_diff__ pmpi_aint_diff PMPI_AINT_DIFF);
+    mpi_aint_diff_ mpi_aint_diff__ mpi_aint_diff MPI_AINT_DIFF pmpi_aint_diff_ pmpi_aint_diff__ pmpi_aint_diff PMPI_AINT_DIFF mpi_aint_diff_f08_);
 
 /// Fortran MPI_ALLGATHER.
 unsafe fn f_mpi_allgather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1367,7 +1368,7 @@ unsafe fn f_mpi_allgather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype:
     }
 }
 fortran_names!(f_mpi_allgather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_allgather_ mpi_allgather__ mpi_allgather MPI_ALLGATHER pmpi_allgather_ pmpi_allgather__ pmpi_allgather PMPI_ALLGATHER);
+    mpi_allgather_ mpi_allgather__ mpi_allgather MPI_ALLGATHER pmpi_allgather_ pmpi_allgather__ pmpi_allgather PMPI_ALLGATHER mpi_allgather_f08_);
 
 /// Fortran MPI_ALLGATHERV.
 unsafe fn f_mpi_allgatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1379,7 +1380,7 @@ unsafe fn f_mpi_allgatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype
     }
 }
 fortran_names!(f_mpi_allgatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_allgatherv_ mpi_allgatherv__ mpi_allgatherv MPI_ALLGATHERV pmpi_allgatherv_ pmpi_allgatherv__ pmpi_allgatherv PMPI_ALLGATHERV);
+    mpi_allgatherv_ mpi_allgatherv__ mpi_allgatherv MPI_ALLGATHERV pmpi_allgatherv_ pmpi_allgatherv__ pmpi_allgatherv PMPI_ALLGATHERV mpi_allgatherv_f08_);
 
 /// Fortran MPI_ALLOC_MEM.
 unsafe fn f_mpi_alloc_mem(size: *mut MPI_Aint, info: *mut c_int, baseptr: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -1391,7 +1392,7 @@ unsafe fn f_mpi_alloc_mem(size: *mut MPI_Aint, info: *mut c_int, baseptr: *mut c
     }
 }
 fortran_names!(f_mpi_alloc_mem(size: *mut MPI_Aint, info: *mut c_int, baseptr: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_alloc_mem_ mpi_alloc_mem__ mpi_alloc_mem MPI_ALLOC_MEM pmpi_alloc_mem_ pmpi_alloc_mem__ pmpi_alloc_mem PMPI_ALLOC_MEM);
+    mpi_alloc_mem_ mpi_alloc_mem__ mpi_alloc_mem MPI_ALLOC_MEM pmpi_alloc_mem_ pmpi_alloc_mem__ pmpi_alloc_mem PMPI_ALLOC_MEM mpi_alloc_mem_f08_);
 
 /// Fortran MPI_ALLREDUCE.
 unsafe fn f_mpi_allreduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1403,7 +1404,7 @@ unsafe fn f_mpi_allreduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mu
     }
 }
 fortran_names!(f_mpi_allreduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_allreduce_ mpi_allreduce__ mpi_allreduce MPI_ALLREDUCE pmpi_allreduce_ pmpi_allreduce__ pmpi_allreduce PMPI_ALLREDUCE);
+    mpi_allreduce_ mpi_allreduce__ mpi_allreduce MPI_ALLREDUCE pmpi_allreduce_ pmpi_allreduce__ pmpi_allreduce PMPI_ALLREDUCE mpi_allreduce_f08_);
 
 /// Fortran MPI_ALLTOALL.
 unsafe fn f_mpi_alltoall(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1415,7 +1416,7 @@ unsafe fn f_mpi_alltoall(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: 
     }
 }
 fortran_names!(f_mpi_alltoall(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_alltoall_ mpi_alltoall__ mpi_alltoall MPI_ALLTOALL pmpi_alltoall_ pmpi_alltoall__ pmpi_alltoall PMPI_ALLTOALL);
+    mpi_alltoall_ mpi_alltoall__ mpi_alltoall MPI_ALLTOALL pmpi_alltoall_ pmpi_alltoall__ pmpi_alltoall PMPI_ALLTOALL mpi_alltoall_f08_);
 
 /// Fortran MPI_ALLTOALLV.
 unsafe fn f_mpi_alltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1427,7 +1428,7 @@ unsafe fn f_mpi_alltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls:
     }
 }
 fortran_names!(f_mpi_alltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_alltoallv_ mpi_alltoallv__ mpi_alltoallv MPI_ALLTOALLV pmpi_alltoallv_ pmpi_alltoallv__ pmpi_alltoallv PMPI_ALLTOALLV);
+    mpi_alltoallv_ mpi_alltoallv__ mpi_alltoallv MPI_ALLTOALLV pmpi_alltoallv_ pmpi_alltoallv__ pmpi_alltoallv PMPI_ALLTOALLV mpi_alltoallv_f08_);
 
 /// Fortran MPI_ALLTOALLW.
 unsafe fn f_mpi_alltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtypes: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1439,7 +1440,7 @@ unsafe fn f_mpi_alltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls:
     }
 }
 fortran_names!(f_mpi_alltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtypes: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_alltoallw_ mpi_alltoallw__ mpi_alltoallw MPI_ALLTOALLW pmpi_alltoallw_ pmpi_alltoallw__ pmpi_alltoallw PMPI_ALLTOALLW);
+    mpi_alltoallw_ mpi_alltoallw__ mpi_alltoallw MPI_ALLTOALLW pmpi_alltoallw_ pmpi_alltoallw__ pmpi_alltoallw PMPI_ALLTOALLW mpi_alltoallw_f08_);
 
 /// Fortran MPI_ATTR_DELETE.
 unsafe fn f_mpi_attr_delete(comm: *mut c_int, keyval: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1451,7 +1452,7 @@ unsafe fn f_mpi_attr_delete(comm: *mut c_int, keyval: *mut c_int, ierror: *mut M
     }
 }
 fortran_names!(f_mpi_attr_delete(comm: *mut c_int, keyval: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_attr_delete_ mpi_attr_delete__ mpi_attr_delete MPI_ATTR_DELETE pmpi_attr_delete_ pmpi_attr_delete__ pmpi_attr_delete PMPI_ATTR_DELETE);
+    mpi_attr_delete_ mpi_attr_delete__ mpi_attr_delete MPI_ATTR_DELETE pmpi_attr_delete_ pmpi_attr_delete__ pmpi_attr_delete PMPI_ATTR_DELETE mpi_attr_delete_f08_);
 
 /// Fortran MPI_ATTR_GET.
 unsafe fn f_mpi_attr_get(comm: *mut c_int, keyval: *mut c_int, attribute_val: *mut c_void, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1471,7 +1472,7 @@ unsafe fn f_mpi_attr_get(comm: *mut c_int, keyval: *mut c_int, attribute_val: *m
     }
 }
 fortran_names!(f_mpi_attr_get(comm: *mut c_int, keyval: *mut c_int, attribute_val: *mut c_void, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_attr_get_ mpi_attr_get__ mpi_attr_get MPI_ATTR_GET pmpi_attr_get_ pmpi_attr_get__ pmpi_attr_get PMPI_ATTR_GET);
+    mpi_attr_get_ mpi_attr_get__ mpi_attr_get MPI_ATTR_GET pmpi_attr_get_ pmpi_attr_get__ pmpi_attr_get PMPI_ATTR_GET mpi_attr_get_f08_);
 
 /// Fortran MPI_ATTR_PUT.
 unsafe fn f_mpi_attr_put(comm: *mut c_int, keyval: *mut c_int, attribute_val: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -1485,7 +1486,7 @@ unsafe fn f_mpi_attr_put(comm: *mut c_int, keyval: *mut c_int, attribute_val: *m
     }
 }
 fortran_names!(f_mpi_attr_put(comm: *mut c_int, keyval: *mut c_int, attribute_val: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_attr_put_ mpi_attr_put__ mpi_attr_put MPI_ATTR_PUT pmpi_attr_put_ pmpi_attr_put__ pmpi_attr_put PMPI_ATTR_PUT);
+    mpi_attr_put_ mpi_attr_put__ mpi_attr_put MPI_ATTR_PUT pmpi_attr_put_ pmpi_attr_put__ pmpi_attr_put PMPI_ATTR_PUT mpi_attr_put_f08_);
 
 /// Fortran MPI_BARRIER.
 unsafe fn f_mpi_barrier(comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1497,7 +1498,7 @@ unsafe fn f_mpi_barrier(comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_barrier(comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_barrier_ mpi_barrier__ mpi_barrier MPI_BARRIER pmpi_barrier_ pmpi_barrier__ pmpi_barrier PMPI_BARRIER);
+    mpi_barrier_ mpi_barrier__ mpi_barrier MPI_BARRIER pmpi_barrier_ pmpi_barrier__ pmpi_barrier PMPI_BARRIER mpi_barrier_f08_);
 
 /// Fortran MPI_BCAST.
 unsafe fn f_mpi_bcast(buffer: *mut c_void, count: *mut c_int, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1509,7 +1510,7 @@ unsafe fn f_mpi_bcast(buffer: *mut c_void, count: *mut c_int, datatype: *mut c_i
     }
 }
 fortran_names!(f_mpi_bcast(buffer: *mut c_void, count: *mut c_int, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_bcast_ mpi_bcast__ mpi_bcast MPI_BCAST pmpi_bcast_ pmpi_bcast__ pmpi_bcast PMPI_BCAST);
+    mpi_bcast_ mpi_bcast__ mpi_bcast MPI_BCAST pmpi_bcast_ pmpi_bcast__ pmpi_bcast PMPI_BCAST mpi_bcast_f08_);
 
 /// Fortran MPI_BSEND.
 unsafe fn f_mpi_bsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1521,7 +1522,7 @@ unsafe fn f_mpi_bsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int,
     }
 }
 fortran_names!(f_mpi_bsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_bsend_ mpi_bsend__ mpi_bsend MPI_BSEND pmpi_bsend_ pmpi_bsend__ pmpi_bsend PMPI_BSEND);
+    mpi_bsend_ mpi_bsend__ mpi_bsend MPI_BSEND pmpi_bsend_ pmpi_bsend__ pmpi_bsend PMPI_BSEND mpi_bsend_f08_);
 
 /// Fortran MPI_BSEND_INIT.
 unsafe fn f_mpi_bsend_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1533,7 +1534,7 @@ unsafe fn f_mpi_bsend_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c
     }
 }
 fortran_names!(f_mpi_bsend_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_bsend_init_ mpi_bsend_init__ mpi_bsend_init MPI_BSEND_INIT pmpi_bsend_init_ pmpi_bsend_init__ pmpi_bsend_init PMPI_BSEND_INIT);
+    mpi_bsend_init_ mpi_bsend_init__ mpi_bsend_init MPI_BSEND_INIT pmpi_bsend_init_ pmpi_bsend_init__ pmpi_bsend_init PMPI_BSEND_INIT mpi_bsend_init_f08_);
 
 /// Fortran MPI_BUFFER_ATTACH.
 unsafe fn f_mpi_buffer_attach(buffer: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1545,7 +1546,7 @@ unsafe fn f_mpi_buffer_attach(buffer: *mut c_void, size: *mut c_int, ierror: *mu
     }
 }
 fortran_names!(f_mpi_buffer_attach(buffer: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_buffer_attach_ mpi_buffer_attach__ mpi_buffer_attach MPI_BUFFER_ATTACH pmpi_buffer_attach_ pmpi_buffer_attach__ pmpi_buffer_attach PMPI_BUFFER_ATTACH);
+    mpi_buffer_attach_ mpi_buffer_attach__ mpi_buffer_attach MPI_BUFFER_ATTACH pmpi_buffer_attach_ pmpi_buffer_attach__ pmpi_buffer_attach PMPI_BUFFER_ATTACH mpi_buffer_attach_f08_);
 
 /// Fortran MPI_BUFFER_DETACH.
 unsafe fn f_mpi_buffer_detach(buffer_addr: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1558,7 +1559,7 @@ unsafe fn f_mpi_buffer_detach(buffer_addr: *mut c_void, size: *mut c_int, ierror
     }
 }
 fortran_names!(f_mpi_buffer_detach(buffer_addr: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_buffer_detach_ mpi_buffer_detach__ mpi_buffer_detach MPI_BUFFER_DETACH pmpi_buffer_detach_ pmpi_buffer_detach__ pmpi_buffer_detach PMPI_BUFFER_DETACH);
+    mpi_buffer_detach_ mpi_buffer_detach__ mpi_buffer_detach MPI_BUFFER_DETACH pmpi_buffer_detach_ pmpi_buffer_detach__ pmpi_buffer_detach PMPI_BUFFER_DETACH mpi_buffer_detach_f08_);
 
 /// Fortran MPI_CANCEL.
 unsafe fn f_mpi_cancel(request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1570,7 +1571,7 @@ unsafe fn f_mpi_cancel(request: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_cancel(request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_cancel_ mpi_cancel__ mpi_cancel MPI_CANCEL pmpi_cancel_ pmpi_cancel__ pmpi_cancel PMPI_CANCEL);
+    mpi_cancel_ mpi_cancel__ mpi_cancel MPI_CANCEL pmpi_cancel_ pmpi_cancel__ pmpi_cancel PMPI_CANCEL mpi_cancel_f08_);
 
 /// Fortran MPI_CART_COORDS.
 unsafe fn f_mpi_cart_coords(comm: *mut c_int, rank: *mut c_int, maxdims: *mut c_int, coords: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1582,7 +1583,7 @@ unsafe fn f_mpi_cart_coords(comm: *mut c_int, rank: *mut c_int, maxdims: *mut c_
     }
 }
 fortran_names!(f_mpi_cart_coords(comm: *mut c_int, rank: *mut c_int, maxdims: *mut c_int, coords: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_cart_coords_ mpi_cart_coords__ mpi_cart_coords MPI_CART_COORDS pmpi_cart_coords_ pmpi_cart_coords__ pmpi_cart_coords PMPI_CART_COORDS);
+    mpi_cart_coords_ mpi_cart_coords__ mpi_cart_coords MPI_CART_COORDS pmpi_cart_coords_ pmpi_cart_coords__ pmpi_cart_coords PMPI_CART_COORDS mpi_cart_coords_f08_);
 
 /// Fortran MPI_CART_CREATE.
 unsafe fn f_mpi_cart_create(comm_old: *mut c_int, ndims: *mut c_int, dims: *mut c_int, periods: *mut c_int, reorder: *mut c_int, comm_cart: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1594,7 +1595,7 @@ unsafe fn f_mpi_cart_create(comm_old: *mut c_int, ndims: *mut c_int, dims: *mut 
     }
 }
 fortran_names!(f_mpi_cart_create(comm_old: *mut c_int, ndims: *mut c_int, dims: *mut c_int, periods: *mut c_int, reorder: *mut c_int, comm_cart: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_cart_create_ mpi_cart_create__ mpi_cart_create MPI_CART_CREATE pmpi_cart_create_ pmpi_cart_create__ pmpi_cart_create PMPI_CART_CREATE);
+    mpi_cart_create_ mpi_cart_create__ mpi_cart_create MPI_CART_CREATE pmpi_cart_create_ pmpi_cart_create__ pmpi_cart_create PMPI_CART_CREATE mpi_cart_create_f08_);
 
 /// Fortran MPI_CART_GET.
 unsafe fn f_mpi_cart_get(comm: *mut c_int, maxdims: *mut c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1606,7 +1607,7 @@ unsafe fn f_mpi_cart_get(comm: *mut c_int, maxdims: *mut c_int, dims: *mut c_int
     }
 }
 fortran_names!(f_mpi_cart_get(comm: *mut c_int, maxdims: *mut c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_cart_get_ mpi_cart_get__ mpi_cart_get MPI_CART_GET pmpi_cart_get_ pmpi_cart_get__ pmpi_cart_get PMPI_CART_GET);
+    mpi_cart_get_ mpi_cart_get__ mpi_cart_get MPI_CART_GET pmpi_cart_get_ pmpi_cart_get__ pmpi_cart_get PMPI_CART_GET mpi_cart_get_f08_);
 
 /// Fortran MPI_CART_MAP.
 unsafe fn f_mpi_cart_map(comm: *mut c_int, ndims: *mut c_int, dims: *mut c_int, periods: *mut c_int, newrank: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1618,7 +1619,7 @@ unsafe fn f_mpi_cart_map(comm: *mut c_int, ndims: *mut c_int, dims: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_cart_map(comm: *mut c_int, ndims: *mut c_int, dims: *mut c_int, periods: *mut c_int, newrank: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_cart_map_ mpi_cart_map__ mpi_cart_map MPI_CART_MAP pmpi_cart_map_ pmpi_cart_map__ pmpi_cart_map PMPI_CART_MAP);
+    mpi_cart_map_ mpi_cart_map__ mpi_cart_map MPI_CART_MAP pmpi_cart_map_ pmpi_cart_map__ pmpi_cart_map PMPI_CART_MAP mpi_cart_map_f08_);
 
 /// Fortran MPI_CART_RANK.
 unsafe fn f_mpi_cart_rank(comm: *mut c_int, coords: *mut c_int, rank: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1630,7 +1631,7 @@ unsafe fn f_mpi_cart_rank(comm: *mut c_int, coords: *mut c_int, rank: *mut c_int
     }
 }
 fortran_names!(f_mpi_cart_rank(comm: *mut c_int, coords: *mut c_int, rank: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_cart_rank_ mpi_cart_rank__ mpi_cart_rank MPI_CART_RANK pmpi_cart_rank_ pmpi_cart_rank__ pmpi_cart_rank PMPI_CART_RANK);
+    mpi_cart_rank_ mpi_cart_rank__ mpi_cart_rank MPI_CART_RANK pmpi_cart_rank_ pmpi_cart_rank__ pmpi_cart_rank PMPI_CART_RANK mpi_cart_rank_f08_);
 
 /// Fortran MPI_CART_SHIFT.
 unsafe fn f_mpi_cart_shift(comm: *mut c_int, direction: *mut c_int, disp: *mut c_int, rank_source: *mut c_int, rank_dest: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1642,7 +1643,7 @@ unsafe fn f_mpi_cart_shift(comm: *mut c_int, direction: *mut c_int, disp: *mut c
     }
 }
 fortran_names!(f_mpi_cart_shift(comm: *mut c_int, direction: *mut c_int, disp: *mut c_int, rank_source: *mut c_int, rank_dest: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_cart_shift_ mpi_cart_shift__ mpi_cart_shift MPI_CART_SHIFT pmpi_cart_shift_ pmpi_cart_shift__ pmpi_cart_shift PMPI_CART_SHIFT);
+    mpi_cart_shift_ mpi_cart_shift__ mpi_cart_shift MPI_CART_SHIFT pmpi_cart_shift_ pmpi_cart_shift__ pmpi_cart_shift PMPI_CART_SHIFT mpi_cart_shift_f08_);
 
 /// Fortran MPI_CART_SUB.
 unsafe fn f_mpi_cart_sub(comm: *mut c_int, remain_dims: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1654,7 +1655,7 @@ unsafe fn f_mpi_cart_sub(comm: *mut c_int, remain_dims: *mut c_int, newcomm: *mu
     }
 }
 fortran_names!(f_mpi_cart_sub(comm: *mut c_int, remain_dims: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_cart_sub_ mpi_cart_sub__ mpi_cart_sub MPI_CART_SUB pmpi_cart_sub_ pmpi_cart_sub__ pmpi_cart_sub PMPI_CART_SUB);
+    mpi_cart_sub_ mpi_cart_sub__ mpi_cart_sub MPI_CART_SUB pmpi_cart_sub_ pmpi_cart_sub__ pmpi_cart_sub PMPI_CART_SUB mpi_cart_sub_f08_);
 
 /// Fortran MPI_CARTDIM_GET.
 unsafe fn f_mpi_cartdim_get(comm: *mut c_int, ndims: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1666,7 +1667,7 @@ unsafe fn f_mpi_cartdim_get(comm: *mut c_int, ndims: *mut c_int, ierror: *mut MP
     }
 }
 fortran_names!(f_mpi_cartdim_get(comm: *mut c_int, ndims: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_cartdim_get_ mpi_cartdim_get__ mpi_cartdim_get MPI_CARTDIM_GET pmpi_cartdim_get_ pmpi_cartdim_get__ pmpi_cartdim_get PMPI_CARTDIM_GET);
+    mpi_cartdim_get_ mpi_cartdim_get__ mpi_cartdim_get MPI_CARTDIM_GET pmpi_cartdim_get_ pmpi_cartdim_get__ pmpi_cartdim_get PMPI_CARTDIM_GET mpi_cartdim_get_f08_);
 
 /// Fortran MPI_CLOSE_PORT.
 unsafe fn f_mpi_close_port(port_name: *mut c_char, ierror: *mut MPI_Fint, port_name_len: usize) -> () {
@@ -1679,7 +1680,7 @@ unsafe fn f_mpi_close_port(port_name: *mut c_char, ierror: *mut MPI_Fint, port_n
     }
 }
 fortran_names!(f_mpi_close_port(port_name: *mut c_char, ierror: *mut MPI_Fint, port_name_len: usize) -> ();
-    mpi_close_port_ mpi_close_port__ mpi_close_port MPI_CLOSE_PORT pmpi_close_port_ pmpi_close_port__ pmpi_close_port PMPI_CLOSE_PORT);
+    mpi_close_port_ mpi_close_port__ mpi_close_port MPI_CLOSE_PORT pmpi_close_port_ pmpi_close_port__ pmpi_close_port PMPI_CLOSE_PORT mpi_close_port_f08_);
 
 /// Fortran MPI_COMM_ACCEPT.
 unsafe fn f_mpi_comm_accept(port_name: *mut c_char, info: *mut c_int, root: *mut c_int, comm: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint, port_name_len: usize) -> () {
@@ -1692,7 +1693,7 @@ unsafe fn f_mpi_comm_accept(port_name: *mut c_char, info: *mut c_int, root: *mut
     }
 }
 fortran_names!(f_mpi_comm_accept(port_name: *mut c_char, info: *mut c_int, root: *mut c_int, comm: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint, port_name_len: usize) -> ();
-    mpi_comm_accept_ mpi_comm_accept__ mpi_comm_accept MPI_COMM_ACCEPT pmpi_comm_accept_ pmpi_comm_accept__ pmpi_comm_accept PMPI_COMM_ACCEPT);
+    mpi_comm_accept_ mpi_comm_accept__ mpi_comm_accept MPI_COMM_ACCEPT pmpi_comm_accept_ pmpi_comm_accept__ pmpi_comm_accept PMPI_COMM_ACCEPT mpi_comm_accept_f08_);
 
 /// Fortran MPI_COMM_CALL_ERRHANDLER.
 unsafe fn f_mpi_comm_call_errhandler(comm: *mut c_int, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1704,7 +1705,7 @@ unsafe fn f_mpi_comm_call_errhandler(comm: *mut c_int, errorcode: *mut c_int, ie
     }
 }
 fortran_names!(f_mpi_comm_call_errhandler(comm: *mut c_int, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_call_errhandler_ mpi_comm_call_errhandler__ mpi_comm_call_errhandler MPI_COMM_CALL_ERRHANDLER pmpi_comm_call_errhandler_ pmpi_comm_call_errhandler__ pmpi_comm_call_errhandler PMPI_COMM_CALL_ERRHANDLER);
+    mpi_comm_call_errhandler_ mpi_comm_call_errhandler__ mpi_comm_call_errhandler MPI_COMM_CALL_ERRHANDLER pmpi_comm_call_errhandler_ pmpi_comm_call_errhandler__ pmpi_comm_call_errhandler PMPI_COMM_CALL_ERRHANDLER mpi_comm_call_errhandler_f08_);
 
 /// Fortran MPI_COMM_COMPARE.
 unsafe fn f_mpi_comm_compare(comm1: *mut c_int, comm2: *mut c_int, result: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1716,7 +1717,7 @@ unsafe fn f_mpi_comm_compare(comm1: *mut c_int, comm2: *mut c_int, result: *mut 
     }
 }
 fortran_names!(f_mpi_comm_compare(comm1: *mut c_int, comm2: *mut c_int, result: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_compare_ mpi_comm_compare__ mpi_comm_compare MPI_COMM_COMPARE pmpi_comm_compare_ pmpi_comm_compare__ pmpi_comm_compare PMPI_COMM_COMPARE);
+    mpi_comm_compare_ mpi_comm_compare__ mpi_comm_compare MPI_COMM_COMPARE pmpi_comm_compare_ pmpi_comm_compare__ pmpi_comm_compare PMPI_COMM_COMPARE mpi_comm_compare_f08_);
 
 /// Fortran MPI_COMM_CONNECT.
 unsafe fn f_mpi_comm_connect(port_name: *mut c_char, info: *mut c_int, root: *mut c_int, comm: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint, port_name_len: usize) -> () {
@@ -1729,7 +1730,7 @@ unsafe fn f_mpi_comm_connect(port_name: *mut c_char, info: *mut c_int, root: *mu
     }
 }
 fortran_names!(f_mpi_comm_connect(port_name: *mut c_char, info: *mut c_int, root: *mut c_int, comm: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint, port_name_len: usize) -> ();
-    mpi_comm_connect_ mpi_comm_connect__ mpi_comm_connect MPI_COMM_CONNECT pmpi_comm_connect_ pmpi_comm_connect__ pmpi_comm_connect PMPI_COMM_CONNECT);
+    mpi_comm_connect_ mpi_comm_connect__ mpi_comm_connect MPI_COMM_CONNECT pmpi_comm_connect_ pmpi_comm_connect__ pmpi_comm_connect PMPI_COMM_CONNECT mpi_comm_connect_f08_);
 
 /// Fortran MPI_COMM_CREATE.
 unsafe fn f_mpi_comm_create(comm: *mut c_int, group: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1741,7 +1742,7 @@ unsafe fn f_mpi_comm_create(comm: *mut c_int, group: *mut c_int, newcomm: *mut c
     }
 }
 fortran_names!(f_mpi_comm_create(comm: *mut c_int, group: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_create_ mpi_comm_create__ mpi_comm_create MPI_COMM_CREATE pmpi_comm_create_ pmpi_comm_create__ pmpi_comm_create PMPI_COMM_CREATE);
+    mpi_comm_create_ mpi_comm_create__ mpi_comm_create MPI_COMM_CREATE pmpi_comm_create_ pmpi_comm_create__ pmpi_comm_create PMPI_COMM_CREATE mpi_comm_create_f08_);
 
 /// Fortran MPI_COMM_CREATE_ERRHANDLER.
 unsafe fn f_mpi_comm_create_errhandler(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1753,7 +1754,7 @@ unsafe fn f_mpi_comm_create_errhandler(comm_errhandler_fn: MPI_Comm_errhandler_f
     }
 }
 fortran_names!(f_mpi_comm_create_errhandler(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_create_errhandler_ mpi_comm_create_errhandler__ mpi_comm_create_errhandler MPI_COMM_CREATE_ERRHANDLER pmpi_comm_create_errhandler_ pmpi_comm_create_errhandler__ pmpi_comm_create_errhandler PMPI_COMM_CREATE_ERRHANDLER);
+    mpi_comm_create_errhandler_ mpi_comm_create_errhandler__ mpi_comm_create_errhandler MPI_COMM_CREATE_ERRHANDLER pmpi_comm_create_errhandler_ pmpi_comm_create_errhandler__ pmpi_comm_create_errhandler PMPI_COMM_CREATE_ERRHANDLER mpi_comm_create_errhandler_f08_);
 
 /// Fortran MPI_COMM_CREATE_GROUP.
 unsafe fn f_mpi_comm_create_group(comm: *mut c_int, group: *mut c_int, tag: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1765,7 +1766,7 @@ unsafe fn f_mpi_comm_create_group(comm: *mut c_int, group: *mut c_int, tag: *mut
     }
 }
 fortran_names!(f_mpi_comm_create_group(comm: *mut c_int, group: *mut c_int, tag: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_create_group_ mpi_comm_create_group__ mpi_comm_create_group MPI_COMM_CREATE_GROUP pmpi_comm_create_group_ pmpi_comm_create_group__ pmpi_comm_create_group PMPI_COMM_CREATE_GROUP);
+    mpi_comm_create_group_ mpi_comm_create_group__ mpi_comm_create_group MPI_COMM_CREATE_GROUP pmpi_comm_create_group_ pmpi_comm_create_group__ pmpi_comm_create_group PMPI_COMM_CREATE_GROUP mpi_comm_create_group_f08_);
 
 /// Fortran MPI_COMM_CREATE_KEYVAL.
 unsafe fn f_mpi_comm_create_keyval(comm_copy_attr_fn: *const c_void, comm_delete_attr_fn: *const c_void, comm_keyval: *mut c_int, extra_state: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -1779,7 +1780,7 @@ unsafe fn f_mpi_comm_create_keyval(comm_copy_attr_fn: *const c_void, comm_delete
     }
 }
 fortran_names!(f_mpi_comm_create_keyval(comm_copy_attr_fn: *const c_void, comm_delete_attr_fn: *const c_void, comm_keyval: *mut c_int, extra_state: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_create_keyval_ mpi_comm_create_keyval__ mpi_comm_create_keyval MPI_COMM_CREATE_KEYVAL pmpi_comm_create_keyval_ pmpi_comm_create_keyval__ pmpi_comm_create_keyval PMPI_COMM_CREATE_KEYVAL);
+    mpi_comm_create_keyval_ mpi_comm_create_keyval__ mpi_comm_create_keyval MPI_COMM_CREATE_KEYVAL pmpi_comm_create_keyval_ pmpi_comm_create_keyval__ pmpi_comm_create_keyval PMPI_COMM_CREATE_KEYVAL mpi_comm_create_keyval_f08_);
 
 /// Fortran MPI_COMM_DELETE_ATTR.
 unsafe fn f_mpi_comm_delete_attr(comm: *mut c_int, comm_keyval: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1791,7 +1792,7 @@ unsafe fn f_mpi_comm_delete_attr(comm: *mut c_int, comm_keyval: *mut c_int, ierr
     }
 }
 fortran_names!(f_mpi_comm_delete_attr(comm: *mut c_int, comm_keyval: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_delete_attr_ mpi_comm_delete_attr__ mpi_comm_delete_attr MPI_COMM_DELETE_ATTR pmpi_comm_delete_attr_ pmpi_comm_delete_attr__ pmpi_comm_delete_attr PMPI_COMM_DELETE_ATTR);
+    mpi_comm_delete_attr_ mpi_comm_delete_attr__ mpi_comm_delete_attr MPI_COMM_DELETE_ATTR pmpi_comm_delete_attr_ pmpi_comm_delete_attr__ pmpi_comm_delete_attr PMPI_COMM_DELETE_ATTR mpi_comm_delete_attr_f08_);
 
 /// Fortran MPI_COMM_DISCONNECT.
 unsafe fn f_mpi_comm_disconnect(comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1803,7 +1804,7 @@ unsafe fn f_mpi_comm_disconnect(comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_comm_disconnect(comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_disconnect_ mpi_comm_disconnect__ mpi_comm_disconnect MPI_COMM_DISCONNECT pmpi_comm_disconnect_ pmpi_comm_disconnect__ pmpi_comm_disconnect PMPI_COMM_DISCONNECT);
+    mpi_comm_disconnect_ mpi_comm_disconnect__ mpi_comm_disconnect MPI_COMM_DISCONNECT pmpi_comm_disconnect_ pmpi_comm_disconnect__ pmpi_comm_disconnect PMPI_COMM_DISCONNECT mpi_comm_disconnect_f08_);
 
 /// Fortran MPI_COMM_DUP.
 unsafe fn f_mpi_comm_dup(comm: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1815,7 +1816,7 @@ unsafe fn f_mpi_comm_dup(comm: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI
     }
 }
 fortran_names!(f_mpi_comm_dup(comm: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_dup_ mpi_comm_dup__ mpi_comm_dup MPI_COMM_DUP pmpi_comm_dup_ pmpi_comm_dup__ pmpi_comm_dup PMPI_COMM_DUP);
+    mpi_comm_dup_ mpi_comm_dup__ mpi_comm_dup MPI_COMM_DUP pmpi_comm_dup_ pmpi_comm_dup__ pmpi_comm_dup PMPI_COMM_DUP mpi_comm_dup_f08_);
 
 /// Fortran MPI_COMM_DUP_WITH_INFO.
 unsafe fn f_mpi_comm_dup_with_info(comm: *mut c_int, info: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1827,7 +1828,7 @@ unsafe fn f_mpi_comm_dup_with_info(comm: *mut c_int, info: *mut c_int, newcomm: 
     }
 }
 fortran_names!(f_mpi_comm_dup_with_info(comm: *mut c_int, info: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_dup_with_info_ mpi_comm_dup_with_info__ mpi_comm_dup_with_info MPI_COMM_DUP_WITH_INFO pmpi_comm_dup_with_info_ pmpi_comm_dup_with_info__ pmpi_comm_dup_with_info PMPI_COMM_DUP_WITH_INFO);
+    mpi_comm_dup_with_info_ mpi_comm_dup_with_info__ mpi_comm_dup_with_info MPI_COMM_DUP_WITH_INFO pmpi_comm_dup_with_info_ pmpi_comm_dup_with_info__ pmpi_comm_dup_with_info PMPI_COMM_DUP_WITH_INFO mpi_comm_dup_with_info_f08_);
 
 /// Fortran MPI_COMM_FREE.
 unsafe fn f_mpi_comm_free(comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1839,7 +1840,7 @@ unsafe fn f_mpi_comm_free(comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_comm_free(comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_free_ mpi_comm_free__ mpi_comm_free MPI_COMM_FREE pmpi_comm_free_ pmpi_comm_free__ pmpi_comm_free PMPI_COMM_FREE);
+    mpi_comm_free_ mpi_comm_free__ mpi_comm_free MPI_COMM_FREE pmpi_comm_free_ pmpi_comm_free__ pmpi_comm_free PMPI_COMM_FREE mpi_comm_free_f08_);
 
 /// Fortran MPI_COMM_FREE_KEYVAL.
 unsafe fn f_mpi_comm_free_keyval(comm_keyval: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1851,7 +1852,7 @@ unsafe fn f_mpi_comm_free_keyval(comm_keyval: *mut c_int, ierror: *mut MPI_Fint)
     }
 }
 fortran_names!(f_mpi_comm_free_keyval(comm_keyval: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_free_keyval_ mpi_comm_free_keyval__ mpi_comm_free_keyval MPI_COMM_FREE_KEYVAL pmpi_comm_free_keyval_ pmpi_comm_free_keyval__ pmpi_comm_free_keyval PMPI_COMM_FREE_KEYVAL);
+    mpi_comm_free_keyval_ mpi_comm_free_keyval__ mpi_comm_free_keyval MPI_COMM_FREE_KEYVAL pmpi_comm_free_keyval_ pmpi_comm_free_keyval__ pmpi_comm_free_keyval PMPI_COMM_FREE_KEYVAL mpi_comm_free_keyval_f08_);
 
 /// Fortran MPI_COMM_GET_ATTR.
 unsafe fn f_mpi_comm_get_attr(comm: *mut c_int, comm_keyval: *mut c_int, attribute_val: *mut c_void, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1871,7 +1872,7 @@ unsafe fn f_mpi_comm_get_attr(comm: *mut c_int, comm_keyval: *mut c_int, attribu
     }
 }
 fortran_names!(f_mpi_comm_get_attr(comm: *mut c_int, comm_keyval: *mut c_int, attribute_val: *mut c_void, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_get_attr_ mpi_comm_get_attr__ mpi_comm_get_attr MPI_COMM_GET_ATTR pmpi_comm_get_attr_ pmpi_comm_get_attr__ pmpi_comm_get_attr PMPI_COMM_GET_ATTR);
+    mpi_comm_get_attr_ mpi_comm_get_attr__ mpi_comm_get_attr MPI_COMM_GET_ATTR pmpi_comm_get_attr_ pmpi_comm_get_attr__ pmpi_comm_get_attr PMPI_COMM_GET_ATTR mpi_comm_get_attr_f08_);
 
 /// Fortran MPI_COMM_GET_ERRHANDLER.
 unsafe fn f_mpi_comm_get_errhandler(comm: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1883,7 +1884,7 @@ unsafe fn f_mpi_comm_get_errhandler(comm: *mut c_int, errhandler: *mut c_int, ie
     }
 }
 fortran_names!(f_mpi_comm_get_errhandler(comm: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_get_errhandler_ mpi_comm_get_errhandler__ mpi_comm_get_errhandler MPI_COMM_GET_ERRHANDLER pmpi_comm_get_errhandler_ pmpi_comm_get_errhandler__ pmpi_comm_get_errhandler PMPI_COMM_GET_ERRHANDLER);
+    mpi_comm_get_errhandler_ mpi_comm_get_errhandler__ mpi_comm_get_errhandler MPI_COMM_GET_ERRHANDLER pmpi_comm_get_errhandler_ pmpi_comm_get_errhandler__ pmpi_comm_get_errhandler PMPI_COMM_GET_ERRHANDLER mpi_comm_get_errhandler_f08_);
 
 /// Fortran MPI_COMM_GET_INFO.
 unsafe fn f_mpi_comm_get_info(comm: *mut c_int, info_used: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1895,7 +1896,7 @@ unsafe fn f_mpi_comm_get_info(comm: *mut c_int, info_used: *mut c_int, ierror: *
     }
 }
 fortran_names!(f_mpi_comm_get_info(comm: *mut c_int, info_used: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_get_info_ mpi_comm_get_info__ mpi_comm_get_info MPI_COMM_GET_INFO pmpi_comm_get_info_ pmpi_comm_get_info__ pmpi_comm_get_info PMPI_COMM_GET_INFO);
+    mpi_comm_get_info_ mpi_comm_get_info__ mpi_comm_get_info MPI_COMM_GET_INFO pmpi_comm_get_info_ pmpi_comm_get_info__ pmpi_comm_get_info PMPI_COMM_GET_INFO mpi_comm_get_info_f08_);
 
 /// Fortran MPI_COMM_GET_NAME.
 unsafe fn f_mpi_comm_get_name(comm: *mut c_int, comm_name: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, comm_name_len: usize) -> () {
@@ -1909,7 +1910,7 @@ unsafe fn f_mpi_comm_get_name(comm: *mut c_int, comm_name: *mut c_char, resultle
     }
 }
 fortran_names!(f_mpi_comm_get_name(comm: *mut c_int, comm_name: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, comm_name_len: usize) -> ();
-    mpi_comm_get_name_ mpi_comm_get_name__ mpi_comm_get_name MPI_COMM_GET_NAME pmpi_comm_get_name_ pmpi_comm_get_name__ pmpi_comm_get_name PMPI_COMM_GET_NAME);
+    mpi_comm_get_name_ mpi_comm_get_name__ mpi_comm_get_name MPI_COMM_GET_NAME pmpi_comm_get_name_ pmpi_comm_get_name__ pmpi_comm_get_name PMPI_COMM_GET_NAME mpi_comm_get_name_f08_);
 
 /// Fortran MPI_COMM_GET_PARENT.
 unsafe fn f_mpi_comm_get_parent(parent: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1921,7 +1922,7 @@ unsafe fn f_mpi_comm_get_parent(parent: *mut c_int, ierror: *mut MPI_Fint) -> ()
     }
 }
 fortran_names!(f_mpi_comm_get_parent(parent: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_get_parent_ mpi_comm_get_parent__ mpi_comm_get_parent MPI_COMM_GET_PARENT pmpi_comm_get_parent_ pmpi_comm_get_parent__ pmpi_comm_get_parent PMPI_COMM_GET_PARENT);
+    mpi_comm_get_parent_ mpi_comm_get_parent__ mpi_comm_get_parent MPI_COMM_GET_PARENT pmpi_comm_get_parent_ pmpi_comm_get_parent__ pmpi_comm_get_parent PMPI_COMM_GET_PARENT mpi_comm_get_parent_f08_);
 
 /// Fortran MPI_COMM_GROUP.
 unsafe fn f_mpi_comm_group(comm: *mut c_int, group: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1933,7 +1934,7 @@ unsafe fn f_mpi_comm_group(comm: *mut c_int, group: *mut c_int, ierror: *mut MPI
     }
 }
 fortran_names!(f_mpi_comm_group(comm: *mut c_int, group: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_group_ mpi_comm_group__ mpi_comm_group MPI_COMM_GROUP pmpi_comm_group_ pmpi_comm_group__ pmpi_comm_group PMPI_COMM_GROUP);
+    mpi_comm_group_ mpi_comm_group__ mpi_comm_group MPI_COMM_GROUP pmpi_comm_group_ pmpi_comm_group__ pmpi_comm_group PMPI_COMM_GROUP mpi_comm_group_f08_);
 
 /// Fortran MPI_COMM_IDUP.
 unsafe fn f_mpi_comm_idup(comm: *mut c_int, newcomm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1945,7 +1946,7 @@ unsafe fn f_mpi_comm_idup(comm: *mut c_int, newcomm: *mut c_int, request: *mut c
     }
 }
 fortran_names!(f_mpi_comm_idup(comm: *mut c_int, newcomm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_idup_ mpi_comm_idup__ mpi_comm_idup MPI_COMM_IDUP pmpi_comm_idup_ pmpi_comm_idup__ pmpi_comm_idup PMPI_COMM_IDUP);
+    mpi_comm_idup_ mpi_comm_idup__ mpi_comm_idup MPI_COMM_IDUP pmpi_comm_idup_ pmpi_comm_idup__ pmpi_comm_idup PMPI_COMM_IDUP mpi_comm_idup_f08_);
 
 /// Fortran MPI_COMM_JOIN.
 unsafe fn f_mpi_comm_join(fd: *mut c_int, intercomm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1957,7 +1958,7 @@ unsafe fn f_mpi_comm_join(fd: *mut c_int, intercomm: *mut c_int, ierror: *mut MP
     }
 }
 fortran_names!(f_mpi_comm_join(fd: *mut c_int, intercomm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_join_ mpi_comm_join__ mpi_comm_join MPI_COMM_JOIN pmpi_comm_join_ pmpi_comm_join__ pmpi_comm_join PMPI_COMM_JOIN);
+    mpi_comm_join_ mpi_comm_join__ mpi_comm_join MPI_COMM_JOIN pmpi_comm_join_ pmpi_comm_join__ pmpi_comm_join PMPI_COMM_JOIN mpi_comm_join_f08_);
 
 /// Fortran MPI_COMM_RANK.
 unsafe fn f_mpi_comm_rank(comm: *mut c_int, rank: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1969,7 +1970,7 @@ unsafe fn f_mpi_comm_rank(comm: *mut c_int, rank: *mut c_int, ierror: *mut MPI_F
     }
 }
 fortran_names!(f_mpi_comm_rank(comm: *mut c_int, rank: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_rank_ mpi_comm_rank__ mpi_comm_rank MPI_COMM_RANK pmpi_comm_rank_ pmpi_comm_rank__ pmpi_comm_rank PMPI_COMM_RANK);
+    mpi_comm_rank_ mpi_comm_rank__ mpi_comm_rank MPI_COMM_RANK pmpi_comm_rank_ pmpi_comm_rank__ pmpi_comm_rank PMPI_COMM_RANK mpi_comm_rank_f08_);
 
 /// Fortran MPI_COMM_REMOTE_GROUP.
 unsafe fn f_mpi_comm_remote_group(comm: *mut c_int, group: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1981,7 +1982,7 @@ unsafe fn f_mpi_comm_remote_group(comm: *mut c_int, group: *mut c_int, ierror: *
     }
 }
 fortran_names!(f_mpi_comm_remote_group(comm: *mut c_int, group: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_remote_group_ mpi_comm_remote_group__ mpi_comm_remote_group MPI_COMM_REMOTE_GROUP pmpi_comm_remote_group_ pmpi_comm_remote_group__ pmpi_comm_remote_group PMPI_COMM_REMOTE_GROUP);
+    mpi_comm_remote_group_ mpi_comm_remote_group__ mpi_comm_remote_group MPI_COMM_REMOTE_GROUP pmpi_comm_remote_group_ pmpi_comm_remote_group__ pmpi_comm_remote_group PMPI_COMM_REMOTE_GROUP mpi_comm_remote_group_f08_);
 
 /// Fortran MPI_COMM_REMOTE_SIZE.
 unsafe fn f_mpi_comm_remote_size(comm: *mut c_int, size: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -1993,7 +1994,7 @@ unsafe fn f_mpi_comm_remote_size(comm: *mut c_int, size: *mut c_int, ierror: *mu
     }
 }
 fortran_names!(f_mpi_comm_remote_size(comm: *mut c_int, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_remote_size_ mpi_comm_remote_size__ mpi_comm_remote_size MPI_COMM_REMOTE_SIZE pmpi_comm_remote_size_ pmpi_comm_remote_size__ pmpi_comm_remote_size PMPI_COMM_REMOTE_SIZE);
+    mpi_comm_remote_size_ mpi_comm_remote_size__ mpi_comm_remote_size MPI_COMM_REMOTE_SIZE pmpi_comm_remote_size_ pmpi_comm_remote_size__ pmpi_comm_remote_size PMPI_COMM_REMOTE_SIZE mpi_comm_remote_size_f08_);
 
 /// Fortran MPI_COMM_SET_ATTR.
 unsafe fn f_mpi_comm_set_attr(comm: *mut c_int, comm_keyval: *mut c_int, attribute_val: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -2007,7 +2008,7 @@ unsafe fn f_mpi_comm_set_attr(comm: *mut c_int, comm_keyval: *mut c_int, attribu
     }
 }
 fortran_names!(f_mpi_comm_set_attr(comm: *mut c_int, comm_keyval: *mut c_int, attribute_val: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_set_attr_ mpi_comm_set_attr__ mpi_comm_set_attr MPI_COMM_SET_ATTR pmpi_comm_set_attr_ pmpi_comm_set_attr__ pmpi_comm_set_attr PMPI_COMM_SET_ATTR);
+    mpi_comm_set_attr_ mpi_comm_set_attr__ mpi_comm_set_attr MPI_COMM_SET_ATTR pmpi_comm_set_attr_ pmpi_comm_set_attr__ pmpi_comm_set_attr PMPI_COMM_SET_ATTR mpi_comm_set_attr_f08_);
 
 /// Fortran MPI_COMM_SET_ERRHANDLER.
 unsafe fn f_mpi_comm_set_errhandler(comm: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2019,7 +2020,7 @@ unsafe fn f_mpi_comm_set_errhandler(comm: *mut c_int, errhandler: *mut c_int, ie
     }
 }
 fortran_names!(f_mpi_comm_set_errhandler(comm: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_set_errhandler_ mpi_comm_set_errhandler__ mpi_comm_set_errhandler MPI_COMM_SET_ERRHANDLER pmpi_comm_set_errhandler_ pmpi_comm_set_errhandler__ pmpi_comm_set_errhandler PMPI_COMM_SET_ERRHANDLER);
+    mpi_comm_set_errhandler_ mpi_comm_set_errhandler__ mpi_comm_set_errhandler MPI_COMM_SET_ERRHANDLER pmpi_comm_set_errhandler_ pmpi_comm_set_errhandler__ pmpi_comm_set_errhandler PMPI_COMM_SET_ERRHANDLER mpi_comm_set_errhandler_f08_);
 
 /// Fortran MPI_COMM_SET_INFO.
 unsafe fn f_mpi_comm_set_info(comm: *mut c_int, info: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2031,7 +2032,7 @@ unsafe fn f_mpi_comm_set_info(comm: *mut c_int, info: *mut c_int, ierror: *mut M
     }
 }
 fortran_names!(f_mpi_comm_set_info(comm: *mut c_int, info: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_set_info_ mpi_comm_set_info__ mpi_comm_set_info MPI_COMM_SET_INFO pmpi_comm_set_info_ pmpi_comm_set_info__ pmpi_comm_set_info PMPI_COMM_SET_INFO);
+    mpi_comm_set_info_ mpi_comm_set_info__ mpi_comm_set_info MPI_COMM_SET_INFO pmpi_comm_set_info_ pmpi_comm_set_info__ pmpi_comm_set_info PMPI_COMM_SET_INFO mpi_comm_set_info_f08_);
 
 /// Fortran MPI_COMM_SET_NAME.
 unsafe fn f_mpi_comm_set_name(comm: *mut c_int, comm_name: *mut c_char, ierror: *mut MPI_Fint, comm_name_len: usize) -> () {
@@ -2044,7 +2045,7 @@ unsafe fn f_mpi_comm_set_name(comm: *mut c_int, comm_name: *mut c_char, ierror: 
     }
 }
 fortran_names!(f_mpi_comm_set_name(comm: *mut c_int, comm_name: *mut c_char, ierror: *mut MPI_Fint, comm_name_len: usize) -> ();
-    mpi_comm_set_name_ mpi_comm_set_name__ mpi_comm_set_name MPI_COMM_SET_NAME pmpi_comm_set_name_ pmpi_comm_set_name__ pmpi_comm_set_name PMPI_COMM_SET_NAME);
+    mpi_comm_set_name_ mpi_comm_set_name__ mpi_comm_set_name MPI_COMM_SET_NAME pmpi_comm_set_name_ pmpi_comm_set_name__ pmpi_comm_set_name PMPI_COMM_SET_NAME mpi_comm_set_name_f08_);
 
 /// Fortran MPI_COMM_SIZE.
 unsafe fn f_mpi_comm_size(comm: *mut c_int, size: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2056,7 +2057,7 @@ unsafe fn f_mpi_comm_size(comm: *mut c_int, size: *mut c_int, ierror: *mut MPI_F
     }
 }
 fortran_names!(f_mpi_comm_size(comm: *mut c_int, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_size_ mpi_comm_size__ mpi_comm_size MPI_COMM_SIZE pmpi_comm_size_ pmpi_comm_size__ pmpi_comm_size PMPI_COMM_SIZE);
+    mpi_comm_size_ mpi_comm_size__ mpi_comm_size MPI_COMM_SIZE pmpi_comm_size_ pmpi_comm_size__ pmpi_comm_size PMPI_COMM_SIZE mpi_comm_size_f08_);
 
 /// Fortran MPI_COMM_SPAWN.
 unsafe fn f_mpi_comm_spawn(command: *mut c_char, argv: *mut c_char, maxprocs: *mut c_int, info: *mut c_int, root: *mut c_int, comm: *mut c_int, intercomm: *mut c_int, array_of_errcodes: *mut c_int, ierror: *mut MPI_Fint, command_len: usize, argv_len: usize) -> () {
@@ -2070,7 +2071,7 @@ unsafe fn f_mpi_comm_spawn(command: *mut c_char, argv: *mut c_char, maxprocs: *m
     }
 }
 fortran_names!(f_mpi_comm_spawn(command: *mut c_char, argv: *mut c_char, maxprocs: *mut c_int, info: *mut c_int, root: *mut c_int, comm: *mut c_int, intercomm: *mut c_int, array_of_errcodes: *mut c_int, ierror: *mut MPI_Fint, command_len: usize, argv_len: usize) -> ();
-    mpi_comm_spawn_ mpi_comm_spawn__ mpi_comm_spawn MPI_COMM_SPAWN pmpi_comm_spawn_ pmpi_comm_spawn__ pmpi_comm_spawn PMPI_COMM_SPAWN);
+    mpi_comm_spawn_ mpi_comm_spawn__ mpi_comm_spawn MPI_COMM_SPAWN pmpi_comm_spawn_ pmpi_comm_spawn__ pmpi_comm_spawn PMPI_COMM_SPAWN mpi_comm_spawn_f08_);
 
 /// Fortran MPI_COMM_SPLIT.
 unsafe fn f_mpi_comm_split(comm: *mut c_int, color: *mut c_int, key: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2082,7 +2083,7 @@ unsafe fn f_mpi_comm_split(comm: *mut c_int, color: *mut c_int, key: *mut c_int,
     }
 }
 fortran_names!(f_mpi_comm_split(comm: *mut c_int, color: *mut c_int, key: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_split_ mpi_comm_split__ mpi_comm_split MPI_COMM_SPLIT pmpi_comm_split_ pmpi_comm_split__ pmpi_comm_split PMPI_COMM_SPLIT);
+    mpi_comm_split_ mpi_comm_split__ mpi_comm_split MPI_COMM_SPLIT pmpi_comm_split_ pmpi_comm_split__ pmpi_comm_split PMPI_COMM_SPLIT mpi_comm_split_f08_);
 
 /// Fortran MPI_COMM_SPLIT_TYPE.
 unsafe fn f_mpi_comm_split_type(comm: *mut c_int, split_type: *mut c_int, key: *mut c_int, info: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2094,7 +2095,7 @@ unsafe fn f_mpi_comm_split_type(comm: *mut c_int, split_type: *mut c_int, key: *
     }
 }
 fortran_names!(f_mpi_comm_split_type(comm: *mut c_int, split_type: *mut c_int, key: *mut c_int, info: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_split_type_ mpi_comm_split_type__ mpi_comm_split_type MPI_COMM_SPLIT_TYPE pmpi_comm_split_type_ pmpi_comm_split_type__ pmpi_comm_split_type PMPI_COMM_SPLIT_TYPE);
+    mpi_comm_split_type_ mpi_comm_split_type__ mpi_comm_split_type MPI_COMM_SPLIT_TYPE pmpi_comm_split_type_ pmpi_comm_split_type__ pmpi_comm_split_type PMPI_COMM_SPLIT_TYPE mpi_comm_split_type_f08_);
 
 /// Fortran MPI_COMM_TEST_INTER.
 unsafe fn f_mpi_comm_test_inter(comm: *mut c_int, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2108,7 +2109,7 @@ unsafe fn f_mpi_comm_test_inter(comm: *mut c_int, flag: *mut c_int, ierror: *mut
     }
 }
 fortran_names!(f_mpi_comm_test_inter(comm: *mut c_int, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_test_inter_ mpi_comm_test_inter__ mpi_comm_test_inter MPI_COMM_TEST_INTER pmpi_comm_test_inter_ pmpi_comm_test_inter__ pmpi_comm_test_inter PMPI_COMM_TEST_INTER);
+    mpi_comm_test_inter_ mpi_comm_test_inter__ mpi_comm_test_inter MPI_COMM_TEST_INTER pmpi_comm_test_inter_ pmpi_comm_test_inter__ pmpi_comm_test_inter PMPI_COMM_TEST_INTER mpi_comm_test_inter_f08_);
 
 /// Fortran MPI_COMPARE_AND_SWAP.
 unsafe fn f_mpi_compare_and_swap(origin_addr: *mut c_void, compare_addr: *mut c_void, result_addr: *mut c_void, datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2120,7 +2121,7 @@ unsafe fn f_mpi_compare_and_swap(origin_addr: *mut c_void, compare_addr: *mut c_
     }
 }
 fortran_names!(f_mpi_compare_and_swap(origin_addr: *mut c_void, compare_addr: *mut c_void, result_addr: *mut c_void, datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_compare_and_swap_ mpi_compare_and_swap__ mpi_compare_and_swap MPI_COMPARE_AND_SWAP pmpi_compare_and_swap_ pmpi_compare_and_swap__ pmpi_compare_and_swap PMPI_COMPARE_AND_SWAP);
+    mpi_compare_and_swap_ mpi_compare_and_swap__ mpi_compare_and_swap MPI_COMPARE_AND_SWAP pmpi_compare_and_swap_ pmpi_compare_and_swap__ pmpi_compare_and_swap PMPI_COMPARE_AND_SWAP mpi_compare_and_swap_f08_);
 
 /// Fortran MPI_DIMS_CREATE.
 unsafe fn f_mpi_dims_create(nnodes: *mut c_int, ndims: *mut c_int, dims: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2132,7 +2133,7 @@ unsafe fn f_mpi_dims_create(nnodes: *mut c_int, ndims: *mut c_int, dims: *mut c_
     }
 }
 fortran_names!(f_mpi_dims_create(nnodes: *mut c_int, ndims: *mut c_int, dims: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_dims_create_ mpi_dims_create__ mpi_dims_create MPI_DIMS_CREATE pmpi_dims_create_ pmpi_dims_create__ pmpi_dims_create PMPI_DIMS_CREATE);
+    mpi_dims_create_ mpi_dims_create__ mpi_dims_create MPI_DIMS_CREATE pmpi_dims_create_ pmpi_dims_create__ pmpi_dims_create PMPI_DIMS_CREATE mpi_dims_create_f08_);
 
 /// Fortran MPI_DIST_GRAPH_CREATE.
 unsafe fn f_mpi_dist_graph_create(comm_old: *mut c_int, n: *mut c_int, sources: *mut c_int, degrees: *mut c_int, destinations: *mut c_int, weights: *mut c_int, info: *mut c_int, reorder: *mut c_int, comm_dist_graph: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2144,7 +2145,7 @@ unsafe fn f_mpi_dist_graph_create(comm_old: *mut c_int, n: *mut c_int, sources: 
     }
 }
 fortran_names!(f_mpi_dist_graph_create(comm_old: *mut c_int, n: *mut c_int, sources: *mut c_int, degrees: *mut c_int, destinations: *mut c_int, weights: *mut c_int, info: *mut c_int, reorder: *mut c_int, comm_dist_graph: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_dist_graph_create_ mpi_dist_graph_create__ mpi_dist_graph_create MPI_DIST_GRAPH_CREATE pmpi_dist_graph_create_ pmpi_dist_graph_create__ pmpi_dist_graph_create PMPI_DIST_GRAPH_CREATE);
+    mpi_dist_graph_create_ mpi_dist_graph_create__ mpi_dist_graph_create MPI_DIST_GRAPH_CREATE pmpi_dist_graph_create_ pmpi_dist_graph_create__ pmpi_dist_graph_create PMPI_DIST_GRAPH_CREATE mpi_dist_graph_create_f08_);
 
 /// Fortran MPI_DIST_GRAPH_CREATE_ADJACENT.
 unsafe fn f_mpi_dist_graph_create_adjacent(comm_old: *mut c_int, indegree: *mut c_int, sources: *mut c_int, sourceweights: *mut c_int, outdegree: *mut c_int, destinations: *mut c_int, destweights: *mut c_int, info: *mut c_int, reorder: *mut c_int, comm_dist_graph: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2156,7 +2157,7 @@ unsafe fn f_mpi_dist_graph_create_adjacent(comm_old: *mut c_int, indegree: *mut 
     }
 }
 fortran_names!(f_mpi_dist_graph_create_adjacent(comm_old: *mut c_int, indegree: *mut c_int, sources: *mut c_int, sourceweights: *mut c_int, outdegree: *mut c_int, destinations: *mut c_int, destweights: *mut c_int, info: *mut c_int, reorder: *mut c_int, comm_dist_graph: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_dist_graph_create_adjacent_ mpi_dist_graph_create_adjacent__ mpi_dist_graph_create_adjacent MPI_DIST_GRAPH_CREATE_ADJACENT pmpi_dist_graph_create_adjacent_ pmpi_dist_graph_create_adjacent__ pmpi_dist_graph_create_adjacent PMPI_DIST_GRAPH_CREATE_ADJACENT);
+    mpi_dist_graph_create_adjacent_ mpi_dist_graph_create_adjacent__ mpi_dist_graph_create_adjacent MPI_DIST_GRAPH_CREATE_ADJACENT pmpi_dist_graph_create_adjacent_ pmpi_dist_graph_create_adjacent__ pmpi_dist_graph_create_adjacent PMPI_DIST_GRAPH_CREATE_ADJACENT mpi_dist_graph_create_adjacent_f08_);
 
 /// Fortran MPI_DIST_GRAPH_NEIGHBORS.
 unsafe fn f_mpi_dist_graph_neighbors(comm: *mut c_int, maxindegree: *mut c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: *mut c_int, destinations: *mut c_int, destweights: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2168,7 +2169,7 @@ unsafe fn f_mpi_dist_graph_neighbors(comm: *mut c_int, maxindegree: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_dist_graph_neighbors(comm: *mut c_int, maxindegree: *mut c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: *mut c_int, destinations: *mut c_int, destweights: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_dist_graph_neighbors_ mpi_dist_graph_neighbors__ mpi_dist_graph_neighbors MPI_DIST_GRAPH_NEIGHBORS pmpi_dist_graph_neighbors_ pmpi_dist_graph_neighbors__ pmpi_dist_graph_neighbors PMPI_DIST_GRAPH_NEIGHBORS);
+    mpi_dist_graph_neighbors_ mpi_dist_graph_neighbors__ mpi_dist_graph_neighbors MPI_DIST_GRAPH_NEIGHBORS pmpi_dist_graph_neighbors_ pmpi_dist_graph_neighbors__ pmpi_dist_graph_neighbors PMPI_DIST_GRAPH_NEIGHBORS mpi_dist_graph_neighbors_f08_);
 
 /// Fortran MPI_DIST_GRAPH_NEIGHBORS_COUNT.
 unsafe fn f_mpi_dist_graph_neighbors_count(comm: *mut c_int, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2182,7 +2183,7 @@ unsafe fn f_mpi_dist_graph_neighbors_count(comm: *mut c_int, indegree: *mut c_in
     }
 }
 fortran_names!(f_mpi_dist_graph_neighbors_count(comm: *mut c_int, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_dist_graph_neighbors_count_ mpi_dist_graph_neighbors_count__ mpi_dist_graph_neighbors_count MPI_DIST_GRAPH_NEIGHBORS_COUNT pmpi_dist_graph_neighbors_count_ pmpi_dist_graph_neighbors_count__ pmpi_dist_graph_neighbors_count PMPI_DIST_GRAPH_NEIGHBORS_COUNT);
+    mpi_dist_graph_neighbors_count_ mpi_dist_graph_neighbors_count__ mpi_dist_graph_neighbors_count MPI_DIST_GRAPH_NEIGHBORS_COUNT pmpi_dist_graph_neighbors_count_ pmpi_dist_graph_neighbors_count__ pmpi_dist_graph_neighbors_count PMPI_DIST_GRAPH_NEIGHBORS_COUNT mpi_dist_graph_neighbors_count_f08_);
 
 /// Fortran MPI_ERRHANDLER_CREATE.
 unsafe fn f_mpi_errhandler_create(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2194,7 +2195,7 @@ unsafe fn f_mpi_errhandler_create(comm_errhandler_fn: MPI_Comm_errhandler_functi
     }
 }
 fortran_names!(f_mpi_errhandler_create(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_errhandler_create_ mpi_errhandler_create__ mpi_errhandler_create MPI_ERRHANDLER_CREATE pmpi_errhandler_create_ pmpi_errhandler_create__ pmpi_errhandler_create PMPI_ERRHANDLER_CREATE);
+    mpi_errhandler_create_ mpi_errhandler_create__ mpi_errhandler_create MPI_ERRHANDLER_CREATE pmpi_errhandler_create_ pmpi_errhandler_create__ pmpi_errhandler_create PMPI_ERRHANDLER_CREATE mpi_errhandler_create_f08_);
 
 /// Fortran MPI_ERRHANDLER_FREE.
 unsafe fn f_mpi_errhandler_free(errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2206,7 +2207,7 @@ unsafe fn f_mpi_errhandler_free(errhandler: *mut c_int, ierror: *mut MPI_Fint) -
     }
 }
 fortran_names!(f_mpi_errhandler_free(errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_errhandler_free_ mpi_errhandler_free__ mpi_errhandler_free MPI_ERRHANDLER_FREE pmpi_errhandler_free_ pmpi_errhandler_free__ pmpi_errhandler_free PMPI_ERRHANDLER_FREE);
+    mpi_errhandler_free_ mpi_errhandler_free__ mpi_errhandler_free MPI_ERRHANDLER_FREE pmpi_errhandler_free_ pmpi_errhandler_free__ pmpi_errhandler_free PMPI_ERRHANDLER_FREE mpi_errhandler_free_f08_);
 
 /// Fortran MPI_ERRHANDLER_GET.
 unsafe fn f_mpi_errhandler_get(comm: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2218,7 +2219,7 @@ unsafe fn f_mpi_errhandler_get(comm: *mut c_int, errhandler: *mut c_int, ierror:
     }
 }
 fortran_names!(f_mpi_errhandler_get(comm: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_errhandler_get_ mpi_errhandler_get__ mpi_errhandler_get MPI_ERRHANDLER_GET pmpi_errhandler_get_ pmpi_errhandler_get__ pmpi_errhandler_get PMPI_ERRHANDLER_GET);
+    mpi_errhandler_get_ mpi_errhandler_get__ mpi_errhandler_get MPI_ERRHANDLER_GET pmpi_errhandler_get_ pmpi_errhandler_get__ pmpi_errhandler_get PMPI_ERRHANDLER_GET mpi_errhandler_get_f08_);
 
 /// Fortran MPI_ERRHANDLER_SET.
 unsafe fn f_mpi_errhandler_set(comm: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2230,7 +2231,7 @@ unsafe fn f_mpi_errhandler_set(comm: *mut c_int, errhandler: *mut c_int, ierror:
     }
 }
 fortran_names!(f_mpi_errhandler_set(comm: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_errhandler_set_ mpi_errhandler_set__ mpi_errhandler_set MPI_ERRHANDLER_SET pmpi_errhandler_set_ pmpi_errhandler_set__ pmpi_errhandler_set PMPI_ERRHANDLER_SET);
+    mpi_errhandler_set_ mpi_errhandler_set__ mpi_errhandler_set MPI_ERRHANDLER_SET pmpi_errhandler_set_ pmpi_errhandler_set__ pmpi_errhandler_set PMPI_ERRHANDLER_SET mpi_errhandler_set_f08_);
 
 /// Fortran MPI_ERROR_CLASS.
 unsafe fn f_mpi_error_class(errorcode: *mut c_int, errorclass: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2242,7 +2243,7 @@ unsafe fn f_mpi_error_class(errorcode: *mut c_int, errorclass: *mut c_int, ierro
     }
 }
 fortran_names!(f_mpi_error_class(errorcode: *mut c_int, errorclass: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_error_class_ mpi_error_class__ mpi_error_class MPI_ERROR_CLASS pmpi_error_class_ pmpi_error_class__ pmpi_error_class PMPI_ERROR_CLASS);
+    mpi_error_class_ mpi_error_class__ mpi_error_class MPI_ERROR_CLASS pmpi_error_class_ pmpi_error_class__ pmpi_error_class PMPI_ERROR_CLASS mpi_error_class_f08_);
 
 /// Fortran MPI_ERROR_STRING.
 unsafe fn f_mpi_error_string(errorcode: *mut c_int, string: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, string_len: usize) -> () {
@@ -2256,7 +2257,7 @@ unsafe fn f_mpi_error_string(errorcode: *mut c_int, string: *mut c_char, resultl
     }
 }
 fortran_names!(f_mpi_error_string(errorcode: *mut c_int, string: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, string_len: usize) -> ();
-    mpi_error_string_ mpi_error_string__ mpi_error_string MPI_ERROR_STRING pmpi_error_string_ pmpi_error_string__ pmpi_error_string PMPI_ERROR_STRING);
+    mpi_error_string_ mpi_error_string__ mpi_error_string MPI_ERROR_STRING pmpi_error_string_ pmpi_error_string__ pmpi_error_string PMPI_ERROR_STRING mpi_error_string_f08_);
 
 /// Fortran MPI_EXSCAN.
 unsafe fn f_mpi_exscan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2268,7 +2269,7 @@ unsafe fn f_mpi_exscan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c
     }
 }
 fortran_names!(f_mpi_exscan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_exscan_ mpi_exscan__ mpi_exscan MPI_EXSCAN pmpi_exscan_ pmpi_exscan__ pmpi_exscan PMPI_EXSCAN);
+    mpi_exscan_ mpi_exscan__ mpi_exscan MPI_EXSCAN pmpi_exscan_ pmpi_exscan__ pmpi_exscan PMPI_EXSCAN mpi_exscan_f08_);
 
 /// Fortran MPI_FETCH_AND_OP.
 unsafe fn f_mpi_fetch_and_op(origin_addr: *mut c_void, result_addr: *mut c_void, datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, op: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2280,7 +2281,7 @@ unsafe fn f_mpi_fetch_and_op(origin_addr: *mut c_void, result_addr: *mut c_void,
     }
 }
 fortran_names!(f_mpi_fetch_and_op(origin_addr: *mut c_void, result_addr: *mut c_void, datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, op: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_fetch_and_op_ mpi_fetch_and_op__ mpi_fetch_and_op MPI_FETCH_AND_OP pmpi_fetch_and_op_ pmpi_fetch_and_op__ pmpi_fetch_and_op PMPI_FETCH_AND_OP);
+    mpi_fetch_and_op_ mpi_fetch_and_op__ mpi_fetch_and_op MPI_FETCH_AND_OP pmpi_fetch_and_op_ pmpi_fetch_and_op__ pmpi_fetch_and_op PMPI_FETCH_AND_OP mpi_fetch_and_op_f08_);
 
 /// Fortran MPI_FILE_CALL_ERRHANDLER.
 unsafe fn f_mpi_file_call_errhandler(fh: *mut MPI_Fint, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2292,7 +2293,7 @@ unsafe fn f_mpi_file_call_errhandler(fh: *mut MPI_Fint, errorcode: *mut c_int, i
     }
 }
 fortran_names!(f_mpi_file_call_errhandler(fh: *mut MPI_Fint, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_call_errhandler_ mpi_file_call_errhandler__ mpi_file_call_errhandler MPI_FILE_CALL_ERRHANDLER pmpi_file_call_errhandler_ pmpi_file_call_errhandler__ pmpi_file_call_errhandler PMPI_FILE_CALL_ERRHANDLER);
+    mpi_file_call_errhandler_ mpi_file_call_errhandler__ mpi_file_call_errhandler MPI_FILE_CALL_ERRHANDLER pmpi_file_call_errhandler_ pmpi_file_call_errhandler__ pmpi_file_call_errhandler PMPI_FILE_CALL_ERRHANDLER mpi_file_call_errhandler_f08_);
 
 /// Fortran MPI_FILE_CLOSE.
 unsafe fn f_mpi_file_close(fh: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2306,7 +2307,7 @@ unsafe fn f_mpi_file_close(fh: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_file_close(fh: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_close_ mpi_file_close__ mpi_file_close MPI_FILE_CLOSE pmpi_file_close_ pmpi_file_close__ pmpi_file_close PMPI_FILE_CLOSE);
+    mpi_file_close_ mpi_file_close__ mpi_file_close MPI_FILE_CLOSE pmpi_file_close_ pmpi_file_close__ pmpi_file_close PMPI_FILE_CLOSE mpi_file_close_f08_);
 
 /// Fortran MPI_FILE_CREATE_ERRHANDLER.
 unsafe fn f_mpi_file_create_errhandler(file_errhandler_fn: MPI_File_errhandler_function, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2318,7 +2319,7 @@ unsafe fn f_mpi_file_create_errhandler(file_errhandler_fn: MPI_File_errhandler_f
     }
 }
 fortran_names!(f_mpi_file_create_errhandler(file_errhandler_fn: MPI_File_errhandler_function, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_create_errhandler_ mpi_file_create_errhandler__ mpi_file_create_errhandler MPI_FILE_CREATE_ERRHANDLER pmpi_file_create_errhandler_ pmpi_file_create_errhandler__ pmpi_file_create_errhandler PMPI_FILE_CREATE_ERRHANDLER);
+    mpi_file_create_errhandler_ mpi_file_create_errhandler__ mpi_file_create_errhandler MPI_FILE_CREATE_ERRHANDLER pmpi_file_create_errhandler_ pmpi_file_create_errhandler__ pmpi_file_create_errhandler PMPI_FILE_CREATE_ERRHANDLER mpi_file_create_errhandler_f08_);
 
 /// Fortran MPI_FILE_DELETE.
 unsafe fn f_mpi_file_delete(filename: *mut c_char, info: *mut c_int, ierror: *mut MPI_Fint, filename_len: usize) -> () {
@@ -2331,7 +2332,7 @@ unsafe fn f_mpi_file_delete(filename: *mut c_char, info: *mut c_int, ierror: *mu
     }
 }
 fortran_names!(f_mpi_file_delete(filename: *mut c_char, info: *mut c_int, ierror: *mut MPI_Fint, filename_len: usize) -> ();
-    mpi_file_delete_ mpi_file_delete__ mpi_file_delete MPI_FILE_DELETE pmpi_file_delete_ pmpi_file_delete__ pmpi_file_delete PMPI_FILE_DELETE);
+    mpi_file_delete_ mpi_file_delete__ mpi_file_delete MPI_FILE_DELETE pmpi_file_delete_ pmpi_file_delete__ pmpi_file_delete PMPI_FILE_DELETE mpi_file_delete_f08_);
 
 /// Fortran MPI_FILE_GET_AMODE.
 unsafe fn f_mpi_file_get_amode(fh: *mut MPI_Fint, amode: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2343,7 +2344,7 @@ unsafe fn f_mpi_file_get_amode(fh: *mut MPI_Fint, amode: *mut c_int, ierror: *mu
     }
 }
 fortran_names!(f_mpi_file_get_amode(fh: *mut MPI_Fint, amode: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_get_amode_ mpi_file_get_amode__ mpi_file_get_amode MPI_FILE_GET_AMODE pmpi_file_get_amode_ pmpi_file_get_amode__ pmpi_file_get_amode PMPI_FILE_GET_AMODE);
+    mpi_file_get_amode_ mpi_file_get_amode__ mpi_file_get_amode MPI_FILE_GET_AMODE pmpi_file_get_amode_ pmpi_file_get_amode__ pmpi_file_get_amode PMPI_FILE_GET_AMODE mpi_file_get_amode_f08_);
 
 /// Fortran MPI_FILE_GET_ATOMICITY.
 unsafe fn f_mpi_file_get_atomicity(fh: *mut MPI_Fint, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2357,7 +2358,7 @@ unsafe fn f_mpi_file_get_atomicity(fh: *mut MPI_Fint, flag: *mut c_int, ierror: 
     }
 }
 fortran_names!(f_mpi_file_get_atomicity(fh: *mut MPI_Fint, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_get_atomicity_ mpi_file_get_atomicity__ mpi_file_get_atomicity MPI_FILE_GET_ATOMICITY pmpi_file_get_atomicity_ pmpi_file_get_atomicity__ pmpi_file_get_atomicity PMPI_FILE_GET_ATOMICITY);
+    mpi_file_get_atomicity_ mpi_file_get_atomicity__ mpi_file_get_atomicity MPI_FILE_GET_ATOMICITY pmpi_file_get_atomicity_ pmpi_file_get_atomicity__ pmpi_file_get_atomicity PMPI_FILE_GET_ATOMICITY mpi_file_get_atomicity_f08_);
 
 /// Fortran MPI_FILE_GET_BYTE_OFFSET.
 unsafe fn f_mpi_file_get_byte_offset(fh: *mut MPI_Fint, offset: *mut MPI_Offset, disp: *mut MPI_Offset, ierror: *mut MPI_Fint) -> () {
@@ -2369,7 +2370,7 @@ unsafe fn f_mpi_file_get_byte_offset(fh: *mut MPI_Fint, offset: *mut MPI_Offset,
     }
 }
 fortran_names!(f_mpi_file_get_byte_offset(fh: *mut MPI_Fint, offset: *mut MPI_Offset, disp: *mut MPI_Offset, ierror: *mut MPI_Fint) -> ();
-    mpi_file_get_byte_offset_ mpi_file_get_byte_offset__ mpi_file_get_byte_offset MPI_FILE_GET_BYTE_OFFSET pmpi_file_get_byte_offset_ pmpi_file_get_byte_offset__ pmpi_file_get_byte_offset PMPI_FILE_GET_BYTE_OFFSET);
+    mpi_file_get_byte_offset_ mpi_file_get_byte_offset__ mpi_file_get_byte_offset MPI_FILE_GET_BYTE_OFFSET pmpi_file_get_byte_offset_ pmpi_file_get_byte_offset__ pmpi_file_get_byte_offset PMPI_FILE_GET_BYTE_OFFSET mpi_file_get_byte_offset_f08_);
 
 /// Fortran MPI_FILE_GET_ERRHANDLER.
 unsafe fn f_mpi_file_get_errhandler(file: *mut MPI_Fint, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2381,7 +2382,7 @@ unsafe fn f_mpi_file_get_errhandler(file: *mut MPI_Fint, errhandler: *mut c_int,
     }
 }
 fortran_names!(f_mpi_file_get_errhandler(file: *mut MPI_Fint, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_get_errhandler_ mpi_file_get_errhandler__ mpi_file_get_errhandler MPI_FILE_GET_ERRHANDLER pmpi_file_get_errhandler_ pmpi_file_get_errhandler__ pmpi_file_get_errhandler PMPI_FILE_GET_ERRHANDLER);
+    mpi_file_get_errhandler_ mpi_file_get_errhandler__ mpi_file_get_errhandler MPI_FILE_GET_ERRHANDLER pmpi_file_get_errhandler_ pmpi_file_get_errhandler__ pmpi_file_get_errhandler PMPI_FILE_GET_ERRHANDLER mpi_file_get_errhandler_f08_);
 
 /// Fortran MPI_FILE_GET_GROUP.
 unsafe fn f_mpi_file_get_group(fh: *mut MPI_Fint, group: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2393,7 +2394,7 @@ unsafe fn f_mpi_file_get_group(fh: *mut MPI_Fint, group: *mut c_int, ierror: *mu
     }
 }
 fortran_names!(f_mpi_file_get_group(fh: *mut MPI_Fint, group: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_get_group_ mpi_file_get_group__ mpi_file_get_group MPI_FILE_GET_GROUP pmpi_file_get_group_ pmpi_file_get_group__ pmpi_file_get_group PMPI_FILE_GET_GROUP);
+    mpi_file_get_group_ mpi_file_get_group__ mpi_file_get_group MPI_FILE_GET_GROUP pmpi_file_get_group_ pmpi_file_get_group__ pmpi_file_get_group PMPI_FILE_GET_GROUP mpi_file_get_group_f08_);
 
 /// Fortran MPI_FILE_GET_INFO.
 unsafe fn f_mpi_file_get_info(fh: *mut MPI_Fint, info_used: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2405,7 +2406,7 @@ unsafe fn f_mpi_file_get_info(fh: *mut MPI_Fint, info_used: *mut c_int, ierror: 
     }
 }
 fortran_names!(f_mpi_file_get_info(fh: *mut MPI_Fint, info_used: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_get_info_ mpi_file_get_info__ mpi_file_get_info MPI_FILE_GET_INFO pmpi_file_get_info_ pmpi_file_get_info__ pmpi_file_get_info PMPI_FILE_GET_INFO);
+    mpi_file_get_info_ mpi_file_get_info__ mpi_file_get_info MPI_FILE_GET_INFO pmpi_file_get_info_ pmpi_file_get_info__ pmpi_file_get_info PMPI_FILE_GET_INFO mpi_file_get_info_f08_);
 
 /// Fortran MPI_FILE_GET_POSITION.
 unsafe fn f_mpi_file_get_position(fh: *mut MPI_Fint, offset: *mut MPI_Offset, ierror: *mut MPI_Fint) -> () {
@@ -2417,7 +2418,7 @@ unsafe fn f_mpi_file_get_position(fh: *mut MPI_Fint, offset: *mut MPI_Offset, ie
     }
 }
 fortran_names!(f_mpi_file_get_position(fh: *mut MPI_Fint, offset: *mut MPI_Offset, ierror: *mut MPI_Fint) -> ();
-    mpi_file_get_position_ mpi_file_get_position__ mpi_file_get_position MPI_FILE_GET_POSITION pmpi_file_get_position_ pmpi_file_get_position__ pmpi_file_get_position PMPI_FILE_GET_POSITION);
+    mpi_file_get_position_ mpi_file_get_position__ mpi_file_get_position MPI_FILE_GET_POSITION pmpi_file_get_position_ pmpi_file_get_position__ pmpi_file_get_position PMPI_FILE_GET_POSITION mpi_file_get_position_f08_);
 
 /// Fortran MPI_FILE_GET_POSITION_SHARED.
 unsafe fn f_mpi_file_get_position_shared(fh: *mut MPI_Fint, offset: *mut MPI_Offset, ierror: *mut MPI_Fint) -> () {
@@ -2429,7 +2430,7 @@ unsafe fn f_mpi_file_get_position_shared(fh: *mut MPI_Fint, offset: *mut MPI_Off
     }
 }
 fortran_names!(f_mpi_file_get_position_shared(fh: *mut MPI_Fint, offset: *mut MPI_Offset, ierror: *mut MPI_Fint) -> ();
-    mpi_file_get_position_shared_ mpi_file_get_position_shared__ mpi_file_get_position_shared MPI_FILE_GET_POSITION_SHARED pmpi_file_get_position_shared_ pmpi_file_get_position_shared__ pmpi_file_get_position_shared PMPI_FILE_GET_POSITION_SHARED);
+    mpi_file_get_position_shared_ mpi_file_get_position_shared__ mpi_file_get_position_shared MPI_FILE_GET_POSITION_SHARED pmpi_file_get_position_shared_ pmpi_file_get_position_shared__ pmpi_file_get_position_shared PMPI_FILE_GET_POSITION_SHARED mpi_file_get_position_shared_f08_);
 
 /// Fortran MPI_FILE_GET_SIZE.
 unsafe fn f_mpi_file_get_size(fh: *mut MPI_Fint, size: *mut MPI_Offset, ierror: *mut MPI_Fint) -> () {
@@ -2441,7 +2442,7 @@ unsafe fn f_mpi_file_get_size(fh: *mut MPI_Fint, size: *mut MPI_Offset, ierror: 
     }
 }
 fortran_names!(f_mpi_file_get_size(fh: *mut MPI_Fint, size: *mut MPI_Offset, ierror: *mut MPI_Fint) -> ();
-    mpi_file_get_size_ mpi_file_get_size__ mpi_file_get_size MPI_FILE_GET_SIZE pmpi_file_get_size_ pmpi_file_get_size__ pmpi_file_get_size PMPI_FILE_GET_SIZE);
+    mpi_file_get_size_ mpi_file_get_size__ mpi_file_get_size MPI_FILE_GET_SIZE pmpi_file_get_size_ pmpi_file_get_size__ pmpi_file_get_size PMPI_FILE_GET_SIZE mpi_file_get_size_f08_);
 
 /// Fortran MPI_FILE_GET_TYPE_EXTENT.
 unsafe fn f_mpi_file_get_type_extent(fh: *mut MPI_Fint, datatype: *mut c_int, extent: *mut MPI_Aint, ierror: *mut MPI_Fint) -> () {
@@ -2453,7 +2454,7 @@ unsafe fn f_mpi_file_get_type_extent(fh: *mut MPI_Fint, datatype: *mut c_int, ex
     }
 }
 fortran_names!(f_mpi_file_get_type_extent(fh: *mut MPI_Fint, datatype: *mut c_int, extent: *mut MPI_Aint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_get_type_extent_ mpi_file_get_type_extent__ mpi_file_get_type_extent MPI_FILE_GET_TYPE_EXTENT pmpi_file_get_type_extent_ pmpi_file_get_type_extent__ pmpi_file_get_type_extent PMPI_FILE_GET_TYPE_EXTENT);
+    mpi_file_get_type_extent_ mpi_file_get_type_extent__ mpi_file_get_type_extent MPI_FILE_GET_TYPE_EXTENT pmpi_file_get_type_extent_ pmpi_file_get_type_extent__ pmpi_file_get_type_extent PMPI_FILE_GET_TYPE_EXTENT mpi_file_get_type_extent_f08_);
 
 /// Fortran MPI_FILE_GET_VIEW.
 unsafe fn f_mpi_file_get_view(fh: *mut MPI_Fint, disp: *mut MPI_Offset, etype: *mut c_int, filetype: *mut c_int, datarep: *mut c_char, ierror: *mut MPI_Fint, datarep_len: usize) -> () {
@@ -2467,7 +2468,7 @@ unsafe fn f_mpi_file_get_view(fh: *mut MPI_Fint, disp: *mut MPI_Offset, etype: *
     }
 }
 fortran_names!(f_mpi_file_get_view(fh: *mut MPI_Fint, disp: *mut MPI_Offset, etype: *mut c_int, filetype: *mut c_int, datarep: *mut c_char, ierror: *mut MPI_Fint, datarep_len: usize) -> ();
-    mpi_file_get_view_ mpi_file_get_view__ mpi_file_get_view MPI_FILE_GET_VIEW pmpi_file_get_view_ pmpi_file_get_view__ pmpi_file_get_view PMPI_FILE_GET_VIEW);
+    mpi_file_get_view_ mpi_file_get_view__ mpi_file_get_view MPI_FILE_GET_VIEW pmpi_file_get_view_ pmpi_file_get_view__ pmpi_file_get_view PMPI_FILE_GET_VIEW mpi_file_get_view_f08_);
 
 /// Fortran MPI_FILE_IREAD.
 unsafe fn f_mpi_file_iread(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2479,7 +2480,7 @@ unsafe fn f_mpi_file_iread(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_in
     }
 }
 fortran_names!(f_mpi_file_iread(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_iread_ mpi_file_iread__ mpi_file_iread MPI_FILE_IREAD pmpi_file_iread_ pmpi_file_iread__ pmpi_file_iread PMPI_FILE_IREAD);
+    mpi_file_iread_ mpi_file_iread__ mpi_file_iread MPI_FILE_IREAD pmpi_file_iread_ pmpi_file_iread__ pmpi_file_iread PMPI_FILE_IREAD mpi_file_iread_f08_);
 
 /// Fortran MPI_FILE_IREAD_ALL.
 unsafe fn f_mpi_file_iread_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2491,7 +2492,7 @@ unsafe fn f_mpi_file_iread_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut 
     }
 }
 fortran_names!(f_mpi_file_iread_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_iread_all_ mpi_file_iread_all__ mpi_file_iread_all MPI_FILE_IREAD_ALL pmpi_file_iread_all_ pmpi_file_iread_all__ pmpi_file_iread_all PMPI_FILE_IREAD_ALL);
+    mpi_file_iread_all_ mpi_file_iread_all__ mpi_file_iread_all MPI_FILE_IREAD_ALL pmpi_file_iread_all_ pmpi_file_iread_all__ pmpi_file_iread_all PMPI_FILE_IREAD_ALL mpi_file_iread_all_f08_);
 
 /// Fortran MPI_FILE_IREAD_AT.
 unsafe fn f_mpi_file_iread_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2503,7 +2504,7 @@ unsafe fn f_mpi_file_iread_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *
     }
 }
 fortran_names!(f_mpi_file_iread_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_iread_at_ mpi_file_iread_at__ mpi_file_iread_at MPI_FILE_IREAD_AT pmpi_file_iread_at_ pmpi_file_iread_at__ pmpi_file_iread_at PMPI_FILE_IREAD_AT);
+    mpi_file_iread_at_ mpi_file_iread_at__ mpi_file_iread_at MPI_FILE_IREAD_AT pmpi_file_iread_at_ pmpi_file_iread_at__ pmpi_file_iread_at PMPI_FILE_IREAD_AT mpi_file_iread_at_f08_);
 
 /// Fortran MPI_FILE_IREAD_AT_ALL.
 unsafe fn f_mpi_file_iread_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2515,7 +2516,7 @@ unsafe fn f_mpi_file_iread_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, bu
     }
 }
 fortran_names!(f_mpi_file_iread_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_iread_at_all_ mpi_file_iread_at_all__ mpi_file_iread_at_all MPI_FILE_IREAD_AT_ALL pmpi_file_iread_at_all_ pmpi_file_iread_at_all__ pmpi_file_iread_at_all PMPI_FILE_IREAD_AT_ALL);
+    mpi_file_iread_at_all_ mpi_file_iread_at_all__ mpi_file_iread_at_all MPI_FILE_IREAD_AT_ALL pmpi_file_iread_at_all_ pmpi_file_iread_at_all__ pmpi_file_iread_at_all PMPI_FILE_IREAD_AT_ALL mpi_file_iread_at_all_f08_);
 
 /// Fortran MPI_FILE_IREAD_SHARED.
 unsafe fn f_mpi_file_iread_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2527,7 +2528,7 @@ unsafe fn f_mpi_file_iread_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *m
     }
 }
 fortran_names!(f_mpi_file_iread_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_iread_shared_ mpi_file_iread_shared__ mpi_file_iread_shared MPI_FILE_IREAD_SHARED pmpi_file_iread_shared_ pmpi_file_iread_shared__ pmpi_file_iread_shared PMPI_FILE_IREAD_SHARED);
+    mpi_file_iread_shared_ mpi_file_iread_shared__ mpi_file_iread_shared MPI_FILE_IREAD_SHARED pmpi_file_iread_shared_ pmpi_file_iread_shared__ pmpi_file_iread_shared PMPI_FILE_IREAD_SHARED mpi_file_iread_shared_f08_);
 
 /// Fortran MPI_FILE_IWRITE.
 unsafe fn f_mpi_file_iwrite(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2539,7 +2540,7 @@ unsafe fn f_mpi_file_iwrite(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_i
     }
 }
 fortran_names!(f_mpi_file_iwrite(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_iwrite_ mpi_file_iwrite__ mpi_file_iwrite MPI_FILE_IWRITE pmpi_file_iwrite_ pmpi_file_iwrite__ pmpi_file_iwrite PMPI_FILE_IWRITE);
+    mpi_file_iwrite_ mpi_file_iwrite__ mpi_file_iwrite MPI_FILE_IWRITE pmpi_file_iwrite_ pmpi_file_iwrite__ pmpi_file_iwrite PMPI_FILE_IWRITE mpi_file_iwrite_f08_);
 
 /// Fortran MPI_FILE_IWRITE_ALL.
 unsafe fn f_mpi_file_iwrite_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2551,7 +2552,7 @@ unsafe fn f_mpi_file_iwrite_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut
     }
 }
 fortran_names!(f_mpi_file_iwrite_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_iwrite_all_ mpi_file_iwrite_all__ mpi_file_iwrite_all MPI_FILE_IWRITE_ALL pmpi_file_iwrite_all_ pmpi_file_iwrite_all__ pmpi_file_iwrite_all PMPI_FILE_IWRITE_ALL);
+    mpi_file_iwrite_all_ mpi_file_iwrite_all__ mpi_file_iwrite_all MPI_FILE_IWRITE_ALL pmpi_file_iwrite_all_ pmpi_file_iwrite_all__ pmpi_file_iwrite_all PMPI_FILE_IWRITE_ALL mpi_file_iwrite_all_f08_);
 
 /// Fortran MPI_FILE_IWRITE_AT.
 unsafe fn f_mpi_file_iwrite_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2563,7 +2564,7 @@ unsafe fn f_mpi_file_iwrite_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: 
     }
 }
 fortran_names!(f_mpi_file_iwrite_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_iwrite_at_ mpi_file_iwrite_at__ mpi_file_iwrite_at MPI_FILE_IWRITE_AT pmpi_file_iwrite_at_ pmpi_file_iwrite_at__ pmpi_file_iwrite_at PMPI_FILE_IWRITE_AT);
+    mpi_file_iwrite_at_ mpi_file_iwrite_at__ mpi_file_iwrite_at MPI_FILE_IWRITE_AT pmpi_file_iwrite_at_ pmpi_file_iwrite_at__ pmpi_file_iwrite_at PMPI_FILE_IWRITE_AT mpi_file_iwrite_at_f08_);
 
 /// Fortran MPI_FILE_IWRITE_AT_ALL.
 unsafe fn f_mpi_file_iwrite_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2575,7 +2576,7 @@ unsafe fn f_mpi_file_iwrite_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, b
     }
 }
 fortran_names!(f_mpi_file_iwrite_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_iwrite_at_all_ mpi_file_iwrite_at_all__ mpi_file_iwrite_at_all MPI_FILE_IWRITE_AT_ALL pmpi_file_iwrite_at_all_ pmpi_file_iwrite_at_all__ pmpi_file_iwrite_at_all PMPI_FILE_IWRITE_AT_ALL);
+    mpi_file_iwrite_at_all_ mpi_file_iwrite_at_all__ mpi_file_iwrite_at_all MPI_FILE_IWRITE_AT_ALL pmpi_file_iwrite_at_all_ pmpi_file_iwrite_at_all__ pmpi_file_iwrite_at_all PMPI_FILE_IWRITE_AT_ALL mpi_file_iwrite_at_all_f08_);
 
 /// Fortran MPI_FILE_IWRITE_SHARED.
 unsafe fn f_mpi_file_iwrite_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2587,7 +2588,7 @@ unsafe fn f_mpi_file_iwrite_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *
     }
 }
 fortran_names!(f_mpi_file_iwrite_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_iwrite_shared_ mpi_file_iwrite_shared__ mpi_file_iwrite_shared MPI_FILE_IWRITE_SHARED pmpi_file_iwrite_shared_ pmpi_file_iwrite_shared__ pmpi_file_iwrite_shared PMPI_FILE_IWRITE_SHARED);
+    mpi_file_iwrite_shared_ mpi_file_iwrite_shared__ mpi_file_iwrite_shared MPI_FILE_IWRITE_SHARED pmpi_file_iwrite_shared_ pmpi_file_iwrite_shared__ pmpi_file_iwrite_shared PMPI_FILE_IWRITE_SHARED mpi_file_iwrite_shared_f08_);
 
 /// Fortran MPI_FILE_OPEN.
 unsafe fn f_mpi_file_open(comm: *mut c_int, filename: *mut c_char, amode: *mut c_int, info: *mut c_int, fh: *mut MPI_Fint, ierror: *mut MPI_Fint, filename_len: usize) -> () {
@@ -2602,7 +2603,7 @@ unsafe fn f_mpi_file_open(comm: *mut c_int, filename: *mut c_char, amode: *mut c
     }
 }
 fortran_names!(f_mpi_file_open(comm: *mut c_int, filename: *mut c_char, amode: *mut c_int, info: *mut c_int, fh: *mut MPI_Fint, ierror: *mut MPI_Fint, filename_len: usize) -> ();
-    mpi_file_open_ mpi_file_open__ mpi_file_open MPI_FILE_OPEN pmpi_file_open_ pmpi_file_open__ pmpi_file_open PMPI_FILE_OPEN);
+    mpi_file_open_ mpi_file_open__ mpi_file_open MPI_FILE_OPEN pmpi_file_open_ pmpi_file_open__ pmpi_file_open PMPI_FILE_OPEN mpi_file_open_f08_);
 
 /// Fortran MPI_FILE_PREALLOCATE.
 unsafe fn f_mpi_file_preallocate(fh: *mut MPI_Fint, size: *mut MPI_Offset, ierror: *mut MPI_Fint) -> () {
@@ -2614,7 +2615,7 @@ unsafe fn f_mpi_file_preallocate(fh: *mut MPI_Fint, size: *mut MPI_Offset, ierro
     }
 }
 fortran_names!(f_mpi_file_preallocate(fh: *mut MPI_Fint, size: *mut MPI_Offset, ierror: *mut MPI_Fint) -> ();
-    mpi_file_preallocate_ mpi_file_preallocate__ mpi_file_preallocate MPI_FILE_PREALLOCATE pmpi_file_preallocate_ pmpi_file_preallocate__ pmpi_file_preallocate PMPI_FILE_PREALLOCATE);
+    mpi_file_preallocate_ mpi_file_preallocate__ mpi_file_preallocate MPI_FILE_PREALLOCATE pmpi_file_preallocate_ pmpi_file_preallocate__ pmpi_file_preallocate PMPI_FILE_PREALLOCATE mpi_file_preallocate_f08_);
 
 /// Fortran MPI_FILE_READ.
 unsafe fn f_mpi_file_read(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2626,7 +2627,7 @@ unsafe fn f_mpi_file_read(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int
     }
 }
 fortran_names!(f_mpi_file_read(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_ mpi_file_read__ mpi_file_read MPI_FILE_READ pmpi_file_read_ pmpi_file_read__ pmpi_file_read PMPI_FILE_READ);
+    mpi_file_read_ mpi_file_read__ mpi_file_read MPI_FILE_READ pmpi_file_read_ pmpi_file_read__ pmpi_file_read PMPI_FILE_READ mpi_file_read_f08_);
 
 /// Fortran MPI_FILE_READ_ALL.
 unsafe fn f_mpi_file_read_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2638,7 +2639,7 @@ unsafe fn f_mpi_file_read_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c
     }
 }
 fortran_names!(f_mpi_file_read_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_all_ mpi_file_read_all__ mpi_file_read_all MPI_FILE_READ_ALL pmpi_file_read_all_ pmpi_file_read_all__ pmpi_file_read_all PMPI_FILE_READ_ALL);
+    mpi_file_read_all_ mpi_file_read_all__ mpi_file_read_all MPI_FILE_READ_ALL pmpi_file_read_all_ pmpi_file_read_all__ pmpi_file_read_all PMPI_FILE_READ_ALL mpi_file_read_all_f08_);
 
 /// Fortran MPI_FILE_READ_ALL_BEGIN.
 unsafe fn f_mpi_file_read_all_begin(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2650,7 +2651,7 @@ unsafe fn f_mpi_file_read_all_begin(fh: *mut MPI_Fint, buf: *mut c_void, count: 
     }
 }
 fortran_names!(f_mpi_file_read_all_begin(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_all_begin_ mpi_file_read_all_begin__ mpi_file_read_all_begin MPI_FILE_READ_ALL_BEGIN pmpi_file_read_all_begin_ pmpi_file_read_all_begin__ pmpi_file_read_all_begin PMPI_FILE_READ_ALL_BEGIN);
+    mpi_file_read_all_begin_ mpi_file_read_all_begin__ mpi_file_read_all_begin MPI_FILE_READ_ALL_BEGIN pmpi_file_read_all_begin_ pmpi_file_read_all_begin__ pmpi_file_read_all_begin PMPI_FILE_READ_ALL_BEGIN mpi_file_read_all_begin_f08_);
 
 /// Fortran MPI_FILE_READ_ALL_END.
 unsafe fn f_mpi_file_read_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2662,7 +2663,7 @@ unsafe fn f_mpi_file_read_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *
     }
 }
 fortran_names!(f_mpi_file_read_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_all_end_ mpi_file_read_all_end__ mpi_file_read_all_end MPI_FILE_READ_ALL_END pmpi_file_read_all_end_ pmpi_file_read_all_end__ pmpi_file_read_all_end PMPI_FILE_READ_ALL_END);
+    mpi_file_read_all_end_ mpi_file_read_all_end__ mpi_file_read_all_end MPI_FILE_READ_ALL_END pmpi_file_read_all_end_ pmpi_file_read_all_end__ pmpi_file_read_all_end PMPI_FILE_READ_ALL_END mpi_file_read_all_end_f08_);
 
 /// Fortran MPI_FILE_READ_AT.
 unsafe fn f_mpi_file_read_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2674,7 +2675,7 @@ unsafe fn f_mpi_file_read_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *m
     }
 }
 fortran_names!(f_mpi_file_read_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_at_ mpi_file_read_at__ mpi_file_read_at MPI_FILE_READ_AT pmpi_file_read_at_ pmpi_file_read_at__ pmpi_file_read_at PMPI_FILE_READ_AT);
+    mpi_file_read_at_ mpi_file_read_at__ mpi_file_read_at MPI_FILE_READ_AT pmpi_file_read_at_ pmpi_file_read_at__ pmpi_file_read_at PMPI_FILE_READ_AT mpi_file_read_at_f08_);
 
 /// Fortran MPI_FILE_READ_AT_ALL.
 unsafe fn f_mpi_file_read_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2686,7 +2687,7 @@ unsafe fn f_mpi_file_read_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf
     }
 }
 fortran_names!(f_mpi_file_read_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_at_all_ mpi_file_read_at_all__ mpi_file_read_at_all MPI_FILE_READ_AT_ALL pmpi_file_read_at_all_ pmpi_file_read_at_all__ pmpi_file_read_at_all PMPI_FILE_READ_AT_ALL);
+    mpi_file_read_at_all_ mpi_file_read_at_all__ mpi_file_read_at_all MPI_FILE_READ_AT_ALL pmpi_file_read_at_all_ pmpi_file_read_at_all__ pmpi_file_read_at_all PMPI_FILE_READ_AT_ALL mpi_file_read_at_all_f08_);
 
 /// Fortran MPI_FILE_READ_AT_ALL_BEGIN.
 unsafe fn f_mpi_file_read_at_all_begin(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2698,7 +2699,7 @@ unsafe fn f_mpi_file_read_at_all_begin(fh: *mut MPI_Fint, offset: *mut MPI_Offse
     }
 }
 fortran_names!(f_mpi_file_read_at_all_begin(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_at_all_begin_ mpi_file_read_at_all_begin__ mpi_file_read_at_all_begin MPI_FILE_READ_AT_ALL_BEGIN pmpi_file_read_at_all_begin_ pmpi_file_read_at_all_begin__ pmpi_file_read_at_all_begin PMPI_FILE_READ_AT_ALL_BEGIN);
+    mpi_file_read_at_all_begin_ mpi_file_read_at_all_begin__ mpi_file_read_at_all_begin MPI_FILE_READ_AT_ALL_BEGIN pmpi_file_read_at_all_begin_ pmpi_file_read_at_all_begin__ pmpi_file_read_at_all_begin PMPI_FILE_READ_AT_ALL_BEGIN mpi_file_read_at_all_begin_f08_);
 
 /// Fortran MPI_FILE_READ_AT_ALL_END.
 unsafe fn f_mpi_file_read_at_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2710,7 +2711,7 @@ unsafe fn f_mpi_file_read_at_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status
     }
 }
 fortran_names!(f_mpi_file_read_at_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_at_all_end_ mpi_file_read_at_all_end__ mpi_file_read_at_all_end MPI_FILE_READ_AT_ALL_END pmpi_file_read_at_all_end_ pmpi_file_read_at_all_end__ pmpi_file_read_at_all_end PMPI_FILE_READ_AT_ALL_END);
+    mpi_file_read_at_all_end_ mpi_file_read_at_all_end__ mpi_file_read_at_all_end MPI_FILE_READ_AT_ALL_END pmpi_file_read_at_all_end_ pmpi_file_read_at_all_end__ pmpi_file_read_at_all_end PMPI_FILE_READ_AT_ALL_END mpi_file_read_at_all_end_f08_);
 
 /// Fortran MPI_FILE_READ_ORDERED.
 unsafe fn f_mpi_file_read_ordered(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2722,7 +2723,7 @@ unsafe fn f_mpi_file_read_ordered(fh: *mut MPI_Fint, buf: *mut c_void, count: *m
     }
 }
 fortran_names!(f_mpi_file_read_ordered(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_ordered_ mpi_file_read_ordered__ mpi_file_read_ordered MPI_FILE_READ_ORDERED pmpi_file_read_ordered_ pmpi_file_read_ordered__ pmpi_file_read_ordered PMPI_FILE_READ_ORDERED);
+    mpi_file_read_ordered_ mpi_file_read_ordered__ mpi_file_read_ordered MPI_FILE_READ_ORDERED pmpi_file_read_ordered_ pmpi_file_read_ordered__ pmpi_file_read_ordered PMPI_FILE_READ_ORDERED mpi_file_read_ordered_f08_);
 
 /// Fortran MPI_FILE_READ_ORDERED_BEGIN.
 unsafe fn f_mpi_file_read_ordered_begin(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2734,7 +2735,7 @@ unsafe fn f_mpi_file_read_ordered_begin(fh: *mut MPI_Fint, buf: *mut c_void, cou
     }
 }
 fortran_names!(f_mpi_file_read_ordered_begin(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_ordered_begin_ mpi_file_read_ordered_begin__ mpi_file_read_ordered_begin MPI_FILE_READ_ORDERED_BEGIN pmpi_file_read_ordered_begin_ pmpi_file_read_ordered_begin__ pmpi_file_read_ordered_begin PMPI_FILE_READ_ORDERED_BEGIN);
+    mpi_file_read_ordered_begin_ mpi_file_read_ordered_begin__ mpi_file_read_ordered_begin MPI_FILE_READ_ORDERED_BEGIN pmpi_file_read_ordered_begin_ pmpi_file_read_ordered_begin__ pmpi_file_read_ordered_begin PMPI_FILE_READ_ORDERED_BEGIN mpi_file_read_ordered_begin_f08_);
 
 /// Fortran MPI_FILE_READ_ORDERED_END.
 unsafe fn f_mpi_file_read_ordered_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2746,7 +2747,7 @@ unsafe fn f_mpi_file_read_ordered_end(fh: *mut MPI_Fint, buf: *mut c_void, statu
     }
 }
 fortran_names!(f_mpi_file_read_ordered_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_ordered_end_ mpi_file_read_ordered_end__ mpi_file_read_ordered_end MPI_FILE_READ_ORDERED_END pmpi_file_read_ordered_end_ pmpi_file_read_ordered_end__ pmpi_file_read_ordered_end PMPI_FILE_READ_ORDERED_END);
+    mpi_file_read_ordered_end_ mpi_file_read_ordered_end__ mpi_file_read_ordered_end MPI_FILE_READ_ORDERED_END pmpi_file_read_ordered_end_ pmpi_file_read_ordered_end__ pmpi_file_read_ordered_end PMPI_FILE_READ_ORDERED_END mpi_file_read_ordered_end_f08_);
 
 /// Fortran MPI_FILE_READ_SHARED.
 unsafe fn f_mpi_file_read_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2758,7 +2759,7 @@ unsafe fn f_mpi_file_read_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *mu
     }
 }
 fortran_names!(f_mpi_file_read_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_read_shared_ mpi_file_read_shared__ mpi_file_read_shared MPI_FILE_READ_SHARED pmpi_file_read_shared_ pmpi_file_read_shared__ pmpi_file_read_shared PMPI_FILE_READ_SHARED);
+    mpi_file_read_shared_ mpi_file_read_shared__ mpi_file_read_shared MPI_FILE_READ_SHARED pmpi_file_read_shared_ pmpi_file_read_shared__ pmpi_file_read_shared PMPI_FILE_READ_SHARED mpi_file_read_shared_f08_);
 
 /// Fortran MPI_FILE_SEEK.
 unsafe fn f_mpi_file_seek(fh: *mut MPI_Fint, offset: *mut MPI_Offset, whence: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2770,7 +2771,7 @@ unsafe fn f_mpi_file_seek(fh: *mut MPI_Fint, offset: *mut MPI_Offset, whence: *m
     }
 }
 fortran_names!(f_mpi_file_seek(fh: *mut MPI_Fint, offset: *mut MPI_Offset, whence: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_seek_ mpi_file_seek__ mpi_file_seek MPI_FILE_SEEK pmpi_file_seek_ pmpi_file_seek__ pmpi_file_seek PMPI_FILE_SEEK);
+    mpi_file_seek_ mpi_file_seek__ mpi_file_seek MPI_FILE_SEEK pmpi_file_seek_ pmpi_file_seek__ pmpi_file_seek PMPI_FILE_SEEK mpi_file_seek_f08_);
 
 /// Fortran MPI_FILE_SEEK_SHARED.
 unsafe fn f_mpi_file_seek_shared(fh: *mut MPI_Fint, offset: *mut MPI_Offset, whence: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2782,7 +2783,7 @@ unsafe fn f_mpi_file_seek_shared(fh: *mut MPI_Fint, offset: *mut MPI_Offset, whe
     }
 }
 fortran_names!(f_mpi_file_seek_shared(fh: *mut MPI_Fint, offset: *mut MPI_Offset, whence: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_seek_shared_ mpi_file_seek_shared__ mpi_file_seek_shared MPI_FILE_SEEK_SHARED pmpi_file_seek_shared_ pmpi_file_seek_shared__ pmpi_file_seek_shared PMPI_FILE_SEEK_SHARED);
+    mpi_file_seek_shared_ mpi_file_seek_shared__ mpi_file_seek_shared MPI_FILE_SEEK_SHARED pmpi_file_seek_shared_ pmpi_file_seek_shared__ pmpi_file_seek_shared PMPI_FILE_SEEK_SHARED mpi_file_seek_shared_f08_);
 
 /// Fortran MPI_FILE_SET_ATOMICITY.
 unsafe fn f_mpi_file_set_atomicity(fh: *mut MPI_Fint, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2794,7 +2795,7 @@ unsafe fn f_mpi_file_set_atomicity(fh: *mut MPI_Fint, flag: *mut c_int, ierror: 
     }
 }
 fortran_names!(f_mpi_file_set_atomicity(fh: *mut MPI_Fint, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_set_atomicity_ mpi_file_set_atomicity__ mpi_file_set_atomicity MPI_FILE_SET_ATOMICITY pmpi_file_set_atomicity_ pmpi_file_set_atomicity__ pmpi_file_set_atomicity PMPI_FILE_SET_ATOMICITY);
+    mpi_file_set_atomicity_ mpi_file_set_atomicity__ mpi_file_set_atomicity MPI_FILE_SET_ATOMICITY pmpi_file_set_atomicity_ pmpi_file_set_atomicity__ pmpi_file_set_atomicity PMPI_FILE_SET_ATOMICITY mpi_file_set_atomicity_f08_);
 
 /// Fortran MPI_FILE_SET_ERRHANDLER.
 unsafe fn f_mpi_file_set_errhandler(file: *mut MPI_Fint, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2806,7 +2807,7 @@ unsafe fn f_mpi_file_set_errhandler(file: *mut MPI_Fint, errhandler: *mut c_int,
     }
 }
 fortran_names!(f_mpi_file_set_errhandler(file: *mut MPI_Fint, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_set_errhandler_ mpi_file_set_errhandler__ mpi_file_set_errhandler MPI_FILE_SET_ERRHANDLER pmpi_file_set_errhandler_ pmpi_file_set_errhandler__ pmpi_file_set_errhandler PMPI_FILE_SET_ERRHANDLER);
+    mpi_file_set_errhandler_ mpi_file_set_errhandler__ mpi_file_set_errhandler MPI_FILE_SET_ERRHANDLER pmpi_file_set_errhandler_ pmpi_file_set_errhandler__ pmpi_file_set_errhandler PMPI_FILE_SET_ERRHANDLER mpi_file_set_errhandler_f08_);
 
 /// Fortran MPI_FILE_SET_INFO.
 unsafe fn f_mpi_file_set_info(fh: *mut MPI_Fint, info: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2818,7 +2819,7 @@ unsafe fn f_mpi_file_set_info(fh: *mut MPI_Fint, info: *mut c_int, ierror: *mut 
     }
 }
 fortran_names!(f_mpi_file_set_info(fh: *mut MPI_Fint, info: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_set_info_ mpi_file_set_info__ mpi_file_set_info MPI_FILE_SET_INFO pmpi_file_set_info_ pmpi_file_set_info__ pmpi_file_set_info PMPI_FILE_SET_INFO);
+    mpi_file_set_info_ mpi_file_set_info__ mpi_file_set_info MPI_FILE_SET_INFO pmpi_file_set_info_ pmpi_file_set_info__ pmpi_file_set_info PMPI_FILE_SET_INFO mpi_file_set_info_f08_);
 
 /// Fortran MPI_FILE_SET_SIZE.
 unsafe fn f_mpi_file_set_size(fh: *mut MPI_Fint, size: *mut MPI_Offset, ierror: *mut MPI_Fint) -> () {
@@ -2830,7 +2831,7 @@ unsafe fn f_mpi_file_set_size(fh: *mut MPI_Fint, size: *mut MPI_Offset, ierror: 
     }
 }
 fortran_names!(f_mpi_file_set_size(fh: *mut MPI_Fint, size: *mut MPI_Offset, ierror: *mut MPI_Fint) -> ();
-    mpi_file_set_size_ mpi_file_set_size__ mpi_file_set_size MPI_FILE_SET_SIZE pmpi_file_set_size_ pmpi_file_set_size__ pmpi_file_set_size PMPI_FILE_SET_SIZE);
+    mpi_file_set_size_ mpi_file_set_size__ mpi_file_set_size MPI_FILE_SET_SIZE pmpi_file_set_size_ pmpi_file_set_size__ pmpi_file_set_size PMPI_FILE_SET_SIZE mpi_file_set_size_f08_);
 
 /// Fortran MPI_FILE_SET_VIEW.
 unsafe fn f_mpi_file_set_view(fh: *mut MPI_Fint, disp: *mut MPI_Offset, etype: *mut c_int, filetype: *mut c_int, datarep: *mut c_char, info: *mut c_int, ierror: *mut MPI_Fint, datarep_len: usize) -> () {
@@ -2843,7 +2844,7 @@ unsafe fn f_mpi_file_set_view(fh: *mut MPI_Fint, disp: *mut MPI_Offset, etype: *
     }
 }
 fortran_names!(f_mpi_file_set_view(fh: *mut MPI_Fint, disp: *mut MPI_Offset, etype: *mut c_int, filetype: *mut c_int, datarep: *mut c_char, info: *mut c_int, ierror: *mut MPI_Fint, datarep_len: usize) -> ();
-    mpi_file_set_view_ mpi_file_set_view__ mpi_file_set_view MPI_FILE_SET_VIEW pmpi_file_set_view_ pmpi_file_set_view__ pmpi_file_set_view PMPI_FILE_SET_VIEW);
+    mpi_file_set_view_ mpi_file_set_view__ mpi_file_set_view MPI_FILE_SET_VIEW pmpi_file_set_view_ pmpi_file_set_view__ pmpi_file_set_view PMPI_FILE_SET_VIEW mpi_file_set_view_f08_);
 
 /// Fortran MPI_FILE_SYNC.
 unsafe fn f_mpi_file_sync(fh: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2855,7 +2856,7 @@ unsafe fn f_mpi_file_sync(fh: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_file_sync(fh: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_sync_ mpi_file_sync__ mpi_file_sync MPI_FILE_SYNC pmpi_file_sync_ pmpi_file_sync__ pmpi_file_sync PMPI_FILE_SYNC);
+    mpi_file_sync_ mpi_file_sync__ mpi_file_sync MPI_FILE_SYNC pmpi_file_sync_ pmpi_file_sync__ pmpi_file_sync PMPI_FILE_SYNC mpi_file_sync_f08_);
 
 /// Fortran MPI_FILE_WRITE.
 unsafe fn f_mpi_file_write(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2867,7 +2868,7 @@ unsafe fn f_mpi_file_write(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_in
     }
 }
 fortran_names!(f_mpi_file_write(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_ mpi_file_write__ mpi_file_write MPI_FILE_WRITE pmpi_file_write_ pmpi_file_write__ pmpi_file_write PMPI_FILE_WRITE);
+    mpi_file_write_ mpi_file_write__ mpi_file_write MPI_FILE_WRITE pmpi_file_write_ pmpi_file_write__ pmpi_file_write PMPI_FILE_WRITE mpi_file_write_f08_);
 
 /// Fortran MPI_FILE_WRITE_ALL.
 unsafe fn f_mpi_file_write_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2879,7 +2880,7 @@ unsafe fn f_mpi_file_write_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut 
     }
 }
 fortran_names!(f_mpi_file_write_all(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_all_ mpi_file_write_all__ mpi_file_write_all MPI_FILE_WRITE_ALL pmpi_file_write_all_ pmpi_file_write_all__ pmpi_file_write_all PMPI_FILE_WRITE_ALL);
+    mpi_file_write_all_ mpi_file_write_all__ mpi_file_write_all MPI_FILE_WRITE_ALL pmpi_file_write_all_ pmpi_file_write_all__ pmpi_file_write_all PMPI_FILE_WRITE_ALL mpi_file_write_all_f08_);
 
 /// Fortran MPI_FILE_WRITE_ALL_BEGIN.
 unsafe fn f_mpi_file_write_all_begin(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2891,7 +2892,7 @@ unsafe fn f_mpi_file_write_all_begin(fh: *mut MPI_Fint, buf: *mut c_void, count:
     }
 }
 fortran_names!(f_mpi_file_write_all_begin(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_all_begin_ mpi_file_write_all_begin__ mpi_file_write_all_begin MPI_FILE_WRITE_ALL_BEGIN pmpi_file_write_all_begin_ pmpi_file_write_all_begin__ pmpi_file_write_all_begin PMPI_FILE_WRITE_ALL_BEGIN);
+    mpi_file_write_all_begin_ mpi_file_write_all_begin__ mpi_file_write_all_begin MPI_FILE_WRITE_ALL_BEGIN pmpi_file_write_all_begin_ pmpi_file_write_all_begin__ pmpi_file_write_all_begin PMPI_FILE_WRITE_ALL_BEGIN mpi_file_write_all_begin_f08_);
 
 /// Fortran MPI_FILE_WRITE_ALL_END.
 unsafe fn f_mpi_file_write_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2903,7 +2904,7 @@ unsafe fn f_mpi_file_write_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status: 
     }
 }
 fortran_names!(f_mpi_file_write_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_all_end_ mpi_file_write_all_end__ mpi_file_write_all_end MPI_FILE_WRITE_ALL_END pmpi_file_write_all_end_ pmpi_file_write_all_end__ pmpi_file_write_all_end PMPI_FILE_WRITE_ALL_END);
+    mpi_file_write_all_end_ mpi_file_write_all_end__ mpi_file_write_all_end MPI_FILE_WRITE_ALL_END pmpi_file_write_all_end_ pmpi_file_write_all_end__ pmpi_file_write_all_end PMPI_FILE_WRITE_ALL_END mpi_file_write_all_end_f08_);
 
 /// Fortran MPI_FILE_WRITE_AT.
 unsafe fn f_mpi_file_write_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2915,7 +2916,7 @@ unsafe fn f_mpi_file_write_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *
     }
 }
 fortran_names!(f_mpi_file_write_at(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_at_ mpi_file_write_at__ mpi_file_write_at MPI_FILE_WRITE_AT pmpi_file_write_at_ pmpi_file_write_at__ pmpi_file_write_at PMPI_FILE_WRITE_AT);
+    mpi_file_write_at_ mpi_file_write_at__ mpi_file_write_at MPI_FILE_WRITE_AT pmpi_file_write_at_ pmpi_file_write_at__ pmpi_file_write_at PMPI_FILE_WRITE_AT mpi_file_write_at_f08_);
 
 /// Fortran MPI_FILE_WRITE_AT_ALL.
 unsafe fn f_mpi_file_write_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2927,7 +2928,7 @@ unsafe fn f_mpi_file_write_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, bu
     }
 }
 fortran_names!(f_mpi_file_write_at_all(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_at_all_ mpi_file_write_at_all__ mpi_file_write_at_all MPI_FILE_WRITE_AT_ALL pmpi_file_write_at_all_ pmpi_file_write_at_all__ pmpi_file_write_at_all PMPI_FILE_WRITE_AT_ALL);
+    mpi_file_write_at_all_ mpi_file_write_at_all__ mpi_file_write_at_all MPI_FILE_WRITE_AT_ALL pmpi_file_write_at_all_ pmpi_file_write_at_all__ pmpi_file_write_at_all PMPI_FILE_WRITE_AT_ALL mpi_file_write_at_all_f08_);
 
 /// Fortran MPI_FILE_WRITE_AT_ALL_BEGIN.
 unsafe fn f_mpi_file_write_at_all_begin(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2939,7 +2940,7 @@ unsafe fn f_mpi_file_write_at_all_begin(fh: *mut MPI_Fint, offset: *mut MPI_Offs
     }
 }
 fortran_names!(f_mpi_file_write_at_all_begin(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_at_all_begin_ mpi_file_write_at_all_begin__ mpi_file_write_at_all_begin MPI_FILE_WRITE_AT_ALL_BEGIN pmpi_file_write_at_all_begin_ pmpi_file_write_at_all_begin__ pmpi_file_write_at_all_begin PMPI_FILE_WRITE_AT_ALL_BEGIN);
+    mpi_file_write_at_all_begin_ mpi_file_write_at_all_begin__ mpi_file_write_at_all_begin MPI_FILE_WRITE_AT_ALL_BEGIN pmpi_file_write_at_all_begin_ pmpi_file_write_at_all_begin__ pmpi_file_write_at_all_begin PMPI_FILE_WRITE_AT_ALL_BEGIN mpi_file_write_at_all_begin_f08_);
 
 /// Fortran MPI_FILE_WRITE_AT_ALL_END.
 unsafe fn f_mpi_file_write_at_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2951,7 +2952,7 @@ unsafe fn f_mpi_file_write_at_all_end(fh: *mut MPI_Fint, buf: *mut c_void, statu
     }
 }
 fortran_names!(f_mpi_file_write_at_all_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_at_all_end_ mpi_file_write_at_all_end__ mpi_file_write_at_all_end MPI_FILE_WRITE_AT_ALL_END pmpi_file_write_at_all_end_ pmpi_file_write_at_all_end__ pmpi_file_write_at_all_end PMPI_FILE_WRITE_AT_ALL_END);
+    mpi_file_write_at_all_end_ mpi_file_write_at_all_end__ mpi_file_write_at_all_end MPI_FILE_WRITE_AT_ALL_END pmpi_file_write_at_all_end_ pmpi_file_write_at_all_end__ pmpi_file_write_at_all_end PMPI_FILE_WRITE_AT_ALL_END mpi_file_write_at_all_end_f08_);
 
 /// Fortran MPI_FILE_WRITE_ORDERED.
 unsafe fn f_mpi_file_write_ordered(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2963,7 +2964,7 @@ unsafe fn f_mpi_file_write_ordered(fh: *mut MPI_Fint, buf: *mut c_void, count: *
     }
 }
 fortran_names!(f_mpi_file_write_ordered(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_ordered_ mpi_file_write_ordered__ mpi_file_write_ordered MPI_FILE_WRITE_ORDERED pmpi_file_write_ordered_ pmpi_file_write_ordered__ pmpi_file_write_ordered PMPI_FILE_WRITE_ORDERED);
+    mpi_file_write_ordered_ mpi_file_write_ordered__ mpi_file_write_ordered MPI_FILE_WRITE_ORDERED pmpi_file_write_ordered_ pmpi_file_write_ordered__ pmpi_file_write_ordered PMPI_FILE_WRITE_ORDERED mpi_file_write_ordered_f08_);
 
 /// Fortran MPI_FILE_WRITE_ORDERED_BEGIN.
 unsafe fn f_mpi_file_write_ordered_begin(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -2975,7 +2976,7 @@ unsafe fn f_mpi_file_write_ordered_begin(fh: *mut MPI_Fint, buf: *mut c_void, co
     }
 }
 fortran_names!(f_mpi_file_write_ordered_begin(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_ordered_begin_ mpi_file_write_ordered_begin__ mpi_file_write_ordered_begin MPI_FILE_WRITE_ORDERED_BEGIN pmpi_file_write_ordered_begin_ pmpi_file_write_ordered_begin__ pmpi_file_write_ordered_begin PMPI_FILE_WRITE_ORDERED_BEGIN);
+    mpi_file_write_ordered_begin_ mpi_file_write_ordered_begin__ mpi_file_write_ordered_begin MPI_FILE_WRITE_ORDERED_BEGIN pmpi_file_write_ordered_begin_ pmpi_file_write_ordered_begin__ pmpi_file_write_ordered_begin PMPI_FILE_WRITE_ORDERED_BEGIN mpi_file_write_ordered_begin_f08_);
 
 /// Fortran MPI_FILE_WRITE_ORDERED_END.
 unsafe fn f_mpi_file_write_ordered_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2987,7 +2988,7 @@ unsafe fn f_mpi_file_write_ordered_end(fh: *mut MPI_Fint, buf: *mut c_void, stat
     }
 }
 fortran_names!(f_mpi_file_write_ordered_end(fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_ordered_end_ mpi_file_write_ordered_end__ mpi_file_write_ordered_end MPI_FILE_WRITE_ORDERED_END pmpi_file_write_ordered_end_ pmpi_file_write_ordered_end__ pmpi_file_write_ordered_end PMPI_FILE_WRITE_ORDERED_END);
+    mpi_file_write_ordered_end_ mpi_file_write_ordered_end__ mpi_file_write_ordered_end MPI_FILE_WRITE_ORDERED_END pmpi_file_write_ordered_end_ pmpi_file_write_ordered_end__ pmpi_file_write_ordered_end PMPI_FILE_WRITE_ORDERED_END mpi_file_write_ordered_end_f08_);
 
 /// Fortran MPI_FILE_WRITE_SHARED.
 unsafe fn f_mpi_file_write_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -2999,7 +3000,7 @@ unsafe fn f_mpi_file_write_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *m
     }
 }
 fortran_names!(f_mpi_file_write_shared(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_file_write_shared_ mpi_file_write_shared__ mpi_file_write_shared MPI_FILE_WRITE_SHARED pmpi_file_write_shared_ pmpi_file_write_shared__ pmpi_file_write_shared PMPI_FILE_WRITE_SHARED);
+    mpi_file_write_shared_ mpi_file_write_shared__ mpi_file_write_shared MPI_FILE_WRITE_SHARED pmpi_file_write_shared_ pmpi_file_write_shared__ pmpi_file_write_shared PMPI_FILE_WRITE_SHARED mpi_file_write_shared_f08_);
 
 /// Fortran MPI_FINALIZE.
 unsafe fn f_mpi_finalize(ierror: *mut MPI_Fint) -> () {
@@ -3011,7 +3012,7 @@ unsafe fn f_mpi_finalize(ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_finalize(ierror: *mut MPI_Fint) -> ();
-    mpi_finalize_ mpi_finalize__ mpi_finalize MPI_FINALIZE pmpi_finalize_ pmpi_finalize__ pmpi_finalize PMPI_FINALIZE);
+    mpi_finalize_ mpi_finalize__ mpi_finalize MPI_FINALIZE pmpi_finalize_ pmpi_finalize__ pmpi_finalize PMPI_FINALIZE mpi_finalize_f08_);
 
 /// Fortran MPI_FINALIZED.
 unsafe fn f_mpi_finalized(flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3025,7 +3026,7 @@ unsafe fn f_mpi_finalized(flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_finalized(flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_finalized_ mpi_finalized__ mpi_finalized MPI_FINALIZED pmpi_finalized_ pmpi_finalized__ pmpi_finalized PMPI_FINALIZED);
+    mpi_finalized_ mpi_finalized__ mpi_finalized MPI_FINALIZED pmpi_finalized_ pmpi_finalized__ pmpi_finalized PMPI_FINALIZED mpi_finalized_f08_);
 
 /// Fortran MPI_FREE_MEM.
 unsafe fn f_mpi_free_mem(base: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -3037,7 +3038,7 @@ unsafe fn f_mpi_free_mem(base: *mut c_void, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_free_mem(base: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_free_mem_ mpi_free_mem__ mpi_free_mem MPI_FREE_MEM pmpi_free_mem_ pmpi_free_mem__ pmpi_free_mem PMPI_FREE_MEM);
+    mpi_free_mem_ mpi_free_mem__ mpi_free_mem MPI_FREE_MEM pmpi_free_mem_ pmpi_free_mem__ pmpi_free_mem PMPI_FREE_MEM mpi_free_mem_f08_);
 
 /// Fortran MPI_GATHER.
 unsafe fn f_mpi_gather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3049,7 +3050,7 @@ unsafe fn f_mpi_gather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *m
     }
 }
 fortran_names!(f_mpi_gather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_gather_ mpi_gather__ mpi_gather MPI_GATHER pmpi_gather_ pmpi_gather__ pmpi_gather PMPI_GATHER);
+    mpi_gather_ mpi_gather__ mpi_gather MPI_GATHER pmpi_gather_ pmpi_gather__ pmpi_gather PMPI_GATHER mpi_gather_f08_);
 
 /// Fortran MPI_GATHERV.
 unsafe fn f_mpi_gatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3061,7 +3062,7 @@ unsafe fn f_mpi_gatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *
     }
 }
 fortran_names!(f_mpi_gatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_gatherv_ mpi_gatherv__ mpi_gatherv MPI_GATHERV pmpi_gatherv_ pmpi_gatherv__ pmpi_gatherv PMPI_GATHERV);
+    mpi_gatherv_ mpi_gatherv__ mpi_gatherv MPI_GATHERV pmpi_gatherv_ pmpi_gatherv__ pmpi_gatherv PMPI_GATHERV mpi_gatherv_f08_);
 
 /// Fortran MPI_GET.
 unsafe fn f_mpi_get(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3073,7 +3074,7 @@ unsafe fn f_mpi_get(origin_addr: *mut c_void, origin_count: *mut c_int, origin_d
     }
 }
 fortran_names!(f_mpi_get(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_get_ mpi_get__ mpi_get MPI_GET pmpi_get_ pmpi_get__ pmpi_get PMPI_GET);
+    mpi_get_ mpi_get__ mpi_get MPI_GET pmpi_get_ pmpi_get__ pmpi_get PMPI_GET mpi_get_f08_);
 
 /// Fortran MPI_GET_ACCUMULATE.
 unsafe fn f_mpi_get_accumulate(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, result_addr: *mut c_void, result_count: *mut c_int, result_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3085,7 +3086,7 @@ unsafe fn f_mpi_get_accumulate(origin_addr: *mut c_void, origin_count: *mut c_in
     }
 }
 fortran_names!(f_mpi_get_accumulate(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, result_addr: *mut c_void, result_count: *mut c_int, result_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_get_accumulate_ mpi_get_accumulate__ mpi_get_accumulate MPI_GET_ACCUMULATE pmpi_get_accumulate_ pmpi_get_accumulate__ pmpi_get_accumulate PMPI_GET_ACCUMULATE);
+    mpi_get_accumulate_ mpi_get_accumulate__ mpi_get_accumulate MPI_GET_ACCUMULATE pmpi_get_accumulate_ pmpi_get_accumulate__ pmpi_get_accumulate PMPI_GET_ACCUMULATE mpi_get_accumulate_f08_);
 
 /// Fortran MPI_GET_ADDRESS.
 unsafe fn f_mpi_get_address(location: *mut c_void, address: *mut MPI_Aint, ierror: *mut MPI_Fint) -> () {
@@ -3097,7 +3098,7 @@ unsafe fn f_mpi_get_address(location: *mut c_void, address: *mut MPI_Aint, ierro
     }
 }
 fortran_names!(f_mpi_get_address(location: *mut c_void, address: *mut MPI_Aint, ierror: *mut MPI_Fint) -> ();
-    mpi_get_address_ mpi_get_address__ mpi_get_address MPI_GET_ADDRESS pmpi_get_address_ pmpi_get_address__ pmpi_get_address PMPI_GET_ADDRESS);
+    mpi_get_address_ mpi_get_address__ mpi_get_address MPI_GET_ADDRESS pmpi_get_address_ pmpi_get_address__ pmpi_get_address PMPI_GET_ADDRESS mpi_get_address_f08_);
 
 /// Fortran MPI_GET_COUNT.
 unsafe fn f_mpi_get_count(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3109,7 +3110,7 @@ unsafe fn f_mpi_get_count(status: *mut MPI_Fint, datatype: *mut c_int, count: *m
     }
 }
 fortran_names!(f_mpi_get_count(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_get_count_ mpi_get_count__ mpi_get_count MPI_GET_COUNT pmpi_get_count_ pmpi_get_count__ pmpi_get_count PMPI_GET_COUNT);
+    mpi_get_count_ mpi_get_count__ mpi_get_count MPI_GET_COUNT pmpi_get_count_ pmpi_get_count__ pmpi_get_count PMPI_GET_COUNT mpi_get_count_f08_);
 
 /// Fortran MPI_GET_ELEMENTS.
 unsafe fn f_mpi_get_elements(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3121,7 +3122,7 @@ unsafe fn f_mpi_get_elements(status: *mut MPI_Fint, datatype: *mut c_int, count:
     }
 }
 fortran_names!(f_mpi_get_elements(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_get_elements_ mpi_get_elements__ mpi_get_elements MPI_GET_ELEMENTS pmpi_get_elements_ pmpi_get_elements__ pmpi_get_elements PMPI_GET_ELEMENTS);
+    mpi_get_elements_ mpi_get_elements__ mpi_get_elements MPI_GET_ELEMENTS pmpi_get_elements_ pmpi_get_elements__ pmpi_get_elements PMPI_GET_ELEMENTS mpi_get_elements_f08_);
 
 /// Fortran MPI_GET_ELEMENTS_X.
 unsafe fn f_mpi_get_elements_x(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
@@ -3133,7 +3134,7 @@ unsafe fn f_mpi_get_elements_x(status: *mut MPI_Fint, datatype: *mut c_int, coun
     }
 }
 fortran_names!(f_mpi_get_elements_x(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
-    mpi_get_elements_x_ mpi_get_elements_x__ mpi_get_elements_x MPI_GET_ELEMENTS_X pmpi_get_elements_x_ pmpi_get_elements_x__ pmpi_get_elements_x PMPI_GET_ELEMENTS_X);
+    mpi_get_elements_x_ mpi_get_elements_x__ mpi_get_elements_x MPI_GET_ELEMENTS_X pmpi_get_elements_x_ pmpi_get_elements_x__ pmpi_get_elements_x PMPI_GET_ELEMENTS_X mpi_get_elements_x_f08_);
 
 /// Fortran MPI_GET_LIBRARY_VERSION.
 unsafe fn f_mpi_get_library_version(version: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, version_len: usize) -> () {
@@ -3147,7 +3148,7 @@ unsafe fn f_mpi_get_library_version(version: *mut c_char, resultlen: *mut c_int,
     }
 }
 fortran_names!(f_mpi_get_library_version(version: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, version_len: usize) -> ();
-    mpi_get_library_version_ mpi_get_library_version__ mpi_get_library_version MPI_GET_LIBRARY_VERSION pmpi_get_library_version_ pmpi_get_library_version__ pmpi_get_library_version PMPI_GET_LIBRARY_VERSION);
+    mpi_get_library_version_ mpi_get_library_version__ mpi_get_library_version MPI_GET_LIBRARY_VERSION pmpi_get_library_version_ pmpi_get_library_version__ pmpi_get_library_version PMPI_GET_LIBRARY_VERSION mpi_get_library_version_f08_);
 
 /// Fortran MPI_GET_PROCESSOR_NAME.
 unsafe fn f_mpi_get_processor_name(name: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, name_len: usize) -> () {
@@ -3161,7 +3162,7 @@ unsafe fn f_mpi_get_processor_name(name: *mut c_char, resultlen: *mut c_int, ier
     }
 }
 fortran_names!(f_mpi_get_processor_name(name: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, name_len: usize) -> ();
-    mpi_get_processor_name_ mpi_get_processor_name__ mpi_get_processor_name MPI_GET_PROCESSOR_NAME pmpi_get_processor_name_ pmpi_get_processor_name__ pmpi_get_processor_name PMPI_GET_PROCESSOR_NAME);
+    mpi_get_processor_name_ mpi_get_processor_name__ mpi_get_processor_name MPI_GET_PROCESSOR_NAME pmpi_get_processor_name_ pmpi_get_processor_name__ pmpi_get_processor_name PMPI_GET_PROCESSOR_NAME mpi_get_processor_name_f08_);
 
 /// Fortran MPI_GET_VERSION.
 unsafe fn f_mpi_get_version(version: *mut c_int, subversion: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3173,7 +3174,7 @@ unsafe fn f_mpi_get_version(version: *mut c_int, subversion: *mut c_int, ierror:
     }
 }
 fortran_names!(f_mpi_get_version(version: *mut c_int, subversion: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_get_version_ mpi_get_version__ mpi_get_version MPI_GET_VERSION pmpi_get_version_ pmpi_get_version__ pmpi_get_version PMPI_GET_VERSION);
+    mpi_get_version_ mpi_get_version__ mpi_get_version MPI_GET_VERSION pmpi_get_version_ pmpi_get_version__ pmpi_get_version PMPI_GET_VERSION mpi_get_version_f08_);
 
 /// Fortran MPI_GRAPH_CREATE.
 unsafe fn f_mpi_graph_create(comm_old: *mut c_int, nnodes: *mut c_int, indx: *mut c_int, edges: *mut c_int, reorder: *mut c_int, comm_graph: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3185,7 +3186,7 @@ unsafe fn f_mpi_graph_create(comm_old: *mut c_int, nnodes: *mut c_int, indx: *mu
     }
 }
 fortran_names!(f_mpi_graph_create(comm_old: *mut c_int, nnodes: *mut c_int, indx: *mut c_int, edges: *mut c_int, reorder: *mut c_int, comm_graph: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_graph_create_ mpi_graph_create__ mpi_graph_create MPI_GRAPH_CREATE pmpi_graph_create_ pmpi_graph_create__ pmpi_graph_create PMPI_GRAPH_CREATE);
+    mpi_graph_create_ mpi_graph_create__ mpi_graph_create MPI_GRAPH_CREATE pmpi_graph_create_ pmpi_graph_create__ pmpi_graph_create PMPI_GRAPH_CREATE mpi_graph_create_f08_);
 
 /// Fortran MPI_GRAPH_GET.
 unsafe fn f_mpi_graph_get(comm: *mut c_int, maxindex: *mut c_int, maxedges: *mut c_int, indx: *mut c_int, edges: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3197,7 +3198,7 @@ unsafe fn f_mpi_graph_get(comm: *mut c_int, maxindex: *mut c_int, maxedges: *mut
     }
 }
 fortran_names!(f_mpi_graph_get(comm: *mut c_int, maxindex: *mut c_int, maxedges: *mut c_int, indx: *mut c_int, edges: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_graph_get_ mpi_graph_get__ mpi_graph_get MPI_GRAPH_GET pmpi_graph_get_ pmpi_graph_get__ pmpi_graph_get PMPI_GRAPH_GET);
+    mpi_graph_get_ mpi_graph_get__ mpi_graph_get MPI_GRAPH_GET pmpi_graph_get_ pmpi_graph_get__ pmpi_graph_get PMPI_GRAPH_GET mpi_graph_get_f08_);
 
 /// Fortran MPI_GRAPH_MAP.
 unsafe fn f_mpi_graph_map(comm: *mut c_int, nnodes: *mut c_int, indx: *mut c_int, edges: *mut c_int, newrank: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3209,7 +3210,7 @@ unsafe fn f_mpi_graph_map(comm: *mut c_int, nnodes: *mut c_int, indx: *mut c_int
     }
 }
 fortran_names!(f_mpi_graph_map(comm: *mut c_int, nnodes: *mut c_int, indx: *mut c_int, edges: *mut c_int, newrank: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_graph_map_ mpi_graph_map__ mpi_graph_map MPI_GRAPH_MAP pmpi_graph_map_ pmpi_graph_map__ pmpi_graph_map PMPI_GRAPH_MAP);
+    mpi_graph_map_ mpi_graph_map__ mpi_graph_map MPI_GRAPH_MAP pmpi_graph_map_ pmpi_graph_map__ pmpi_graph_map PMPI_GRAPH_MAP mpi_graph_map_f08_);
 
 /// Fortran MPI_GRAPH_NEIGHBORS.
 unsafe fn f_mpi_graph_neighbors(comm: *mut c_int, rank: *mut c_int, maxneighbors: *mut c_int, neighbors: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3221,7 +3222,7 @@ unsafe fn f_mpi_graph_neighbors(comm: *mut c_int, rank: *mut c_int, maxneighbors
     }
 }
 fortran_names!(f_mpi_graph_neighbors(comm: *mut c_int, rank: *mut c_int, maxneighbors: *mut c_int, neighbors: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_graph_neighbors_ mpi_graph_neighbors__ mpi_graph_neighbors MPI_GRAPH_NEIGHBORS pmpi_graph_neighbors_ pmpi_graph_neighbors__ pmpi_graph_neighbors PMPI_GRAPH_NEIGHBORS);
+    mpi_graph_neighbors_ mpi_graph_neighbors__ mpi_graph_neighbors MPI_GRAPH_NEIGHBORS pmpi_graph_neighbors_ pmpi_graph_neighbors__ pmpi_graph_neighbors PMPI_GRAPH_NEIGHBORS mpi_graph_neighbors_f08_);
 
 /// Fortran MPI_GRAPH_NEIGHBORS_COUNT.
 unsafe fn f_mpi_graph_neighbors_count(comm: *mut c_int, rank: *mut c_int, nneighbors: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3233,7 +3234,7 @@ unsafe fn f_mpi_graph_neighbors_count(comm: *mut c_int, rank: *mut c_int, nneigh
     }
 }
 fortran_names!(f_mpi_graph_neighbors_count(comm: *mut c_int, rank: *mut c_int, nneighbors: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_graph_neighbors_count_ mpi_graph_neighbors_count__ mpi_graph_neighbors_count MPI_GRAPH_NEIGHBORS_COUNT pmpi_graph_neighbors_count_ pmpi_graph_neighbors_count__ pmpi_graph_neighbors_count PMPI_GRAPH_NEIGHBORS_COUNT);
+    mpi_graph_neighbors_count_ mpi_graph_neighbors_count__ mpi_graph_neighbors_count MPI_GRAPH_NEIGHBORS_COUNT pmpi_graph_neighbors_count_ pmpi_graph_neighbors_count__ pmpi_graph_neighbors_count PMPI_GRAPH_NEIGHBORS_COUNT mpi_graph_neighbors_count_f08_);
 
 /// Fortran MPI_GRAPHDIMS_GET.
 unsafe fn f_mpi_graphdims_get(comm: *mut c_int, nnodes: *mut c_int, nedges: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3245,7 +3246,7 @@ unsafe fn f_mpi_graphdims_get(comm: *mut c_int, nnodes: *mut c_int, nedges: *mut
     }
 }
 fortran_names!(f_mpi_graphdims_get(comm: *mut c_int, nnodes: *mut c_int, nedges: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_graphdims_get_ mpi_graphdims_get__ mpi_graphdims_get MPI_GRAPHDIMS_GET pmpi_graphdims_get_ pmpi_graphdims_get__ pmpi_graphdims_get PMPI_GRAPHDIMS_GET);
+    mpi_graphdims_get_ mpi_graphdims_get__ mpi_graphdims_get MPI_GRAPHDIMS_GET pmpi_graphdims_get_ pmpi_graphdims_get__ pmpi_graphdims_get PMPI_GRAPHDIMS_GET mpi_graphdims_get_f08_);
 
 /// Fortran MPI_GREQUEST_COMPLETE.
 unsafe fn f_mpi_grequest_complete(request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3257,7 +3258,7 @@ unsafe fn f_mpi_grequest_complete(request: *mut c_int, ierror: *mut MPI_Fint) ->
     }
 }
 fortran_names!(f_mpi_grequest_complete(request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_grequest_complete_ mpi_grequest_complete__ mpi_grequest_complete MPI_GREQUEST_COMPLETE pmpi_grequest_complete_ pmpi_grequest_complete__ pmpi_grequest_complete PMPI_GREQUEST_COMPLETE);
+    mpi_grequest_complete_ mpi_grequest_complete__ mpi_grequest_complete MPI_GREQUEST_COMPLETE pmpi_grequest_complete_ pmpi_grequest_complete__ pmpi_grequest_complete PMPI_GREQUEST_COMPLETE mpi_grequest_complete_f08_);
 
 /// Fortran MPI_GREQUEST_START.
 unsafe fn f_mpi_grequest_start(query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *mut c_void, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3269,7 +3270,7 @@ unsafe fn f_mpi_grequest_start(query_fn: *const c_void, free_fn: *const c_void, 
     }
 }
 fortran_names!(f_mpi_grequest_start(query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *mut c_void, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_grequest_start_ mpi_grequest_start__ mpi_grequest_start MPI_GREQUEST_START pmpi_grequest_start_ pmpi_grequest_start__ pmpi_grequest_start PMPI_GREQUEST_START);
+    mpi_grequest_start_ mpi_grequest_start__ mpi_grequest_start MPI_GREQUEST_START pmpi_grequest_start_ pmpi_grequest_start__ pmpi_grequest_start PMPI_GREQUEST_START mpi_grequest_start_f08_);
 
 /// Fortran MPI_GROUP_COMPARE.
 unsafe fn f_mpi_group_compare(group1: *mut c_int, group2: *mut c_int, result: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3281,7 +3282,7 @@ unsafe fn f_mpi_group_compare(group1: *mut c_int, group2: *mut c_int, result: *m
     }
 }
 fortran_names!(f_mpi_group_compare(group1: *mut c_int, group2: *mut c_int, result: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_compare_ mpi_group_compare__ mpi_group_compare MPI_GROUP_COMPARE pmpi_group_compare_ pmpi_group_compare__ pmpi_group_compare PMPI_GROUP_COMPARE);
+    mpi_group_compare_ mpi_group_compare__ mpi_group_compare MPI_GROUP_COMPARE pmpi_group_compare_ pmpi_group_compare__ pmpi_group_compare PMPI_GROUP_COMPARE mpi_group_compare_f08_);
 
 /// Fortran MPI_GROUP_DIFFERENCE.
 unsafe fn f_mpi_group_difference(group1: *mut c_int, group2: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3293,7 +3294,7 @@ unsafe fn f_mpi_group_difference(group1: *mut c_int, group2: *mut c_int, newgrou
     }
 }
 fortran_names!(f_mpi_group_difference(group1: *mut c_int, group2: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_difference_ mpi_group_difference__ mpi_group_difference MPI_GROUP_DIFFERENCE pmpi_group_difference_ pmpi_group_difference__ pmpi_group_difference PMPI_GROUP_DIFFERENCE);
+    mpi_group_difference_ mpi_group_difference__ mpi_group_difference MPI_GROUP_DIFFERENCE pmpi_group_difference_ pmpi_group_difference__ pmpi_group_difference PMPI_GROUP_DIFFERENCE mpi_group_difference_f08_);
 
 /// Fortran MPI_GROUP_EXCL.
 unsafe fn f_mpi_group_excl(group: *mut c_int, n: *mut c_int, ranks: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3305,7 +3306,7 @@ unsafe fn f_mpi_group_excl(group: *mut c_int, n: *mut c_int, ranks: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_group_excl(group: *mut c_int, n: *mut c_int, ranks: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_excl_ mpi_group_excl__ mpi_group_excl MPI_GROUP_EXCL pmpi_group_excl_ pmpi_group_excl__ pmpi_group_excl PMPI_GROUP_EXCL);
+    mpi_group_excl_ mpi_group_excl__ mpi_group_excl MPI_GROUP_EXCL pmpi_group_excl_ pmpi_group_excl__ pmpi_group_excl PMPI_GROUP_EXCL mpi_group_excl_f08_);
 
 /// Fortran MPI_GROUP_FREE.
 unsafe fn f_mpi_group_free(group: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3317,7 +3318,7 @@ unsafe fn f_mpi_group_free(group: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_group_free(group: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_free_ mpi_group_free__ mpi_group_free MPI_GROUP_FREE pmpi_group_free_ pmpi_group_free__ pmpi_group_free PMPI_GROUP_FREE);
+    mpi_group_free_ mpi_group_free__ mpi_group_free MPI_GROUP_FREE pmpi_group_free_ pmpi_group_free__ pmpi_group_free PMPI_GROUP_FREE mpi_group_free_f08_);
 
 /// Fortran MPI_GROUP_INCL.
 unsafe fn f_mpi_group_incl(group: *mut c_int, n: *mut c_int, ranks: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3329,7 +3330,7 @@ unsafe fn f_mpi_group_incl(group: *mut c_int, n: *mut c_int, ranks: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_group_incl(group: *mut c_int, n: *mut c_int, ranks: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_incl_ mpi_group_incl__ mpi_group_incl MPI_GROUP_INCL pmpi_group_incl_ pmpi_group_incl__ pmpi_group_incl PMPI_GROUP_INCL);
+    mpi_group_incl_ mpi_group_incl__ mpi_group_incl MPI_GROUP_INCL pmpi_group_incl_ pmpi_group_incl__ pmpi_group_incl PMPI_GROUP_INCL mpi_group_incl_f08_);
 
 /// Fortran MPI_GROUP_INTERSECTION.
 unsafe fn f_mpi_group_intersection(group1: *mut c_int, group2: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3341,7 +3342,7 @@ unsafe fn f_mpi_group_intersection(group1: *mut c_int, group2: *mut c_int, newgr
     }
 }
 fortran_names!(f_mpi_group_intersection(group1: *mut c_int, group2: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_intersection_ mpi_group_intersection__ mpi_group_intersection MPI_GROUP_INTERSECTION pmpi_group_intersection_ pmpi_group_intersection__ pmpi_group_intersection PMPI_GROUP_INTERSECTION);
+    mpi_group_intersection_ mpi_group_intersection__ mpi_group_intersection MPI_GROUP_INTERSECTION pmpi_group_intersection_ pmpi_group_intersection__ pmpi_group_intersection PMPI_GROUP_INTERSECTION mpi_group_intersection_f08_);
 
 /// Fortran MPI_GROUP_RANGE_EXCL.
 unsafe fn f_mpi_group_range_excl(group: *mut c_int, n: *mut c_int, ranges: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3353,7 +3354,7 @@ unsafe fn f_mpi_group_range_excl(group: *mut c_int, n: *mut c_int, ranges: *mut 
     }
 }
 fortran_names!(f_mpi_group_range_excl(group: *mut c_int, n: *mut c_int, ranges: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_range_excl_ mpi_group_range_excl__ mpi_group_range_excl MPI_GROUP_RANGE_EXCL pmpi_group_range_excl_ pmpi_group_range_excl__ pmpi_group_range_excl PMPI_GROUP_RANGE_EXCL);
+    mpi_group_range_excl_ mpi_group_range_excl__ mpi_group_range_excl MPI_GROUP_RANGE_EXCL pmpi_group_range_excl_ pmpi_group_range_excl__ pmpi_group_range_excl PMPI_GROUP_RANGE_EXCL mpi_group_range_excl_f08_);
 
 /// Fortran MPI_GROUP_RANGE_INCL.
 unsafe fn f_mpi_group_range_incl(group: *mut c_int, n: *mut c_int, ranges: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3365,7 +3366,7 @@ unsafe fn f_mpi_group_range_incl(group: *mut c_int, n: *mut c_int, ranges: *mut 
     }
 }
 fortran_names!(f_mpi_group_range_incl(group: *mut c_int, n: *mut c_int, ranges: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_range_incl_ mpi_group_range_incl__ mpi_group_range_incl MPI_GROUP_RANGE_INCL pmpi_group_range_incl_ pmpi_group_range_incl__ pmpi_group_range_incl PMPI_GROUP_RANGE_INCL);
+    mpi_group_range_incl_ mpi_group_range_incl__ mpi_group_range_incl MPI_GROUP_RANGE_INCL pmpi_group_range_incl_ pmpi_group_range_incl__ pmpi_group_range_incl PMPI_GROUP_RANGE_INCL mpi_group_range_incl_f08_);
 
 /// Fortran MPI_GROUP_RANK.
 unsafe fn f_mpi_group_rank(group: *mut c_int, rank: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3377,7 +3378,7 @@ unsafe fn f_mpi_group_rank(group: *mut c_int, rank: *mut c_int, ierror: *mut MPI
     }
 }
 fortran_names!(f_mpi_group_rank(group: *mut c_int, rank: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_rank_ mpi_group_rank__ mpi_group_rank MPI_GROUP_RANK pmpi_group_rank_ pmpi_group_rank__ pmpi_group_rank PMPI_GROUP_RANK);
+    mpi_group_rank_ mpi_group_rank__ mpi_group_rank MPI_GROUP_RANK pmpi_group_rank_ pmpi_group_rank__ pmpi_group_rank PMPI_GROUP_RANK mpi_group_rank_f08_);
 
 /// Fortran MPI_GROUP_SIZE.
 unsafe fn f_mpi_group_size(group: *mut c_int, size: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3389,7 +3390,7 @@ unsafe fn f_mpi_group_size(group: *mut c_int, size: *mut c_int, ierror: *mut MPI
     }
 }
 fortran_names!(f_mpi_group_size(group: *mut c_int, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_size_ mpi_group_size__ mpi_group_size MPI_GROUP_SIZE pmpi_group_size_ pmpi_group_size__ pmpi_group_size PMPI_GROUP_SIZE);
+    mpi_group_size_ mpi_group_size__ mpi_group_size MPI_GROUP_SIZE pmpi_group_size_ pmpi_group_size__ pmpi_group_size PMPI_GROUP_SIZE mpi_group_size_f08_);
 
 /// Fortran MPI_GROUP_TRANSLATE_RANKS.
 unsafe fn f_mpi_group_translate_ranks(group1: *mut c_int, n: *mut c_int, ranks1: *mut c_int, group2: *mut c_int, ranks2: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3401,7 +3402,7 @@ unsafe fn f_mpi_group_translate_ranks(group1: *mut c_int, n: *mut c_int, ranks1:
     }
 }
 fortran_names!(f_mpi_group_translate_ranks(group1: *mut c_int, n: *mut c_int, ranks1: *mut c_int, group2: *mut c_int, ranks2: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_translate_ranks_ mpi_group_translate_ranks__ mpi_group_translate_ranks MPI_GROUP_TRANSLATE_RANKS pmpi_group_translate_ranks_ pmpi_group_translate_ranks__ pmpi_group_translate_ranks PMPI_GROUP_TRANSLATE_RANKS);
+    mpi_group_translate_ranks_ mpi_group_translate_ranks__ mpi_group_translate_ranks MPI_GROUP_TRANSLATE_RANKS pmpi_group_translate_ranks_ pmpi_group_translate_ranks__ pmpi_group_translate_ranks PMPI_GROUP_TRANSLATE_RANKS mpi_group_translate_ranks_f08_);
 
 /// Fortran MPI_GROUP_UNION.
 unsafe fn f_mpi_group_union(group1: *mut c_int, group2: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3413,7 +3414,7 @@ unsafe fn f_mpi_group_union(group1: *mut c_int, group2: *mut c_int, newgroup: *m
     }
 }
 fortran_names!(f_mpi_group_union(group1: *mut c_int, group2: *mut c_int, newgroup: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_group_union_ mpi_group_union__ mpi_group_union MPI_GROUP_UNION pmpi_group_union_ pmpi_group_union__ pmpi_group_union PMPI_GROUP_UNION);
+    mpi_group_union_ mpi_group_union__ mpi_group_union MPI_GROUP_UNION pmpi_group_union_ pmpi_group_union__ pmpi_group_union PMPI_GROUP_UNION mpi_group_union_f08_);
 
 /// Fortran MPI_IALLGATHER.
 unsafe fn f_mpi_iallgather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3425,7 +3426,7 @@ unsafe fn f_mpi_iallgather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype
     }
 }
 fortran_names!(f_mpi_iallgather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_iallgather_ mpi_iallgather__ mpi_iallgather MPI_IALLGATHER pmpi_iallgather_ pmpi_iallgather__ pmpi_iallgather PMPI_IALLGATHER);
+    mpi_iallgather_ mpi_iallgather__ mpi_iallgather MPI_IALLGATHER pmpi_iallgather_ pmpi_iallgather__ pmpi_iallgather PMPI_IALLGATHER mpi_iallgather_f08_);
 
 /// Fortran MPI_IALLGATHERV.
 unsafe fn f_mpi_iallgatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3437,7 +3438,7 @@ unsafe fn f_mpi_iallgatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtyp
     }
 }
 fortran_names!(f_mpi_iallgatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_iallgatherv_ mpi_iallgatherv__ mpi_iallgatherv MPI_IALLGATHERV pmpi_iallgatherv_ pmpi_iallgatherv__ pmpi_iallgatherv PMPI_IALLGATHERV);
+    mpi_iallgatherv_ mpi_iallgatherv__ mpi_iallgatherv MPI_IALLGATHERV pmpi_iallgatherv_ pmpi_iallgatherv__ pmpi_iallgatherv PMPI_IALLGATHERV mpi_iallgatherv_f08_);
 
 /// Fortran MPI_IALLREDUCE.
 unsafe fn f_mpi_iallreduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3449,7 +3450,7 @@ unsafe fn f_mpi_iallreduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *m
     }
 }
 fortran_names!(f_mpi_iallreduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_iallreduce_ mpi_iallreduce__ mpi_iallreduce MPI_IALLREDUCE pmpi_iallreduce_ pmpi_iallreduce__ pmpi_iallreduce PMPI_IALLREDUCE);
+    mpi_iallreduce_ mpi_iallreduce__ mpi_iallreduce MPI_IALLREDUCE pmpi_iallreduce_ pmpi_iallreduce__ pmpi_iallreduce PMPI_IALLREDUCE mpi_iallreduce_f08_);
 
 /// Fortran MPI_IALLTOALL.
 unsafe fn f_mpi_ialltoall(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3461,7 +3462,7 @@ unsafe fn f_mpi_ialltoall(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype:
     }
 }
 fortran_names!(f_mpi_ialltoall(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ialltoall_ mpi_ialltoall__ mpi_ialltoall MPI_IALLTOALL pmpi_ialltoall_ pmpi_ialltoall__ pmpi_ialltoall PMPI_IALLTOALL);
+    mpi_ialltoall_ mpi_ialltoall__ mpi_ialltoall MPI_IALLTOALL pmpi_ialltoall_ pmpi_ialltoall__ pmpi_ialltoall PMPI_IALLTOALL mpi_ialltoall_f08_);
 
 /// Fortran MPI_IALLTOALLV.
 unsafe fn f_mpi_ialltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3473,7 +3474,7 @@ unsafe fn f_mpi_ialltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls
     }
 }
 fortran_names!(f_mpi_ialltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ialltoallv_ mpi_ialltoallv__ mpi_ialltoallv MPI_IALLTOALLV pmpi_ialltoallv_ pmpi_ialltoallv__ pmpi_ialltoallv PMPI_IALLTOALLV);
+    mpi_ialltoallv_ mpi_ialltoallv__ mpi_ialltoallv MPI_IALLTOALLV pmpi_ialltoallv_ pmpi_ialltoallv__ pmpi_ialltoallv PMPI_IALLTOALLV mpi_ialltoallv_f08_);
 
 /// Fortran MPI_IALLTOALLW.
 unsafe fn f_mpi_ialltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtypes: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3485,7 +3486,7 @@ unsafe fn f_mpi_ialltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls
     }
 }
 fortran_names!(f_mpi_ialltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtypes: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ialltoallw_ mpi_ialltoallw__ mpi_ialltoallw MPI_IALLTOALLW pmpi_ialltoallw_ pmpi_ialltoallw__ pmpi_ialltoallw PMPI_IALLTOALLW);
+    mpi_ialltoallw_ mpi_ialltoallw__ mpi_ialltoallw MPI_IALLTOALLW pmpi_ialltoallw_ pmpi_ialltoallw__ pmpi_ialltoallw PMPI_IALLTOALLW mpi_ialltoallw_f08_);
 
 /// Fortran MPI_IBARRIER.
 unsafe fn f_mpi_ibarrier(comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3497,7 +3498,7 @@ unsafe fn f_mpi_ibarrier(comm: *mut c_int, request: *mut c_int, ierror: *mut MPI
     }
 }
 fortran_names!(f_mpi_ibarrier(comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ibarrier_ mpi_ibarrier__ mpi_ibarrier MPI_IBARRIER pmpi_ibarrier_ pmpi_ibarrier__ pmpi_ibarrier PMPI_IBARRIER);
+    mpi_ibarrier_ mpi_ibarrier__ mpi_ibarrier MPI_IBARRIER pmpi_ibarrier_ pmpi_ibarrier__ pmpi_ibarrier PMPI_IBARRIER mpi_ibarrier_f08_);
 
 /// Fortran MPI_IBCAST.
 unsafe fn f_mpi_ibcast(buffer: *mut c_void, count: *mut c_int, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3509,7 +3510,7 @@ unsafe fn f_mpi_ibcast(buffer: *mut c_void, count: *mut c_int, datatype: *mut c_
     }
 }
 fortran_names!(f_mpi_ibcast(buffer: *mut c_void, count: *mut c_int, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ibcast_ mpi_ibcast__ mpi_ibcast MPI_IBCAST pmpi_ibcast_ pmpi_ibcast__ pmpi_ibcast PMPI_IBCAST);
+    mpi_ibcast_ mpi_ibcast__ mpi_ibcast MPI_IBCAST pmpi_ibcast_ pmpi_ibcast__ pmpi_ibcast PMPI_IBCAST mpi_ibcast_f08_);
 
 /// Fortran MPI_IBSEND.
 unsafe fn f_mpi_ibsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3521,7 +3522,7 @@ unsafe fn f_mpi_ibsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int
     }
 }
 fortran_names!(f_mpi_ibsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ibsend_ mpi_ibsend__ mpi_ibsend MPI_IBSEND pmpi_ibsend_ pmpi_ibsend__ pmpi_ibsend PMPI_IBSEND);
+    mpi_ibsend_ mpi_ibsend__ mpi_ibsend MPI_IBSEND pmpi_ibsend_ pmpi_ibsend__ pmpi_ibsend PMPI_IBSEND mpi_ibsend_f08_);
 
 /// Fortran MPI_IEXSCAN.
 unsafe fn f_mpi_iexscan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3533,7 +3534,7 @@ unsafe fn f_mpi_iexscan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut 
     }
 }
 fortran_names!(f_mpi_iexscan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_iexscan_ mpi_iexscan__ mpi_iexscan MPI_IEXSCAN pmpi_iexscan_ pmpi_iexscan__ pmpi_iexscan PMPI_IEXSCAN);
+    mpi_iexscan_ mpi_iexscan__ mpi_iexscan MPI_IEXSCAN pmpi_iexscan_ pmpi_iexscan__ pmpi_iexscan PMPI_IEXSCAN mpi_iexscan_f08_);
 
 /// Fortran MPI_IGATHER.
 unsafe fn f_mpi_igather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3545,7 +3546,7 @@ unsafe fn f_mpi_igather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *
     }
 }
 fortran_names!(f_mpi_igather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_igather_ mpi_igather__ mpi_igather MPI_IGATHER pmpi_igather_ pmpi_igather__ pmpi_igather PMPI_IGATHER);
+    mpi_igather_ mpi_igather__ mpi_igather MPI_IGATHER pmpi_igather_ pmpi_igather__ pmpi_igather PMPI_IGATHER mpi_igather_f08_);
 
 /// Fortran MPI_IGATHERV.
 unsafe fn f_mpi_igatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3557,7 +3558,7 @@ unsafe fn f_mpi_igatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: 
     }
 }
 fortran_names!(f_mpi_igatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_igatherv_ mpi_igatherv__ mpi_igatherv MPI_IGATHERV pmpi_igatherv_ pmpi_igatherv__ pmpi_igatherv PMPI_IGATHERV);
+    mpi_igatherv_ mpi_igatherv__ mpi_igatherv MPI_IGATHERV pmpi_igatherv_ pmpi_igatherv__ pmpi_igatherv PMPI_IGATHERV mpi_igatherv_f08_);
 
 /// Fortran MPI_IMPROBE.
 unsafe fn f_mpi_improbe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, flag: *mut c_int, message: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -3571,7 +3572,7 @@ unsafe fn f_mpi_improbe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, f
     }
 }
 fortran_names!(f_mpi_improbe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, flag: *mut c_int, message: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_improbe_ mpi_improbe__ mpi_improbe MPI_IMPROBE pmpi_improbe_ pmpi_improbe__ pmpi_improbe PMPI_IMPROBE);
+    mpi_improbe_ mpi_improbe__ mpi_improbe MPI_IMPROBE pmpi_improbe_ pmpi_improbe__ pmpi_improbe PMPI_IMPROBE mpi_improbe_f08_);
 
 /// Fortran MPI_IMRECV.
 unsafe fn f_mpi_imrecv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, message: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3583,7 +3584,7 @@ unsafe fn f_mpi_imrecv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int
     }
 }
 fortran_names!(f_mpi_imrecv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, message: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_imrecv_ mpi_imrecv__ mpi_imrecv MPI_IMRECV pmpi_imrecv_ pmpi_imrecv__ pmpi_imrecv PMPI_IMRECV);
+    mpi_imrecv_ mpi_imrecv__ mpi_imrecv MPI_IMRECV pmpi_imrecv_ pmpi_imrecv__ pmpi_imrecv PMPI_IMRECV mpi_imrecv_f08_);
 
 /// Fortran MPI_INEIGHBOR_ALLGATHER.
 unsafe fn f_mpi_ineighbor_allgather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3595,7 +3596,7 @@ unsafe fn f_mpi_ineighbor_allgather(sendbuf: *mut c_void, sendcount: *mut c_int,
     }
 }
 fortran_names!(f_mpi_ineighbor_allgather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ineighbor_allgather_ mpi_ineighbor_allgather__ mpi_ineighbor_allgather MPI_INEIGHBOR_ALLGATHER pmpi_ineighbor_allgather_ pmpi_ineighbor_allgather__ pmpi_ineighbor_allgather PMPI_INEIGHBOR_ALLGATHER);
+    mpi_ineighbor_allgather_ mpi_ineighbor_allgather__ mpi_ineighbor_allgather MPI_INEIGHBOR_ALLGATHER pmpi_ineighbor_allgather_ pmpi_ineighbor_allgather__ pmpi_ineighbor_allgather PMPI_INEIGHBOR_ALLGATHER mpi_ineighbor_allgather_f08_);
 
 /// Fortran MPI_INEIGHBOR_ALLGATHERV.
 unsafe fn f_mpi_ineighbor_allgatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3607,7 +3608,7 @@ unsafe fn f_mpi_ineighbor_allgatherv(sendbuf: *mut c_void, sendcount: *mut c_int
     }
 }
 fortran_names!(f_mpi_ineighbor_allgatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ineighbor_allgatherv_ mpi_ineighbor_allgatherv__ mpi_ineighbor_allgatherv MPI_INEIGHBOR_ALLGATHERV pmpi_ineighbor_allgatherv_ pmpi_ineighbor_allgatherv__ pmpi_ineighbor_allgatherv PMPI_INEIGHBOR_ALLGATHERV);
+    mpi_ineighbor_allgatherv_ mpi_ineighbor_allgatherv__ mpi_ineighbor_allgatherv MPI_INEIGHBOR_ALLGATHERV pmpi_ineighbor_allgatherv_ pmpi_ineighbor_allgatherv__ pmpi_ineighbor_allgatherv PMPI_INEIGHBOR_ALLGATHERV mpi_ineighbor_allgatherv_f08_);
 
 /// Fortran MPI_INEIGHBOR_ALLTOALL.
 unsafe fn f_mpi_ineighbor_alltoall(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3619,7 +3620,7 @@ unsafe fn f_mpi_ineighbor_alltoall(sendbuf: *mut c_void, sendcount: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_ineighbor_alltoall(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ineighbor_alltoall_ mpi_ineighbor_alltoall__ mpi_ineighbor_alltoall MPI_INEIGHBOR_ALLTOALL pmpi_ineighbor_alltoall_ pmpi_ineighbor_alltoall__ pmpi_ineighbor_alltoall PMPI_INEIGHBOR_ALLTOALL);
+    mpi_ineighbor_alltoall_ mpi_ineighbor_alltoall__ mpi_ineighbor_alltoall MPI_INEIGHBOR_ALLTOALL pmpi_ineighbor_alltoall_ pmpi_ineighbor_alltoall__ pmpi_ineighbor_alltoall PMPI_INEIGHBOR_ALLTOALL mpi_ineighbor_alltoall_f08_);
 
 /// Fortran MPI_INEIGHBOR_ALLTOALLV.
 unsafe fn f_mpi_ineighbor_alltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3631,7 +3632,7 @@ unsafe fn f_mpi_ineighbor_alltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int
     }
 }
 fortran_names!(f_mpi_ineighbor_alltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ineighbor_alltoallv_ mpi_ineighbor_alltoallv__ mpi_ineighbor_alltoallv MPI_INEIGHBOR_ALLTOALLV pmpi_ineighbor_alltoallv_ pmpi_ineighbor_alltoallv__ pmpi_ineighbor_alltoallv PMPI_INEIGHBOR_ALLTOALLV);
+    mpi_ineighbor_alltoallv_ mpi_ineighbor_alltoallv__ mpi_ineighbor_alltoallv MPI_INEIGHBOR_ALLTOALLV pmpi_ineighbor_alltoallv_ pmpi_ineighbor_alltoallv__ pmpi_ineighbor_alltoallv PMPI_INEIGHBOR_ALLTOALLV mpi_ineighbor_alltoallv_f08_);
 
 /// Fortran MPI_INEIGHBOR_ALLTOALLW.
 unsafe fn f_mpi_ineighbor_alltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3643,7 +3644,7 @@ unsafe fn f_mpi_ineighbor_alltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int
     }
 }
 fortran_names!(f_mpi_ineighbor_alltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ineighbor_alltoallw_ mpi_ineighbor_alltoallw__ mpi_ineighbor_alltoallw MPI_INEIGHBOR_ALLTOALLW pmpi_ineighbor_alltoallw_ pmpi_ineighbor_alltoallw__ pmpi_ineighbor_alltoallw PMPI_INEIGHBOR_ALLTOALLW);
+    mpi_ineighbor_alltoallw_ mpi_ineighbor_alltoallw__ mpi_ineighbor_alltoallw MPI_INEIGHBOR_ALLTOALLW pmpi_ineighbor_alltoallw_ pmpi_ineighbor_alltoallw__ pmpi_ineighbor_alltoallw PMPI_INEIGHBOR_ALLTOALLW mpi_ineighbor_alltoallw_f08_);
 
 /// Fortran MPI_INFO_CREATE.
 unsafe fn f_mpi_info_create(info: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3655,7 +3656,7 @@ unsafe fn f_mpi_info_create(info: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_info_create(info: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_info_create_ mpi_info_create__ mpi_info_create MPI_INFO_CREATE pmpi_info_create_ pmpi_info_create__ pmpi_info_create PMPI_INFO_CREATE);
+    mpi_info_create_ mpi_info_create__ mpi_info_create MPI_INFO_CREATE pmpi_info_create_ pmpi_info_create__ pmpi_info_create PMPI_INFO_CREATE mpi_info_create_f08_);
 
 /// Fortran MPI_INFO_DELETE.
 unsafe fn f_mpi_info_delete(info: *mut c_int, key: *mut c_char, ierror: *mut MPI_Fint, key_len: usize) -> () {
@@ -3668,7 +3669,7 @@ unsafe fn f_mpi_info_delete(info: *mut c_int, key: *mut c_char, ierror: *mut MPI
     }
 }
 fortran_names!(f_mpi_info_delete(info: *mut c_int, key: *mut c_char, ierror: *mut MPI_Fint, key_len: usize) -> ();
-    mpi_info_delete_ mpi_info_delete__ mpi_info_delete MPI_INFO_DELETE pmpi_info_delete_ pmpi_info_delete__ pmpi_info_delete PMPI_INFO_DELETE);
+    mpi_info_delete_ mpi_info_delete__ mpi_info_delete MPI_INFO_DELETE pmpi_info_delete_ pmpi_info_delete__ pmpi_info_delete PMPI_INFO_DELETE mpi_info_delete_f08_);
 
 /// Fortran MPI_INFO_DUP.
 unsafe fn f_mpi_info_dup(info: *mut c_int, newinfo: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3680,7 +3681,7 @@ unsafe fn f_mpi_info_dup(info: *mut c_int, newinfo: *mut c_int, ierror: *mut MPI
     }
 }
 fortran_names!(f_mpi_info_dup(info: *mut c_int, newinfo: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_info_dup_ mpi_info_dup__ mpi_info_dup MPI_INFO_DUP pmpi_info_dup_ pmpi_info_dup__ pmpi_info_dup PMPI_INFO_DUP);
+    mpi_info_dup_ mpi_info_dup__ mpi_info_dup MPI_INFO_DUP pmpi_info_dup_ pmpi_info_dup__ pmpi_info_dup PMPI_INFO_DUP mpi_info_dup_f08_);
 
 /// Fortran MPI_INFO_FREE.
 unsafe fn f_mpi_info_free(info: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3692,7 +3693,7 @@ unsafe fn f_mpi_info_free(info: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_info_free(info: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_info_free_ mpi_info_free__ mpi_info_free MPI_INFO_FREE pmpi_info_free_ pmpi_info_free__ pmpi_info_free PMPI_INFO_FREE);
+    mpi_info_free_ mpi_info_free__ mpi_info_free MPI_INFO_FREE pmpi_info_free_ pmpi_info_free__ pmpi_info_free PMPI_INFO_FREE mpi_info_free_f08_);
 
 /// Fortran MPI_INFO_GET.
 unsafe fn f_mpi_info_get(info: *mut c_int, key: *mut c_char, valuelen: *mut c_int, value: *mut c_char, flag: *mut c_int, ierror: *mut MPI_Fint, key_len: usize, value_len: usize) -> () {
@@ -3709,7 +3710,7 @@ unsafe fn f_mpi_info_get(info: *mut c_int, key: *mut c_char, valuelen: *mut c_in
     }
 }
 fortran_names!(f_mpi_info_get(info: *mut c_int, key: *mut c_char, valuelen: *mut c_int, value: *mut c_char, flag: *mut c_int, ierror: *mut MPI_Fint, key_len: usize, value_len: usize) -> ();
-    mpi_info_get_ mpi_info_get__ mpi_info_get MPI_INFO_GET pmpi_info_get_ pmpi_info_get__ pmpi_info_get PMPI_INFO_GET);
+    mpi_info_get_ mpi_info_get__ mpi_info_get MPI_INFO_GET pmpi_info_get_ pmpi_info_get__ pmpi_info_get PMPI_INFO_GET mpi_info_get_f08_);
 
 /// Fortran MPI_INFO_GET_STRING.
 unsafe fn f_mpi_info_get_string(info: *mut c_int, key: *mut c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int, ierror: *mut MPI_Fint, key_len: usize, value_len: usize) -> () {
@@ -3729,7 +3730,7 @@ unsafe fn f_mpi_info_get_string(info: *mut c_int, key: *mut c_char, buflen: *mut
     }
 }
 fortran_names!(f_mpi_info_get_string(info: *mut c_int, key: *mut c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int, ierror: *mut MPI_Fint, key_len: usize, value_len: usize) -> ();
-    mpi_info_get_string_ mpi_info_get_string__ mpi_info_get_string MPI_INFO_GET_STRING pmpi_info_get_string_ pmpi_info_get_string__ pmpi_info_get_string PMPI_INFO_GET_STRING);
+    mpi_info_get_string_ mpi_info_get_string__ mpi_info_get_string MPI_INFO_GET_STRING pmpi_info_get_string_ pmpi_info_get_string__ pmpi_info_get_string PMPI_INFO_GET_STRING mpi_info_get_string_f08_);
 
 /// Fortran MPI_INFO_GET_NKEYS.
 unsafe fn f_mpi_info_get_nkeys(info: *mut c_int, nkeys: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3741,7 +3742,7 @@ unsafe fn f_mpi_info_get_nkeys(info: *mut c_int, nkeys: *mut c_int, ierror: *mut
     }
 }
 fortran_names!(f_mpi_info_get_nkeys(info: *mut c_int, nkeys: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_info_get_nkeys_ mpi_info_get_nkeys__ mpi_info_get_nkeys MPI_INFO_GET_NKEYS pmpi_info_get_nkeys_ pmpi_info_get_nkeys__ pmpi_info_get_nkeys PMPI_INFO_GET_NKEYS);
+    mpi_info_get_nkeys_ mpi_info_get_nkeys__ mpi_info_get_nkeys MPI_INFO_GET_NKEYS pmpi_info_get_nkeys_ pmpi_info_get_nkeys__ pmpi_info_get_nkeys PMPI_INFO_GET_NKEYS mpi_info_get_nkeys_f08_);
 
 /// Fortran MPI_INFO_GET_NTHKEY.
 unsafe fn f_mpi_info_get_nthkey(info: *mut c_int, n: *mut c_int, key: *mut c_char, ierror: *mut MPI_Fint, key_len: usize) -> () {
@@ -3755,7 +3756,7 @@ unsafe fn f_mpi_info_get_nthkey(info: *mut c_int, n: *mut c_int, key: *mut c_cha
     }
 }
 fortran_names!(f_mpi_info_get_nthkey(info: *mut c_int, n: *mut c_int, key: *mut c_char, ierror: *mut MPI_Fint, key_len: usize) -> ();
-    mpi_info_get_nthkey_ mpi_info_get_nthkey__ mpi_info_get_nthkey MPI_INFO_GET_NTHKEY pmpi_info_get_nthkey_ pmpi_info_get_nthkey__ pmpi_info_get_nthkey PMPI_INFO_GET_NTHKEY);
+    mpi_info_get_nthkey_ mpi_info_get_nthkey__ mpi_info_get_nthkey MPI_INFO_GET_NTHKEY pmpi_info_get_nthkey_ pmpi_info_get_nthkey__ pmpi_info_get_nthkey PMPI_INFO_GET_NTHKEY mpi_info_get_nthkey_f08_);
 
 /// Fortran MPI_INFO_GET_VALUELEN.
 unsafe fn f_mpi_info_get_valuelen(info: *mut c_int, key: *mut c_char, valuelen: *mut c_int, flag: *mut c_int, ierror: *mut MPI_Fint, key_len: usize) -> () {
@@ -3770,7 +3771,7 @@ unsafe fn f_mpi_info_get_valuelen(info: *mut c_int, key: *mut c_char, valuelen: 
     }
 }
 fortran_names!(f_mpi_info_get_valuelen(info: *mut c_int, key: *mut c_char, valuelen: *mut c_int, flag: *mut c_int, ierror: *mut MPI_Fint, key_len: usize) -> ();
-    mpi_info_get_valuelen_ mpi_info_get_valuelen__ mpi_info_get_valuelen MPI_INFO_GET_VALUELEN pmpi_info_get_valuelen_ pmpi_info_get_valuelen__ pmpi_info_get_valuelen PMPI_INFO_GET_VALUELEN);
+    mpi_info_get_valuelen_ mpi_info_get_valuelen__ mpi_info_get_valuelen MPI_INFO_GET_VALUELEN pmpi_info_get_valuelen_ pmpi_info_get_valuelen__ pmpi_info_get_valuelen PMPI_INFO_GET_VALUELEN mpi_info_get_valuelen_f08_);
 
 /// Fortran MPI_INFO_SET.
 unsafe fn f_mpi_info_set(info: *mut c_int, key: *mut c_char, value: *mut c_char, ierror: *mut MPI_Fint, key_len: usize, value_len: usize) -> () {
@@ -3784,7 +3785,7 @@ unsafe fn f_mpi_info_set(info: *mut c_int, key: *mut c_char, value: *mut c_char,
     }
 }
 fortran_names!(f_mpi_info_set(info: *mut c_int, key: *mut c_char, value: *mut c_char, ierror: *mut MPI_Fint, key_len: usize, value_len: usize) -> ();
-    mpi_info_set_ mpi_info_set__ mpi_info_set MPI_INFO_SET pmpi_info_set_ pmpi_info_set__ pmpi_info_set PMPI_INFO_SET);
+    mpi_info_set_ mpi_info_set__ mpi_info_set MPI_INFO_SET pmpi_info_set_ pmpi_info_set__ pmpi_info_set PMPI_INFO_SET mpi_info_set_f08_);
 
 /// Fortran MPI_INIT.
 unsafe fn f_mpi_init(ierror: *mut MPI_Fint) -> () {
@@ -3796,7 +3797,7 @@ unsafe fn f_mpi_init(ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_init(ierror: *mut MPI_Fint) -> ();
-    mpi_init_ mpi_init__ mpi_init MPI_INIT pmpi_init_ pmpi_init__ pmpi_init PMPI_INIT);
+    mpi_init_ mpi_init__ mpi_init MPI_INIT pmpi_init_ pmpi_init__ pmpi_init PMPI_INIT mpi_init_f08_);
 
 /// Fortran MPI_INIT_THREAD.
 unsafe fn f_mpi_init_thread(required: *mut c_int, provided: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3808,7 +3809,7 @@ unsafe fn f_mpi_init_thread(required: *mut c_int, provided: *mut c_int, ierror: 
     }
 }
 fortran_names!(f_mpi_init_thread(required: *mut c_int, provided: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_init_thread_ mpi_init_thread__ mpi_init_thread MPI_INIT_THREAD pmpi_init_thread_ pmpi_init_thread__ pmpi_init_thread PMPI_INIT_THREAD);
+    mpi_init_thread_ mpi_init_thread__ mpi_init_thread MPI_INIT_THREAD pmpi_init_thread_ pmpi_init_thread__ pmpi_init_thread PMPI_INIT_THREAD mpi_init_thread_f08_);
 
 /// Fortran MPI_INITIALIZED.
 unsafe fn f_mpi_initialized(flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3822,7 +3823,7 @@ unsafe fn f_mpi_initialized(flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_initialized(flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_initialized_ mpi_initialized__ mpi_initialized MPI_INITIALIZED pmpi_initialized_ pmpi_initialized__ pmpi_initialized PMPI_INITIALIZED);
+    mpi_initialized_ mpi_initialized__ mpi_initialized MPI_INITIALIZED pmpi_initialized_ pmpi_initialized__ pmpi_initialized PMPI_INITIALIZED mpi_initialized_f08_);
 
 /// Fortran MPI_INTERCOMM_CREATE.
 unsafe fn f_mpi_intercomm_create(local_comm: *mut c_int, local_leader: *mut c_int, peer_comm: *mut c_int, remote_leader: *mut c_int, tag: *mut c_int, newintercomm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3834,7 +3835,7 @@ unsafe fn f_mpi_intercomm_create(local_comm: *mut c_int, local_leader: *mut c_in
     }
 }
 fortran_names!(f_mpi_intercomm_create(local_comm: *mut c_int, local_leader: *mut c_int, peer_comm: *mut c_int, remote_leader: *mut c_int, tag: *mut c_int, newintercomm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_intercomm_create_ mpi_intercomm_create__ mpi_intercomm_create MPI_INTERCOMM_CREATE pmpi_intercomm_create_ pmpi_intercomm_create__ pmpi_intercomm_create PMPI_INTERCOMM_CREATE);
+    mpi_intercomm_create_ mpi_intercomm_create__ mpi_intercomm_create MPI_INTERCOMM_CREATE pmpi_intercomm_create_ pmpi_intercomm_create__ pmpi_intercomm_create PMPI_INTERCOMM_CREATE mpi_intercomm_create_f08_);
 
 /// Fortran MPI_INTERCOMM_MERGE.
 unsafe fn f_mpi_intercomm_merge(intercomm: *mut c_int, high: *mut c_int, newintracomm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3846,7 +3847,7 @@ unsafe fn f_mpi_intercomm_merge(intercomm: *mut c_int, high: *mut c_int, newintr
     }
 }
 fortran_names!(f_mpi_intercomm_merge(intercomm: *mut c_int, high: *mut c_int, newintracomm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_intercomm_merge_ mpi_intercomm_merge__ mpi_intercomm_merge MPI_INTERCOMM_MERGE pmpi_intercomm_merge_ pmpi_intercomm_merge__ pmpi_intercomm_merge PMPI_INTERCOMM_MERGE);
+    mpi_intercomm_merge_ mpi_intercomm_merge__ mpi_intercomm_merge MPI_INTERCOMM_MERGE pmpi_intercomm_merge_ pmpi_intercomm_merge__ pmpi_intercomm_merge PMPI_INTERCOMM_MERGE mpi_intercomm_merge_f08_);
 
 /// Fortran MPI_IPROBE.
 unsafe fn f_mpi_iprobe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, flag: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -3860,7 +3861,7 @@ unsafe fn f_mpi_iprobe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, fl
     }
 }
 fortran_names!(f_mpi_iprobe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, flag: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_iprobe_ mpi_iprobe__ mpi_iprobe MPI_IPROBE pmpi_iprobe_ pmpi_iprobe__ pmpi_iprobe PMPI_IPROBE);
+    mpi_iprobe_ mpi_iprobe__ mpi_iprobe MPI_IPROBE pmpi_iprobe_ pmpi_iprobe__ pmpi_iprobe PMPI_IPROBE mpi_iprobe_f08_);
 
 /// Fortran MPI_IRECV.
 unsafe fn f_mpi_irecv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3872,7 +3873,7 @@ unsafe fn f_mpi_irecv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int,
     }
 }
 fortran_names!(f_mpi_irecv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_irecv_ mpi_irecv__ mpi_irecv MPI_IRECV pmpi_irecv_ pmpi_irecv__ pmpi_irecv PMPI_IRECV);
+    mpi_irecv_ mpi_irecv__ mpi_irecv MPI_IRECV pmpi_irecv_ pmpi_irecv__ pmpi_irecv PMPI_IRECV mpi_irecv_f08_);
 
 /// Fortran MPI_IREDUCE.
 unsafe fn f_mpi_ireduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3884,7 +3885,7 @@ unsafe fn f_mpi_ireduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut 
     }
 }
 fortran_names!(f_mpi_ireduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ireduce_ mpi_ireduce__ mpi_ireduce MPI_IREDUCE pmpi_ireduce_ pmpi_ireduce__ pmpi_ireduce PMPI_IREDUCE);
+    mpi_ireduce_ mpi_ireduce__ mpi_ireduce MPI_IREDUCE pmpi_ireduce_ pmpi_ireduce__ pmpi_ireduce PMPI_IREDUCE mpi_ireduce_f08_);
 
 /// Fortran MPI_IREDUCE_SCATTER.
 unsafe fn f_mpi_ireduce_scatter(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3896,7 +3897,7 @@ unsafe fn f_mpi_ireduce_scatter(sendbuf: *mut c_void, recvbuf: *mut c_void, recv
     }
 }
 fortran_names!(f_mpi_ireduce_scatter(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ireduce_scatter_ mpi_ireduce_scatter__ mpi_ireduce_scatter MPI_IREDUCE_SCATTER pmpi_ireduce_scatter_ pmpi_ireduce_scatter__ pmpi_ireduce_scatter PMPI_IREDUCE_SCATTER);
+    mpi_ireduce_scatter_ mpi_ireduce_scatter__ mpi_ireduce_scatter MPI_IREDUCE_SCATTER pmpi_ireduce_scatter_ pmpi_ireduce_scatter__ pmpi_ireduce_scatter PMPI_IREDUCE_SCATTER mpi_ireduce_scatter_f08_);
 
 /// Fortran MPI_IREDUCE_SCATTER_BLOCK.
 unsafe fn f_mpi_ireduce_scatter_block(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3908,7 +3909,7 @@ unsafe fn f_mpi_ireduce_scatter_block(sendbuf: *mut c_void, recvbuf: *mut c_void
     }
 }
 fortran_names!(f_mpi_ireduce_scatter_block(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ireduce_scatter_block_ mpi_ireduce_scatter_block__ mpi_ireduce_scatter_block MPI_IREDUCE_SCATTER_BLOCK pmpi_ireduce_scatter_block_ pmpi_ireduce_scatter_block__ pmpi_ireduce_scatter_block PMPI_IREDUCE_SCATTER_BLOCK);
+    mpi_ireduce_scatter_block_ mpi_ireduce_scatter_block__ mpi_ireduce_scatter_block MPI_IREDUCE_SCATTER_BLOCK pmpi_ireduce_scatter_block_ pmpi_ireduce_scatter_block__ pmpi_ireduce_scatter_block PMPI_IREDUCE_SCATTER_BLOCK mpi_ireduce_scatter_block_f08_);
 
 /// Fortran MPI_IRSEND.
 unsafe fn f_mpi_irsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3920,7 +3921,7 @@ unsafe fn f_mpi_irsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int
     }
 }
 fortran_names!(f_mpi_irsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_irsend_ mpi_irsend__ mpi_irsend MPI_IRSEND pmpi_irsend_ pmpi_irsend__ pmpi_irsend PMPI_IRSEND);
+    mpi_irsend_ mpi_irsend__ mpi_irsend MPI_IRSEND pmpi_irsend_ pmpi_irsend__ pmpi_irsend PMPI_IRSEND mpi_irsend_f08_);
 
 /// Fortran MPI_IS_THREAD_MAIN.
 unsafe fn f_mpi_is_thread_main(flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3934,7 +3935,7 @@ unsafe fn f_mpi_is_thread_main(flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_is_thread_main(flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_is_thread_main_ mpi_is_thread_main__ mpi_is_thread_main MPI_IS_THREAD_MAIN pmpi_is_thread_main_ pmpi_is_thread_main__ pmpi_is_thread_main PMPI_IS_THREAD_MAIN);
+    mpi_is_thread_main_ mpi_is_thread_main__ mpi_is_thread_main MPI_IS_THREAD_MAIN pmpi_is_thread_main_ pmpi_is_thread_main__ pmpi_is_thread_main PMPI_IS_THREAD_MAIN mpi_is_thread_main_f08_);
 
 /// Fortran MPI_ISCAN.
 unsafe fn f_mpi_iscan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3946,7 +3947,7 @@ unsafe fn f_mpi_iscan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_
     }
 }
 fortran_names!(f_mpi_iscan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_iscan_ mpi_iscan__ mpi_iscan MPI_ISCAN pmpi_iscan_ pmpi_iscan__ pmpi_iscan PMPI_ISCAN);
+    mpi_iscan_ mpi_iscan__ mpi_iscan MPI_ISCAN pmpi_iscan_ pmpi_iscan__ pmpi_iscan PMPI_ISCAN mpi_iscan_f08_);
 
 /// Fortran MPI_ISCATTER.
 unsafe fn f_mpi_iscatter(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3958,7 +3959,7 @@ unsafe fn f_mpi_iscatter(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: 
     }
 }
 fortran_names!(f_mpi_iscatter(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_iscatter_ mpi_iscatter__ mpi_iscatter MPI_ISCATTER pmpi_iscatter_ pmpi_iscatter__ pmpi_iscatter PMPI_ISCATTER);
+    mpi_iscatter_ mpi_iscatter__ mpi_iscatter MPI_ISCATTER pmpi_iscatter_ pmpi_iscatter__ pmpi_iscatter PMPI_ISCATTER mpi_iscatter_f08_);
 
 /// Fortran MPI_ISCATTERV.
 unsafe fn f_mpi_iscatterv(sendbuf: *mut c_void, sendcounts: *mut c_int, displs: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3970,7 +3971,7 @@ unsafe fn f_mpi_iscatterv(sendbuf: *mut c_void, sendcounts: *mut c_int, displs: 
     }
 }
 fortran_names!(f_mpi_iscatterv(sendbuf: *mut c_void, sendcounts: *mut c_int, displs: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_iscatterv_ mpi_iscatterv__ mpi_iscatterv MPI_ISCATTERV pmpi_iscatterv_ pmpi_iscatterv__ pmpi_iscatterv PMPI_ISCATTERV);
+    mpi_iscatterv_ mpi_iscatterv__ mpi_iscatterv MPI_ISCATTERV pmpi_iscatterv_ pmpi_iscatterv__ pmpi_iscatterv PMPI_ISCATTERV mpi_iscatterv_f08_);
 
 /// Fortran MPI_ISEND.
 unsafe fn f_mpi_isend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3982,7 +3983,7 @@ unsafe fn f_mpi_isend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int,
     }
 }
 fortran_names!(f_mpi_isend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_isend_ mpi_isend__ mpi_isend MPI_ISEND pmpi_isend_ pmpi_isend__ pmpi_isend PMPI_ISEND);
+    mpi_isend_ mpi_isend__ mpi_isend MPI_ISEND pmpi_isend_ pmpi_isend__ pmpi_isend PMPI_ISEND mpi_isend_f08_);
 
 /// Fortran MPI_ISSEND.
 unsafe fn f_mpi_issend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -3994,7 +3995,7 @@ unsafe fn f_mpi_issend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int
     }
 }
 fortran_names!(f_mpi_issend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_issend_ mpi_issend__ mpi_issend MPI_ISSEND pmpi_issend_ pmpi_issend__ pmpi_issend PMPI_ISSEND);
+    mpi_issend_ mpi_issend__ mpi_issend MPI_ISSEND pmpi_issend_ pmpi_issend__ pmpi_issend PMPI_ISSEND mpi_issend_f08_);
 
 /// Fortran MPI_KEYVAL_CREATE.
 unsafe fn f_mpi_keyval_create(copy_fn: *const c_void, delete_fn: *const c_void, keyval: *mut c_int, extra_state: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -4008,7 +4009,7 @@ unsafe fn f_mpi_keyval_create(copy_fn: *const c_void, delete_fn: *const c_void, 
     }
 }
 fortran_names!(f_mpi_keyval_create(copy_fn: *const c_void, delete_fn: *const c_void, keyval: *mut c_int, extra_state: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_keyval_create_ mpi_keyval_create__ mpi_keyval_create MPI_KEYVAL_CREATE pmpi_keyval_create_ pmpi_keyval_create__ pmpi_keyval_create PMPI_KEYVAL_CREATE);
+    mpi_keyval_create_ mpi_keyval_create__ mpi_keyval_create MPI_KEYVAL_CREATE pmpi_keyval_create_ pmpi_keyval_create__ pmpi_keyval_create PMPI_KEYVAL_CREATE mpi_keyval_create_f08_);
 
 /// Fortran MPI_KEYVAL_FREE.
 unsafe fn f_mpi_keyval_free(keyval: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4020,7 +4021,7 @@ unsafe fn f_mpi_keyval_free(keyval: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_keyval_free(keyval: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_keyval_free_ mpi_keyval_free__ mpi_keyval_free MPI_KEYVAL_FREE pmpi_keyval_free_ pmpi_keyval_free__ pmpi_keyval_free PMPI_KEYVAL_FREE);
+    mpi_keyval_free_ mpi_keyval_free__ mpi_keyval_free MPI_KEYVAL_FREE pmpi_keyval_free_ pmpi_keyval_free__ pmpi_keyval_free PMPI_KEYVAL_FREE mpi_keyval_free_f08_);
 
 /// Fortran MPI_LOOKUP_NAME.
 unsafe fn f_mpi_lookup_name(service_name: *mut c_char, info: *mut c_int, port_name: *mut c_char, ierror: *mut MPI_Fint, service_name_len: usize, port_name_len: usize) -> () {
@@ -4035,7 +4036,7 @@ unsafe fn f_mpi_lookup_name(service_name: *mut c_char, info: *mut c_int, port_na
     }
 }
 fortran_names!(f_mpi_lookup_name(service_name: *mut c_char, info: *mut c_int, port_name: *mut c_char, ierror: *mut MPI_Fint, service_name_len: usize, port_name_len: usize) -> ();
-    mpi_lookup_name_ mpi_lookup_name__ mpi_lookup_name MPI_LOOKUP_NAME pmpi_lookup_name_ pmpi_lookup_name__ pmpi_lookup_name PMPI_LOOKUP_NAME);
+    mpi_lookup_name_ mpi_lookup_name__ mpi_lookup_name MPI_LOOKUP_NAME pmpi_lookup_name_ pmpi_lookup_name__ pmpi_lookup_name PMPI_LOOKUP_NAME mpi_lookup_name_f08_);
 
 /// Fortran MPI_MPROBE.
 unsafe fn f_mpi_mprobe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, message: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4047,7 +4048,7 @@ unsafe fn f_mpi_mprobe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, me
     }
 }
 fortran_names!(f_mpi_mprobe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, message: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_mprobe_ mpi_mprobe__ mpi_mprobe MPI_MPROBE pmpi_mprobe_ pmpi_mprobe__ pmpi_mprobe PMPI_MPROBE);
+    mpi_mprobe_ mpi_mprobe__ mpi_mprobe MPI_MPROBE pmpi_mprobe_ pmpi_mprobe__ pmpi_mprobe PMPI_MPROBE mpi_mprobe_f08_);
 
 /// Fortran MPI_MRECV.
 unsafe fn f_mpi_mrecv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, message: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4059,7 +4060,7 @@ unsafe fn f_mpi_mrecv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int,
     }
 }
 fortran_names!(f_mpi_mrecv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, message: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_mrecv_ mpi_mrecv__ mpi_mrecv MPI_MRECV pmpi_mrecv_ pmpi_mrecv__ pmpi_mrecv PMPI_MRECV);
+    mpi_mrecv_ mpi_mrecv__ mpi_mrecv MPI_MRECV pmpi_mrecv_ pmpi_mrecv__ pmpi_mrecv PMPI_MRECV mpi_mrecv_f08_);
 
 /// Fortran MPI_NEIGHBOR_ALLGATHER.
 unsafe fn f_mpi_neighbor_allgather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4071,7 +4072,7 @@ unsafe fn f_mpi_neighbor_allgather(sendbuf: *mut c_void, sendcount: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_neighbor_allgather(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_neighbor_allgather_ mpi_neighbor_allgather__ mpi_neighbor_allgather MPI_NEIGHBOR_ALLGATHER pmpi_neighbor_allgather_ pmpi_neighbor_allgather__ pmpi_neighbor_allgather PMPI_NEIGHBOR_ALLGATHER);
+    mpi_neighbor_allgather_ mpi_neighbor_allgather__ mpi_neighbor_allgather MPI_NEIGHBOR_ALLGATHER pmpi_neighbor_allgather_ pmpi_neighbor_allgather__ pmpi_neighbor_allgather PMPI_NEIGHBOR_ALLGATHER mpi_neighbor_allgather_f08_);
 
 /// Fortran MPI_NEIGHBOR_ALLGATHERV.
 unsafe fn f_mpi_neighbor_allgatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4083,7 +4084,7 @@ unsafe fn f_mpi_neighbor_allgatherv(sendbuf: *mut c_void, sendcount: *mut c_int,
     }
 }
 fortran_names!(f_mpi_neighbor_allgatherv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_neighbor_allgatherv_ mpi_neighbor_allgatherv__ mpi_neighbor_allgatherv MPI_NEIGHBOR_ALLGATHERV pmpi_neighbor_allgatherv_ pmpi_neighbor_allgatherv__ pmpi_neighbor_allgatherv PMPI_NEIGHBOR_ALLGATHERV);
+    mpi_neighbor_allgatherv_ mpi_neighbor_allgatherv__ mpi_neighbor_allgatherv MPI_NEIGHBOR_ALLGATHERV pmpi_neighbor_allgatherv_ pmpi_neighbor_allgatherv__ pmpi_neighbor_allgatherv PMPI_NEIGHBOR_ALLGATHERV mpi_neighbor_allgatherv_f08_);
 
 /// Fortran MPI_NEIGHBOR_ALLTOALL.
 unsafe fn f_mpi_neighbor_alltoall(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4095,7 +4096,7 @@ unsafe fn f_mpi_neighbor_alltoall(sendbuf: *mut c_void, sendcount: *mut c_int, s
     }
 }
 fortran_names!(f_mpi_neighbor_alltoall(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_neighbor_alltoall_ mpi_neighbor_alltoall__ mpi_neighbor_alltoall MPI_NEIGHBOR_ALLTOALL pmpi_neighbor_alltoall_ pmpi_neighbor_alltoall__ pmpi_neighbor_alltoall PMPI_NEIGHBOR_ALLTOALL);
+    mpi_neighbor_alltoall_ mpi_neighbor_alltoall__ mpi_neighbor_alltoall MPI_NEIGHBOR_ALLTOALL pmpi_neighbor_alltoall_ pmpi_neighbor_alltoall__ pmpi_neighbor_alltoall PMPI_NEIGHBOR_ALLTOALL mpi_neighbor_alltoall_f08_);
 
 /// Fortran MPI_NEIGHBOR_ALLTOALLV.
 unsafe fn f_mpi_neighbor_alltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4107,7 +4108,7 @@ unsafe fn f_mpi_neighbor_alltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int,
     }
 }
 fortran_names!(f_mpi_neighbor_alltoallv(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_neighbor_alltoallv_ mpi_neighbor_alltoallv__ mpi_neighbor_alltoallv MPI_NEIGHBOR_ALLTOALLV pmpi_neighbor_alltoallv_ pmpi_neighbor_alltoallv__ pmpi_neighbor_alltoallv PMPI_NEIGHBOR_ALLTOALLV);
+    mpi_neighbor_alltoallv_ mpi_neighbor_alltoallv__ mpi_neighbor_alltoallv MPI_NEIGHBOR_ALLTOALLV pmpi_neighbor_alltoallv_ pmpi_neighbor_alltoallv__ pmpi_neighbor_alltoallv PMPI_NEIGHBOR_ALLTOALLV mpi_neighbor_alltoallv_f08_);
 
 /// Fortran MPI_NEIGHBOR_ALLTOALLW.
 unsafe fn f_mpi_neighbor_alltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4119,7 +4120,7 @@ unsafe fn f_mpi_neighbor_alltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int,
     }
 }
 fortran_names!(f_mpi_neighbor_alltoallw(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_neighbor_alltoallw_ mpi_neighbor_alltoallw__ mpi_neighbor_alltoallw MPI_NEIGHBOR_ALLTOALLW pmpi_neighbor_alltoallw_ pmpi_neighbor_alltoallw__ pmpi_neighbor_alltoallw PMPI_NEIGHBOR_ALLTOALLW);
+    mpi_neighbor_alltoallw_ mpi_neighbor_alltoallw__ mpi_neighbor_alltoallw MPI_NEIGHBOR_ALLTOALLW pmpi_neighbor_alltoallw_ pmpi_neighbor_alltoallw__ pmpi_neighbor_alltoallw PMPI_NEIGHBOR_ALLTOALLW mpi_neighbor_alltoallw_f08_);
 
 /// Fortran MPI_OP_COMMUTATIVE.
 unsafe fn f_mpi_op_commutative(op: *mut c_int, commute: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4133,7 +4134,7 @@ unsafe fn f_mpi_op_commutative(op: *mut c_int, commute: *mut c_int, ierror: *mut
     }
 }
 fortran_names!(f_mpi_op_commutative(op: *mut c_int, commute: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_op_commutative_ mpi_op_commutative__ mpi_op_commutative MPI_OP_COMMUTATIVE pmpi_op_commutative_ pmpi_op_commutative__ pmpi_op_commutative PMPI_OP_COMMUTATIVE);
+    mpi_op_commutative_ mpi_op_commutative__ mpi_op_commutative MPI_OP_COMMUTATIVE pmpi_op_commutative_ pmpi_op_commutative__ pmpi_op_commutative PMPI_OP_COMMUTATIVE mpi_op_commutative_f08_);
 
 /// Fortran MPI_OP_CREATE.
 unsafe fn f_mpi_op_create(user_fn: MPI_User_function, commute: *mut c_int, op: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4145,7 +4146,7 @@ unsafe fn f_mpi_op_create(user_fn: MPI_User_function, commute: *mut c_int, op: *
     }
 }
 fortran_names!(f_mpi_op_create(user_fn: MPI_User_function, commute: *mut c_int, op: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_op_create_ mpi_op_create__ mpi_op_create MPI_OP_CREATE pmpi_op_create_ pmpi_op_create__ pmpi_op_create PMPI_OP_CREATE);
+    mpi_op_create_ mpi_op_create__ mpi_op_create MPI_OP_CREATE pmpi_op_create_ pmpi_op_create__ pmpi_op_create PMPI_OP_CREATE mpi_op_create_f08_);
 
 /// Fortran MPI_OP_FREE.
 unsafe fn f_mpi_op_free(op: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4157,7 +4158,7 @@ unsafe fn f_mpi_op_free(op: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_op_free(op: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_op_free_ mpi_op_free__ mpi_op_free MPI_OP_FREE pmpi_op_free_ pmpi_op_free__ pmpi_op_free PMPI_OP_FREE);
+    mpi_op_free_ mpi_op_free__ mpi_op_free MPI_OP_FREE pmpi_op_free_ pmpi_op_free__ pmpi_op_free PMPI_OP_FREE mpi_op_free_f08_);
 
 /// Fortran MPI_OPEN_PORT.
 unsafe fn f_mpi_open_port(info: *mut c_int, port_name: *mut c_char, ierror: *mut MPI_Fint, port_name_len: usize) -> () {
@@ -4171,7 +4172,7 @@ unsafe fn f_mpi_open_port(info: *mut c_int, port_name: *mut c_char, ierror: *mut
     }
 }
 fortran_names!(f_mpi_open_port(info: *mut c_int, port_name: *mut c_char, ierror: *mut MPI_Fint, port_name_len: usize) -> ();
-    mpi_open_port_ mpi_open_port__ mpi_open_port MPI_OPEN_PORT pmpi_open_port_ pmpi_open_port__ pmpi_open_port PMPI_OPEN_PORT);
+    mpi_open_port_ mpi_open_port__ mpi_open_port MPI_OPEN_PORT pmpi_open_port_ pmpi_open_port__ pmpi_open_port PMPI_OPEN_PORT mpi_open_port_f08_);
 
 /// Fortran MPI_PACK.
 unsafe fn f_mpi_pack(inbuf: *mut c_void, incount: *mut c_int, datatype: *mut c_int, outbuf: *mut c_void, outsize: *mut c_int, position: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4183,7 +4184,7 @@ unsafe fn f_mpi_pack(inbuf: *mut c_void, incount: *mut c_int, datatype: *mut c_i
     }
 }
 fortran_names!(f_mpi_pack(inbuf: *mut c_void, incount: *mut c_int, datatype: *mut c_int, outbuf: *mut c_void, outsize: *mut c_int, position: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_pack_ mpi_pack__ mpi_pack MPI_PACK pmpi_pack_ pmpi_pack__ pmpi_pack PMPI_PACK);
+    mpi_pack_ mpi_pack__ mpi_pack MPI_PACK pmpi_pack_ pmpi_pack__ pmpi_pack PMPI_PACK mpi_pack_f08_);
 
 /// Fortran MPI_PACK_EXTERNAL.
 unsafe fn f_mpi_pack_external(datarep: *mut c_char, inbuf: *mut c_void, incount: *mut c_int, datatype: *mut c_int, outbuf: *mut c_void, outsize: *mut MPI_Aint, position: *mut MPI_Aint, ierror: *mut MPI_Fint, datarep_len: usize) -> () {
@@ -4196,7 +4197,7 @@ unsafe fn f_mpi_pack_external(datarep: *mut c_char, inbuf: *mut c_void, incount:
     }
 }
 fortran_names!(f_mpi_pack_external(datarep: *mut c_char, inbuf: *mut c_void, incount: *mut c_int, datatype: *mut c_int, outbuf: *mut c_void, outsize: *mut MPI_Aint, position: *mut MPI_Aint, ierror: *mut MPI_Fint, datarep_len: usize) -> ();
-    mpi_pack_external_ mpi_pack_external__ mpi_pack_external MPI_PACK_EXTERNAL pmpi_pack_external_ pmpi_pack_external__ pmpi_pack_external PMPI_PACK_EXTERNAL);
+    mpi_pack_external_ mpi_pack_external__ mpi_pack_external MPI_PACK_EXTERNAL pmpi_pack_external_ pmpi_pack_external__ pmpi_pack_external PMPI_PACK_EXTERNAL mpi_pack_external_f08_);
 
 /// Fortran MPI_PACK_EXTERNAL_SIZE.
 unsafe fn f_mpi_pack_external_size(datarep: *mut c_char, incount: *mut c_int, datatype: *mut c_int, size: *mut MPI_Aint, ierror: *mut MPI_Fint, datarep_len: usize) -> () {
@@ -4209,7 +4210,7 @@ unsafe fn f_mpi_pack_external_size(datarep: *mut c_char, incount: *mut c_int, da
     }
 }
 fortran_names!(f_mpi_pack_external_size(datarep: *mut c_char, incount: *mut c_int, datatype: *mut c_int, size: *mut MPI_Aint, ierror: *mut MPI_Fint, datarep_len: usize) -> ();
-    mpi_pack_external_size_ mpi_pack_external_size__ mpi_pack_external_size MPI_PACK_EXTERNAL_SIZE pmpi_pack_external_size_ pmpi_pack_external_size__ pmpi_pack_external_size PMPI_PACK_EXTERNAL_SIZE);
+    mpi_pack_external_size_ mpi_pack_external_size__ mpi_pack_external_size MPI_PACK_EXTERNAL_SIZE pmpi_pack_external_size_ pmpi_pack_external_size__ pmpi_pack_external_size PMPI_PACK_EXTERNAL_SIZE mpi_pack_external_size_f08_);
 
 /// Fortran MPI_PACK_SIZE.
 unsafe fn f_mpi_pack_size(incount: *mut c_int, datatype: *mut c_int, comm: *mut c_int, size: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4221,7 +4222,7 @@ unsafe fn f_mpi_pack_size(incount: *mut c_int, datatype: *mut c_int, comm: *mut 
     }
 }
 fortran_names!(f_mpi_pack_size(incount: *mut c_int, datatype: *mut c_int, comm: *mut c_int, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_pack_size_ mpi_pack_size__ mpi_pack_size MPI_PACK_SIZE pmpi_pack_size_ pmpi_pack_size__ pmpi_pack_size PMPI_PACK_SIZE);
+    mpi_pack_size_ mpi_pack_size__ mpi_pack_size MPI_PACK_SIZE pmpi_pack_size_ pmpi_pack_size__ pmpi_pack_size PMPI_PACK_SIZE mpi_pack_size_f08_);
 
 /// Fortran MPI_PCONTROL.
 unsafe fn f_mpi_pcontrol(level: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4233,7 +4234,7 @@ unsafe fn f_mpi_pcontrol(level: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_pcontrol(level: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_pcontrol_ mpi_pcontrol__ mpi_pcontrol MPI_PCONTROL pmpi_pcontrol_ pmpi_pcontrol__ pmpi_pcontrol PMPI_PCONTROL);
+    mpi_pcontrol_ mpi_pcontrol__ mpi_pcontrol MPI_PCONTROL pmpi_pcontrol_ pmpi_pcontrol__ pmpi_pcontrol PMPI_PCONTROL mpi_pcontrol_f08_);
 
 /// Fortran MPI_PROBE.
 unsafe fn f_mpi_probe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4245,7 +4246,7 @@ unsafe fn f_mpi_probe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, sta
     }
 }
 fortran_names!(f_mpi_probe(source: *mut c_int, tag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_probe_ mpi_probe__ mpi_probe MPI_PROBE pmpi_probe_ pmpi_probe__ pmpi_probe PMPI_PROBE);
+    mpi_probe_ mpi_probe__ mpi_probe MPI_PROBE pmpi_probe_ pmpi_probe__ pmpi_probe PMPI_PROBE mpi_probe_f08_);
 
 /// Fortran MPI_PUBLISH_NAME.
 unsafe fn f_mpi_publish_name(service_name: *mut c_char, info: *mut c_int, port_name: *mut c_char, ierror: *mut MPI_Fint, service_name_len: usize, port_name_len: usize) -> () {
@@ -4259,7 +4260,7 @@ unsafe fn f_mpi_publish_name(service_name: *mut c_char, info: *mut c_int, port_n
     }
 }
 fortran_names!(f_mpi_publish_name(service_name: *mut c_char, info: *mut c_int, port_name: *mut c_char, ierror: *mut MPI_Fint, service_name_len: usize, port_name_len: usize) -> ();
-    mpi_publish_name_ mpi_publish_name__ mpi_publish_name MPI_PUBLISH_NAME pmpi_publish_name_ pmpi_publish_name__ pmpi_publish_name PMPI_PUBLISH_NAME);
+    mpi_publish_name_ mpi_publish_name__ mpi_publish_name MPI_PUBLISH_NAME pmpi_publish_name_ pmpi_publish_name__ pmpi_publish_name PMPI_PUBLISH_NAME mpi_publish_name_f08_);
 
 /// Fortran MPI_PUT.
 unsafe fn f_mpi_put(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4271,7 +4272,7 @@ unsafe fn f_mpi_put(origin_addr: *mut c_void, origin_count: *mut c_int, origin_d
     }
 }
 fortran_names!(f_mpi_put(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_put_ mpi_put__ mpi_put MPI_PUT pmpi_put_ pmpi_put__ pmpi_put PMPI_PUT);
+    mpi_put_ mpi_put__ mpi_put MPI_PUT pmpi_put_ pmpi_put__ pmpi_put PMPI_PUT mpi_put_f08_);
 
 /// Fortran MPI_QUERY_THREAD.
 unsafe fn f_mpi_query_thread(provided: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4283,7 +4284,7 @@ unsafe fn f_mpi_query_thread(provided: *mut c_int, ierror: *mut MPI_Fint) -> () 
     }
 }
 fortran_names!(f_mpi_query_thread(provided: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_query_thread_ mpi_query_thread__ mpi_query_thread MPI_QUERY_THREAD pmpi_query_thread_ pmpi_query_thread__ pmpi_query_thread PMPI_QUERY_THREAD);
+    mpi_query_thread_ mpi_query_thread__ mpi_query_thread MPI_QUERY_THREAD pmpi_query_thread_ pmpi_query_thread__ pmpi_query_thread PMPI_QUERY_THREAD mpi_query_thread_f08_);
 
 /// Fortran MPI_RACCUMULATE.
 unsafe fn f_mpi_raccumulate(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4295,7 +4296,7 @@ unsafe fn f_mpi_raccumulate(origin_addr: *mut c_void, origin_count: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_raccumulate(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_raccumulate_ mpi_raccumulate__ mpi_raccumulate MPI_RACCUMULATE pmpi_raccumulate_ pmpi_raccumulate__ pmpi_raccumulate PMPI_RACCUMULATE);
+    mpi_raccumulate_ mpi_raccumulate__ mpi_raccumulate MPI_RACCUMULATE pmpi_raccumulate_ pmpi_raccumulate__ pmpi_raccumulate PMPI_RACCUMULATE mpi_raccumulate_f08_);
 
 /// Fortran MPI_RECV.
 unsafe fn f_mpi_recv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4307,7 +4308,7 @@ unsafe fn f_mpi_recv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_recv(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_recv_ mpi_recv__ mpi_recv MPI_RECV pmpi_recv_ pmpi_recv__ pmpi_recv PMPI_RECV);
+    mpi_recv_ mpi_recv__ mpi_recv MPI_RECV pmpi_recv_ pmpi_recv__ pmpi_recv PMPI_RECV mpi_recv_f08_);
 
 /// Fortran MPI_RECV_INIT.
 unsafe fn f_mpi_recv_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4319,7 +4320,7 @@ unsafe fn f_mpi_recv_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_
     }
 }
 fortran_names!(f_mpi_recv_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_recv_init_ mpi_recv_init__ mpi_recv_init MPI_RECV_INIT pmpi_recv_init_ pmpi_recv_init__ pmpi_recv_init PMPI_RECV_INIT);
+    mpi_recv_init_ mpi_recv_init__ mpi_recv_init MPI_RECV_INIT pmpi_recv_init_ pmpi_recv_init__ pmpi_recv_init PMPI_RECV_INIT mpi_recv_init_f08_);
 
 /// Fortran MPI_REDUCE.
 unsafe fn f_mpi_reduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4331,7 +4332,7 @@ unsafe fn f_mpi_reduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c
     }
 }
 fortran_names!(f_mpi_reduce(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_reduce_ mpi_reduce__ mpi_reduce MPI_REDUCE pmpi_reduce_ pmpi_reduce__ pmpi_reduce PMPI_REDUCE);
+    mpi_reduce_ mpi_reduce__ mpi_reduce MPI_REDUCE pmpi_reduce_ pmpi_reduce__ pmpi_reduce PMPI_REDUCE mpi_reduce_f08_);
 
 /// Fortran MPI_REDUCE_LOCAL.
 unsafe fn f_mpi_reduce_local(inbuf: *mut c_void, inoutbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4343,7 +4344,7 @@ unsafe fn f_mpi_reduce_local(inbuf: *mut c_void, inoutbuf: *mut c_void, count: *
     }
 }
 fortran_names!(f_mpi_reduce_local(inbuf: *mut c_void, inoutbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_reduce_local_ mpi_reduce_local__ mpi_reduce_local MPI_REDUCE_LOCAL pmpi_reduce_local_ pmpi_reduce_local__ pmpi_reduce_local PMPI_REDUCE_LOCAL);
+    mpi_reduce_local_ mpi_reduce_local__ mpi_reduce_local MPI_REDUCE_LOCAL pmpi_reduce_local_ pmpi_reduce_local__ pmpi_reduce_local PMPI_REDUCE_LOCAL mpi_reduce_local_f08_);
 
 /// Fortran MPI_REDUCE_SCATTER.
 unsafe fn f_mpi_reduce_scatter(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4355,7 +4356,7 @@ unsafe fn f_mpi_reduce_scatter(sendbuf: *mut c_void, recvbuf: *mut c_void, recvc
     }
 }
 fortran_names!(f_mpi_reduce_scatter(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_reduce_scatter_ mpi_reduce_scatter__ mpi_reduce_scatter MPI_REDUCE_SCATTER pmpi_reduce_scatter_ pmpi_reduce_scatter__ pmpi_reduce_scatter PMPI_REDUCE_SCATTER);
+    mpi_reduce_scatter_ mpi_reduce_scatter__ mpi_reduce_scatter MPI_REDUCE_SCATTER pmpi_reduce_scatter_ pmpi_reduce_scatter__ pmpi_reduce_scatter PMPI_REDUCE_SCATTER mpi_reduce_scatter_f08_);
 
 /// Fortran MPI_REDUCE_SCATTER_BLOCK.
 unsafe fn f_mpi_reduce_scatter_block(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4367,7 +4368,7 @@ unsafe fn f_mpi_reduce_scatter_block(sendbuf: *mut c_void, recvbuf: *mut c_void,
     }
 }
 fortran_names!(f_mpi_reduce_scatter_block(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_reduce_scatter_block_ mpi_reduce_scatter_block__ mpi_reduce_scatter_block MPI_REDUCE_SCATTER_BLOCK pmpi_reduce_scatter_block_ pmpi_reduce_scatter_block__ pmpi_reduce_scatter_block PMPI_REDUCE_SCATTER_BLOCK);
+    mpi_reduce_scatter_block_ mpi_reduce_scatter_block__ mpi_reduce_scatter_block MPI_REDUCE_SCATTER_BLOCK pmpi_reduce_scatter_block_ pmpi_reduce_scatter_block__ pmpi_reduce_scatter_block PMPI_REDUCE_SCATTER_BLOCK mpi_reduce_scatter_block_f08_);
 
 /// Fortran MPI_REQUEST_FREE.
 unsafe fn f_mpi_request_free(request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4379,7 +4380,7 @@ unsafe fn f_mpi_request_free(request: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_request_free(request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_request_free_ mpi_request_free__ mpi_request_free MPI_REQUEST_FREE pmpi_request_free_ pmpi_request_free__ pmpi_request_free PMPI_REQUEST_FREE);
+    mpi_request_free_ mpi_request_free__ mpi_request_free MPI_REQUEST_FREE pmpi_request_free_ pmpi_request_free__ pmpi_request_free PMPI_REQUEST_FREE mpi_request_free_f08_);
 
 /// Fortran MPI_REQUEST_GET_STATUS.
 unsafe fn f_mpi_request_get_status(request: *mut c_int, flag: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4393,7 +4394,7 @@ unsafe fn f_mpi_request_get_status(request: *mut c_int, flag: *mut c_int, status
     }
 }
 fortran_names!(f_mpi_request_get_status(request: *mut c_int, flag: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_request_get_status_ mpi_request_get_status__ mpi_request_get_status MPI_REQUEST_GET_STATUS pmpi_request_get_status_ pmpi_request_get_status__ pmpi_request_get_status PMPI_REQUEST_GET_STATUS);
+    mpi_request_get_status_ mpi_request_get_status__ mpi_request_get_status MPI_REQUEST_GET_STATUS pmpi_request_get_status_ pmpi_request_get_status__ pmpi_request_get_status PMPI_REQUEST_GET_STATUS mpi_request_get_status_f08_);
 
 /// Fortran MPI_RGET.
 unsafe fn f_mpi_rget(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4405,7 +4406,7 @@ unsafe fn f_mpi_rget(origin_addr: *mut c_void, origin_count: *mut c_int, origin_
     }
 }
 fortran_names!(f_mpi_rget(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_rget_ mpi_rget__ mpi_rget MPI_RGET pmpi_rget_ pmpi_rget__ pmpi_rget PMPI_RGET);
+    mpi_rget_ mpi_rget__ mpi_rget MPI_RGET pmpi_rget_ pmpi_rget__ pmpi_rget PMPI_RGET mpi_rget_f08_);
 
 /// Fortran MPI_RGET_ACCUMULATE.
 unsafe fn f_mpi_rget_accumulate(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, result_addr: *mut c_void, result_count: *mut c_int, result_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4417,7 +4418,7 @@ unsafe fn f_mpi_rget_accumulate(origin_addr: *mut c_void, origin_count: *mut c_i
     }
 }
 fortran_names!(f_mpi_rget_accumulate(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, result_addr: *mut c_void, result_count: *mut c_int, result_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_rget_accumulate_ mpi_rget_accumulate__ mpi_rget_accumulate MPI_RGET_ACCUMULATE pmpi_rget_accumulate_ pmpi_rget_accumulate__ pmpi_rget_accumulate PMPI_RGET_ACCUMULATE);
+    mpi_rget_accumulate_ mpi_rget_accumulate__ mpi_rget_accumulate MPI_RGET_ACCUMULATE pmpi_rget_accumulate_ pmpi_rget_accumulate__ pmpi_rget_accumulate PMPI_RGET_ACCUMULATE mpi_rget_accumulate_f08_);
 
 /// Fortran MPI_RPUT.
 unsafe fn f_mpi_rput(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4429,7 +4430,7 @@ unsafe fn f_mpi_rput(origin_addr: *mut c_void, origin_count: *mut c_int, origin_
     }
 }
 fortran_names!(f_mpi_rput(origin_addr: *mut c_void, origin_count: *mut c_int, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut c_int, target_datatype: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_rput_ mpi_rput__ mpi_rput MPI_RPUT pmpi_rput_ pmpi_rput__ pmpi_rput PMPI_RPUT);
+    mpi_rput_ mpi_rput__ mpi_rput MPI_RPUT pmpi_rput_ pmpi_rput__ pmpi_rput PMPI_RPUT mpi_rput_f08_);
 
 /// Fortran MPI_RSEND.
 unsafe fn f_mpi_rsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4441,7 +4442,7 @@ unsafe fn f_mpi_rsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int,
     }
 }
 fortran_names!(f_mpi_rsend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_rsend_ mpi_rsend__ mpi_rsend MPI_RSEND pmpi_rsend_ pmpi_rsend__ pmpi_rsend PMPI_RSEND);
+    mpi_rsend_ mpi_rsend__ mpi_rsend MPI_RSEND pmpi_rsend_ pmpi_rsend__ pmpi_rsend PMPI_RSEND mpi_rsend_f08_);
 
 /// Fortran MPI_RSEND_INIT.
 unsafe fn f_mpi_rsend_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4453,7 +4454,7 @@ unsafe fn f_mpi_rsend_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c
     }
 }
 fortran_names!(f_mpi_rsend_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_rsend_init_ mpi_rsend_init__ mpi_rsend_init MPI_RSEND_INIT pmpi_rsend_init_ pmpi_rsend_init__ pmpi_rsend_init PMPI_RSEND_INIT);
+    mpi_rsend_init_ mpi_rsend_init__ mpi_rsend_init MPI_RSEND_INIT pmpi_rsend_init_ pmpi_rsend_init__ pmpi_rsend_init PMPI_RSEND_INIT mpi_rsend_init_f08_);
 
 /// Fortran MPI_SCAN.
 unsafe fn f_mpi_scan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4465,7 +4466,7 @@ unsafe fn f_mpi_scan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_i
     }
 }
 fortran_names!(f_mpi_scan(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_scan_ mpi_scan__ mpi_scan MPI_SCAN pmpi_scan_ pmpi_scan__ pmpi_scan PMPI_SCAN);
+    mpi_scan_ mpi_scan__ mpi_scan MPI_SCAN pmpi_scan_ pmpi_scan__ pmpi_scan PMPI_SCAN mpi_scan_f08_);
 
 /// Fortran MPI_SCATTER.
 unsafe fn f_mpi_scatter(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4477,7 +4478,7 @@ unsafe fn f_mpi_scatter(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *
     }
 }
 fortran_names!(f_mpi_scatter(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_scatter_ mpi_scatter__ mpi_scatter MPI_SCATTER pmpi_scatter_ pmpi_scatter__ pmpi_scatter PMPI_SCATTER);
+    mpi_scatter_ mpi_scatter__ mpi_scatter MPI_SCATTER pmpi_scatter_ pmpi_scatter__ pmpi_scatter PMPI_SCATTER mpi_scatter_f08_);
 
 /// Fortran MPI_SCATTERV.
 unsafe fn f_mpi_scatterv(sendbuf: *mut c_void, sendcounts: *mut c_int, displs: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4489,7 +4490,7 @@ unsafe fn f_mpi_scatterv(sendbuf: *mut c_void, sendcounts: *mut c_int, displs: *
     }
 }
 fortran_names!(f_mpi_scatterv(sendbuf: *mut c_void, sendcounts: *mut c_int, displs: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_scatterv_ mpi_scatterv__ mpi_scatterv MPI_SCATTERV pmpi_scatterv_ pmpi_scatterv__ pmpi_scatterv PMPI_SCATTERV);
+    mpi_scatterv_ mpi_scatterv__ mpi_scatterv MPI_SCATTERV pmpi_scatterv_ pmpi_scatterv__ pmpi_scatterv PMPI_SCATTERV mpi_scatterv_f08_);
 
 /// Fortran MPI_SEND.
 unsafe fn f_mpi_send(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4501,7 +4502,7 @@ unsafe fn f_mpi_send(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_send(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_send_ mpi_send__ mpi_send MPI_SEND pmpi_send_ pmpi_send__ pmpi_send PMPI_SEND);
+    mpi_send_ mpi_send__ mpi_send MPI_SEND pmpi_send_ pmpi_send__ pmpi_send PMPI_SEND mpi_send_f08_);
 
 /// Fortran MPI_SEND_INIT.
 unsafe fn f_mpi_send_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4513,7 +4514,7 @@ unsafe fn f_mpi_send_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_
     }
 }
 fortran_names!(f_mpi_send_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_send_init_ mpi_send_init__ mpi_send_init MPI_SEND_INIT pmpi_send_init_ pmpi_send_init__ pmpi_send_init PMPI_SEND_INIT);
+    mpi_send_init_ mpi_send_init__ mpi_send_init MPI_SEND_INIT pmpi_send_init_ pmpi_send_init__ pmpi_send_init PMPI_SEND_INIT mpi_send_init_f08_);
 
 /// Fortran MPI_SENDRECV.
 unsafe fn f_mpi_sendrecv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4525,7 +4526,7 @@ unsafe fn f_mpi_sendrecv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: 
     }
 }
 fortran_names!(f_mpi_sendrecv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_sendrecv_ mpi_sendrecv__ mpi_sendrecv MPI_SENDRECV pmpi_sendrecv_ pmpi_sendrecv__ pmpi_sendrecv PMPI_SENDRECV);
+    mpi_sendrecv_ mpi_sendrecv__ mpi_sendrecv MPI_SENDRECV pmpi_sendrecv_ pmpi_sendrecv__ pmpi_sendrecv PMPI_SENDRECV mpi_sendrecv_f08_);
 
 /// Fortran MPI_SENDRECV_REPLACE.
 unsafe fn f_mpi_sendrecv_replace(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4537,7 +4538,7 @@ unsafe fn f_mpi_sendrecv_replace(buf: *mut c_void, count: *mut c_int, datatype: 
     }
 }
 fortran_names!(f_mpi_sendrecv_replace(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_sendrecv_replace_ mpi_sendrecv_replace__ mpi_sendrecv_replace MPI_SENDRECV_REPLACE pmpi_sendrecv_replace_ pmpi_sendrecv_replace__ pmpi_sendrecv_replace PMPI_SENDRECV_REPLACE);
+    mpi_sendrecv_replace_ mpi_sendrecv_replace__ mpi_sendrecv_replace MPI_SENDRECV_REPLACE pmpi_sendrecv_replace_ pmpi_sendrecv_replace__ pmpi_sendrecv_replace PMPI_SENDRECV_REPLACE mpi_sendrecv_replace_f08_);
 
 /// Fortran MPI_SSEND.
 unsafe fn f_mpi_ssend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4549,7 +4550,7 @@ unsafe fn f_mpi_ssend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int,
     }
 }
 fortran_names!(f_mpi_ssend(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ssend_ mpi_ssend__ mpi_ssend MPI_SSEND pmpi_ssend_ pmpi_ssend__ pmpi_ssend PMPI_SSEND);
+    mpi_ssend_ mpi_ssend__ mpi_ssend MPI_SSEND pmpi_ssend_ pmpi_ssend__ pmpi_ssend PMPI_SSEND mpi_ssend_f08_);
 
 /// Fortran MPI_SSEND_INIT.
 unsafe fn f_mpi_ssend_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4561,7 +4562,7 @@ unsafe fn f_mpi_ssend_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c
     }
 }
 fortran_names!(f_mpi_ssend_init(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_ssend_init_ mpi_ssend_init__ mpi_ssend_init MPI_SSEND_INIT pmpi_ssend_init_ pmpi_ssend_init__ pmpi_ssend_init PMPI_SSEND_INIT);
+    mpi_ssend_init_ mpi_ssend_init__ mpi_ssend_init MPI_SSEND_INIT pmpi_ssend_init_ pmpi_ssend_init__ pmpi_ssend_init PMPI_SSEND_INIT mpi_ssend_init_f08_);
 
 /// Fortran MPI_START.
 unsafe fn f_mpi_start(request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4573,7 +4574,7 @@ unsafe fn f_mpi_start(request: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_start(request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_start_ mpi_start__ mpi_start MPI_START pmpi_start_ pmpi_start__ pmpi_start PMPI_START);
+    mpi_start_ mpi_start__ mpi_start MPI_START pmpi_start_ pmpi_start__ pmpi_start PMPI_START mpi_start_f08_);
 
 /// Fortran MPI_STARTALL.
 unsafe fn f_mpi_startall(count: *mut c_int, array_of_requests: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4585,7 +4586,7 @@ unsafe fn f_mpi_startall(count: *mut c_int, array_of_requests: *mut c_int, ierro
     }
 }
 fortran_names!(f_mpi_startall(count: *mut c_int, array_of_requests: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_startall_ mpi_startall__ mpi_startall MPI_STARTALL pmpi_startall_ pmpi_startall__ pmpi_startall PMPI_STARTALL);
+    mpi_startall_ mpi_startall__ mpi_startall MPI_STARTALL pmpi_startall_ pmpi_startall__ pmpi_startall PMPI_STARTALL mpi_startall_f08_);
 
 /// Fortran MPI_STATUS_SET_CANCELLED.
 unsafe fn f_mpi_status_set_cancelled(status: *mut MPI_Fint, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4597,7 +4598,7 @@ unsafe fn f_mpi_status_set_cancelled(status: *mut MPI_Fint, flag: *mut c_int, ie
     }
 }
 fortran_names!(f_mpi_status_set_cancelled(status: *mut MPI_Fint, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_status_set_cancelled_ mpi_status_set_cancelled__ mpi_status_set_cancelled MPI_STATUS_SET_CANCELLED pmpi_status_set_cancelled_ pmpi_status_set_cancelled__ pmpi_status_set_cancelled PMPI_STATUS_SET_CANCELLED);
+    mpi_status_set_cancelled_ mpi_status_set_cancelled__ mpi_status_set_cancelled MPI_STATUS_SET_CANCELLED pmpi_status_set_cancelled_ pmpi_status_set_cancelled__ pmpi_status_set_cancelled PMPI_STATUS_SET_CANCELLED mpi_status_set_cancelled_f08_);
 
 /// Fortran MPI_STATUS_SET_ELEMENTS.
 unsafe fn f_mpi_status_set_elements(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4609,7 +4610,7 @@ unsafe fn f_mpi_status_set_elements(status: *mut MPI_Fint, datatype: *mut c_int,
     }
 }
 fortran_names!(f_mpi_status_set_elements(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_status_set_elements_ mpi_status_set_elements__ mpi_status_set_elements MPI_STATUS_SET_ELEMENTS pmpi_status_set_elements_ pmpi_status_set_elements__ pmpi_status_set_elements PMPI_STATUS_SET_ELEMENTS);
+    mpi_status_set_elements_ mpi_status_set_elements__ mpi_status_set_elements MPI_STATUS_SET_ELEMENTS pmpi_status_set_elements_ pmpi_status_set_elements__ pmpi_status_set_elements PMPI_STATUS_SET_ELEMENTS mpi_status_set_elements_f08_);
 
 /// Fortran MPI_STATUS_SET_ELEMENTS_X.
 unsafe fn f_mpi_status_set_elements_x(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
@@ -4621,7 +4622,7 @@ unsafe fn f_mpi_status_set_elements_x(status: *mut MPI_Fint, datatype: *mut c_in
     }
 }
 fortran_names!(f_mpi_status_set_elements_x(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
-    mpi_status_set_elements_x_ mpi_status_set_elements_x__ mpi_status_set_elements_x MPI_STATUS_SET_ELEMENTS_X pmpi_status_set_elements_x_ pmpi_status_set_elements_x__ pmpi_status_set_elements_x PMPI_STATUS_SET_ELEMENTS_X);
+    mpi_status_set_elements_x_ mpi_status_set_elements_x__ mpi_status_set_elements_x MPI_STATUS_SET_ELEMENTS_X pmpi_status_set_elements_x_ pmpi_status_set_elements_x__ pmpi_status_set_elements_x PMPI_STATUS_SET_ELEMENTS_X mpi_status_set_elements_x_f08_);
 
 /// Fortran MPI_TEST.
 unsafe fn f_mpi_test(request: *mut c_int, flag: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4635,7 +4636,7 @@ unsafe fn f_mpi_test(request: *mut c_int, flag: *mut c_int, status: *mut MPI_Fin
     }
 }
 fortran_names!(f_mpi_test(request: *mut c_int, flag: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_test_ mpi_test__ mpi_test MPI_TEST pmpi_test_ pmpi_test__ pmpi_test PMPI_TEST);
+    mpi_test_ mpi_test__ mpi_test MPI_TEST pmpi_test_ pmpi_test__ pmpi_test PMPI_TEST mpi_test_f08_);
 
 /// Fortran MPI_TEST_CANCELLED.
 unsafe fn f_mpi_test_cancelled(status: *mut MPI_Fint, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4649,7 +4650,7 @@ unsafe fn f_mpi_test_cancelled(status: *mut MPI_Fint, flag: *mut c_int, ierror: 
     }
 }
 fortran_names!(f_mpi_test_cancelled(status: *mut MPI_Fint, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_test_cancelled_ mpi_test_cancelled__ mpi_test_cancelled MPI_TEST_CANCELLED pmpi_test_cancelled_ pmpi_test_cancelled__ pmpi_test_cancelled PMPI_TEST_CANCELLED);
+    mpi_test_cancelled_ mpi_test_cancelled__ mpi_test_cancelled MPI_TEST_CANCELLED pmpi_test_cancelled_ pmpi_test_cancelled__ pmpi_test_cancelled PMPI_TEST_CANCELLED mpi_test_cancelled_f08_);
 
 /// Fortran MPI_TESTALL.
 unsafe fn f_mpi_testall(count: *mut c_int, array_of_requests: *mut c_int, flag: *mut c_int, array_of_statuses: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4663,7 +4664,7 @@ unsafe fn f_mpi_testall(count: *mut c_int, array_of_requests: *mut c_int, flag: 
     }
 }
 fortran_names!(f_mpi_testall(count: *mut c_int, array_of_requests: *mut c_int, flag: *mut c_int, array_of_statuses: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_testall_ mpi_testall__ mpi_testall MPI_TESTALL pmpi_testall_ pmpi_testall__ pmpi_testall PMPI_TESTALL);
+    mpi_testall_ mpi_testall__ mpi_testall MPI_TESTALL pmpi_testall_ pmpi_testall__ pmpi_testall PMPI_TESTALL mpi_testall_f08_);
 
 /// Fortran MPI_TESTANY.
 unsafe fn f_mpi_testany(count: *mut c_int, array_of_requests: *mut c_int, indx: *mut c_int, flag: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4678,7 +4679,7 @@ unsafe fn f_mpi_testany(count: *mut c_int, array_of_requests: *mut c_int, indx: 
     }
 }
 fortran_names!(f_mpi_testany(count: *mut c_int, array_of_requests: *mut c_int, indx: *mut c_int, flag: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_testany_ mpi_testany__ mpi_testany MPI_TESTANY pmpi_testany_ pmpi_testany__ pmpi_testany PMPI_TESTANY);
+    mpi_testany_ mpi_testany__ mpi_testany MPI_TESTANY pmpi_testany_ pmpi_testany__ pmpi_testany PMPI_TESTANY mpi_testany_f08_);
 
 /// Fortran MPI_TESTSOME.
 unsafe fn f_mpi_testsome(incount: *mut c_int, array_of_requests: *mut c_int, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4693,7 +4694,7 @@ unsafe fn f_mpi_testsome(incount: *mut c_int, array_of_requests: *mut c_int, out
     }
 }
 fortran_names!(f_mpi_testsome(incount: *mut c_int, array_of_requests: *mut c_int, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_testsome_ mpi_testsome__ mpi_testsome MPI_TESTSOME pmpi_testsome_ pmpi_testsome__ pmpi_testsome PMPI_TESTSOME);
+    mpi_testsome_ mpi_testsome__ mpi_testsome MPI_TESTSOME pmpi_testsome_ pmpi_testsome__ pmpi_testsome PMPI_TESTSOME mpi_testsome_f08_);
 
 /// Fortran MPI_TOPO_TEST.
 unsafe fn f_mpi_topo_test(comm: *mut c_int, status: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4705,7 +4706,7 @@ unsafe fn f_mpi_topo_test(comm: *mut c_int, status: *mut c_int, ierror: *mut MPI
     }
 }
 fortran_names!(f_mpi_topo_test(comm: *mut c_int, status: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_topo_test_ mpi_topo_test__ mpi_topo_test MPI_TOPO_TEST pmpi_topo_test_ pmpi_topo_test__ pmpi_topo_test PMPI_TOPO_TEST);
+    mpi_topo_test_ mpi_topo_test__ mpi_topo_test MPI_TOPO_TEST pmpi_topo_test_ pmpi_topo_test__ pmpi_topo_test PMPI_TOPO_TEST mpi_topo_test_f08_);
 
 /// Fortran MPI_TYPE_COMMIT.
 unsafe fn f_mpi_type_commit(datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4717,7 +4718,7 @@ unsafe fn f_mpi_type_commit(datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_type_commit(datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_commit_ mpi_type_commit__ mpi_type_commit MPI_TYPE_COMMIT pmpi_type_commit_ pmpi_type_commit__ pmpi_type_commit PMPI_TYPE_COMMIT);
+    mpi_type_commit_ mpi_type_commit__ mpi_type_commit MPI_TYPE_COMMIT pmpi_type_commit_ pmpi_type_commit__ pmpi_type_commit PMPI_TYPE_COMMIT mpi_type_commit_f08_);
 
 /// Fortran MPI_TYPE_CONTIGUOUS.
 unsafe fn f_mpi_type_contiguous(count: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4729,7 +4730,7 @@ unsafe fn f_mpi_type_contiguous(count: *mut c_int, oldtype: *mut c_int, newtype:
     }
 }
 fortran_names!(f_mpi_type_contiguous(count: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_contiguous_ mpi_type_contiguous__ mpi_type_contiguous MPI_TYPE_CONTIGUOUS pmpi_type_contiguous_ pmpi_type_contiguous__ pmpi_type_contiguous PMPI_TYPE_CONTIGUOUS);
+    mpi_type_contiguous_ mpi_type_contiguous__ mpi_type_contiguous MPI_TYPE_CONTIGUOUS pmpi_type_contiguous_ pmpi_type_contiguous__ pmpi_type_contiguous PMPI_TYPE_CONTIGUOUS mpi_type_contiguous_f08_);
 
 /// Fortran MPI_TYPE_CREATE_DARRAY.
 unsafe fn f_mpi_type_create_darray(size: *mut c_int, rank: *mut c_int, ndims: *mut c_int, array_of_gsizes: *mut c_int, array_of_distribs: *mut c_int, array_of_dargs: *mut c_int, array_of_psizes: *mut c_int, order: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4741,7 +4742,7 @@ unsafe fn f_mpi_type_create_darray(size: *mut c_int, rank: *mut c_int, ndims: *m
     }
 }
 fortran_names!(f_mpi_type_create_darray(size: *mut c_int, rank: *mut c_int, ndims: *mut c_int, array_of_gsizes: *mut c_int, array_of_distribs: *mut c_int, array_of_dargs: *mut c_int, array_of_psizes: *mut c_int, order: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_darray_ mpi_type_create_darray__ mpi_type_create_darray MPI_TYPE_CREATE_DARRAY pmpi_type_create_darray_ pmpi_type_create_darray__ pmpi_type_create_darray PMPI_TYPE_CREATE_DARRAY);
+    mpi_type_create_darray_ mpi_type_create_darray__ mpi_type_create_darray MPI_TYPE_CREATE_DARRAY pmpi_type_create_darray_ pmpi_type_create_darray__ pmpi_type_create_darray PMPI_TYPE_CREATE_DARRAY mpi_type_create_darray_f08_);
 
 /// Fortran MPI_TYPE_CREATE_F90_COMPLEX.
 unsafe fn f_mpi_type_create_f90_complex(p: *mut c_int, r: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4753,7 +4754,7 @@ unsafe fn f_mpi_type_create_f90_complex(p: *mut c_int, r: *mut c_int, newtype: *
     }
 }
 fortran_names!(f_mpi_type_create_f90_complex(p: *mut c_int, r: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_f90_complex_ mpi_type_create_f90_complex__ mpi_type_create_f90_complex MPI_TYPE_CREATE_F90_COMPLEX pmpi_type_create_f90_complex_ pmpi_type_create_f90_complex__ pmpi_type_create_f90_complex PMPI_TYPE_CREATE_F90_COMPLEX);
+    mpi_type_create_f90_complex_ mpi_type_create_f90_complex__ mpi_type_create_f90_complex MPI_TYPE_CREATE_F90_COMPLEX pmpi_type_create_f90_complex_ pmpi_type_create_f90_complex__ pmpi_type_create_f90_complex PMPI_TYPE_CREATE_F90_COMPLEX mpi_type_create_f90_complex_f08_);
 
 /// Fortran MPI_TYPE_CREATE_F90_INTEGER.
 unsafe fn f_mpi_type_create_f90_integer(r: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4765,7 +4766,7 @@ unsafe fn f_mpi_type_create_f90_integer(r: *mut c_int, newtype: *mut c_int, ierr
     }
 }
 fortran_names!(f_mpi_type_create_f90_integer(r: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_f90_integer_ mpi_type_create_f90_integer__ mpi_type_create_f90_integer MPI_TYPE_CREATE_F90_INTEGER pmpi_type_create_f90_integer_ pmpi_type_create_f90_integer__ pmpi_type_create_f90_integer PMPI_TYPE_CREATE_F90_INTEGER);
+    mpi_type_create_f90_integer_ mpi_type_create_f90_integer__ mpi_type_create_f90_integer MPI_TYPE_CREATE_F90_INTEGER pmpi_type_create_f90_integer_ pmpi_type_create_f90_integer__ pmpi_type_create_f90_integer PMPI_TYPE_CREATE_F90_INTEGER mpi_type_create_f90_integer_f08_);
 
 /// Fortran MPI_TYPE_CREATE_F90_REAL.
 unsafe fn f_mpi_type_create_f90_real(p: *mut c_int, r: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4777,7 +4778,7 @@ unsafe fn f_mpi_type_create_f90_real(p: *mut c_int, r: *mut c_int, newtype: *mut
     }
 }
 fortran_names!(f_mpi_type_create_f90_real(p: *mut c_int, r: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_f90_real_ mpi_type_create_f90_real__ mpi_type_create_f90_real MPI_TYPE_CREATE_F90_REAL pmpi_type_create_f90_real_ pmpi_type_create_f90_real__ pmpi_type_create_f90_real PMPI_TYPE_CREATE_F90_REAL);
+    mpi_type_create_f90_real_ mpi_type_create_f90_real__ mpi_type_create_f90_real MPI_TYPE_CREATE_F90_REAL pmpi_type_create_f90_real_ pmpi_type_create_f90_real__ pmpi_type_create_f90_real PMPI_TYPE_CREATE_F90_REAL mpi_type_create_f90_real_f08_);
 
 /// Fortran MPI_TYPE_CREATE_HINDEXED.
 unsafe fn f_mpi_type_create_hindexed(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4789,7 +4790,7 @@ unsafe fn f_mpi_type_create_hindexed(count: *mut c_int, array_of_blocklengths: *
     }
 }
 fortran_names!(f_mpi_type_create_hindexed(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_hindexed_ mpi_type_create_hindexed__ mpi_type_create_hindexed MPI_TYPE_CREATE_HINDEXED pmpi_type_create_hindexed_ pmpi_type_create_hindexed__ pmpi_type_create_hindexed PMPI_TYPE_CREATE_HINDEXED);
+    mpi_type_create_hindexed_ mpi_type_create_hindexed__ mpi_type_create_hindexed MPI_TYPE_CREATE_HINDEXED pmpi_type_create_hindexed_ pmpi_type_create_hindexed__ pmpi_type_create_hindexed PMPI_TYPE_CREATE_HINDEXED mpi_type_create_hindexed_f08_);
 
 /// Fortran MPI_TYPE_CREATE_HINDEXED_BLOCK.
 unsafe fn f_mpi_type_create_hindexed_block(count: *mut c_int, blocklength: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4801,7 +4802,7 @@ unsafe fn f_mpi_type_create_hindexed_block(count: *mut c_int, blocklength: *mut 
     }
 }
 fortran_names!(f_mpi_type_create_hindexed_block(count: *mut c_int, blocklength: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_hindexed_block_ mpi_type_create_hindexed_block__ mpi_type_create_hindexed_block MPI_TYPE_CREATE_HINDEXED_BLOCK pmpi_type_create_hindexed_block_ pmpi_type_create_hindexed_block__ pmpi_type_create_hindexed_block PMPI_TYPE_CREATE_HINDEXED_BLOCK);
+    mpi_type_create_hindexed_block_ mpi_type_create_hindexed_block__ mpi_type_create_hindexed_block MPI_TYPE_CREATE_HINDEXED_BLOCK pmpi_type_create_hindexed_block_ pmpi_type_create_hindexed_block__ pmpi_type_create_hindexed_block PMPI_TYPE_CREATE_HINDEXED_BLOCK mpi_type_create_hindexed_block_f08_);
 
 /// Fortran MPI_TYPE_CREATE_HVECTOR.
 unsafe fn f_mpi_type_create_hvector(count: *mut c_int, blocklength: *mut c_int, stride: *mut MPI_Aint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4813,7 +4814,7 @@ unsafe fn f_mpi_type_create_hvector(count: *mut c_int, blocklength: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_type_create_hvector(count: *mut c_int, blocklength: *mut c_int, stride: *mut MPI_Aint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_hvector_ mpi_type_create_hvector__ mpi_type_create_hvector MPI_TYPE_CREATE_HVECTOR pmpi_type_create_hvector_ pmpi_type_create_hvector__ pmpi_type_create_hvector PMPI_TYPE_CREATE_HVECTOR);
+    mpi_type_create_hvector_ mpi_type_create_hvector__ mpi_type_create_hvector MPI_TYPE_CREATE_HVECTOR pmpi_type_create_hvector_ pmpi_type_create_hvector__ pmpi_type_create_hvector PMPI_TYPE_CREATE_HVECTOR mpi_type_create_hvector_f08_);
 
 /// Fortran MPI_TYPE_CREATE_INDEXED_BLOCK.
 unsafe fn f_mpi_type_create_indexed_block(count: *mut c_int, blocklength: *mut c_int, array_of_displacements: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4825,7 +4826,7 @@ unsafe fn f_mpi_type_create_indexed_block(count: *mut c_int, blocklength: *mut c
     }
 }
 fortran_names!(f_mpi_type_create_indexed_block(count: *mut c_int, blocklength: *mut c_int, array_of_displacements: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_indexed_block_ mpi_type_create_indexed_block__ mpi_type_create_indexed_block MPI_TYPE_CREATE_INDEXED_BLOCK pmpi_type_create_indexed_block_ pmpi_type_create_indexed_block__ pmpi_type_create_indexed_block PMPI_TYPE_CREATE_INDEXED_BLOCK);
+    mpi_type_create_indexed_block_ mpi_type_create_indexed_block__ mpi_type_create_indexed_block MPI_TYPE_CREATE_INDEXED_BLOCK pmpi_type_create_indexed_block_ pmpi_type_create_indexed_block__ pmpi_type_create_indexed_block PMPI_TYPE_CREATE_INDEXED_BLOCK mpi_type_create_indexed_block_f08_);
 
 /// Fortran MPI_TYPE_CREATE_KEYVAL.
 unsafe fn f_mpi_type_create_keyval(type_copy_attr_fn: *const c_void, type_delete_attr_fn: *const c_void, type_keyval: *mut c_int, extra_state: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -4839,7 +4840,7 @@ unsafe fn f_mpi_type_create_keyval(type_copy_attr_fn: *const c_void, type_delete
     }
 }
 fortran_names!(f_mpi_type_create_keyval(type_copy_attr_fn: *const c_void, type_delete_attr_fn: *const c_void, type_keyval: *mut c_int, extra_state: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_keyval_ mpi_type_create_keyval__ mpi_type_create_keyval MPI_TYPE_CREATE_KEYVAL pmpi_type_create_keyval_ pmpi_type_create_keyval__ pmpi_type_create_keyval PMPI_TYPE_CREATE_KEYVAL);
+    mpi_type_create_keyval_ mpi_type_create_keyval__ mpi_type_create_keyval MPI_TYPE_CREATE_KEYVAL pmpi_type_create_keyval_ pmpi_type_create_keyval__ pmpi_type_create_keyval PMPI_TYPE_CREATE_KEYVAL mpi_type_create_keyval_f08_);
 
 /// Fortran MPI_TYPE_CREATE_RESIZED.
 unsafe fn f_mpi_type_create_resized(oldtype: *mut c_int, lb: *mut MPI_Aint, extent: *mut MPI_Aint, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4851,7 +4852,7 @@ unsafe fn f_mpi_type_create_resized(oldtype: *mut c_int, lb: *mut MPI_Aint, exte
     }
 }
 fortran_names!(f_mpi_type_create_resized(oldtype: *mut c_int, lb: *mut MPI_Aint, extent: *mut MPI_Aint, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_resized_ mpi_type_create_resized__ mpi_type_create_resized MPI_TYPE_CREATE_RESIZED pmpi_type_create_resized_ pmpi_type_create_resized__ pmpi_type_create_resized PMPI_TYPE_CREATE_RESIZED);
+    mpi_type_create_resized_ mpi_type_create_resized__ mpi_type_create_resized MPI_TYPE_CREATE_RESIZED pmpi_type_create_resized_ pmpi_type_create_resized__ pmpi_type_create_resized PMPI_TYPE_CREATE_RESIZED mpi_type_create_resized_f08_);
 
 /// Fortran MPI_TYPE_CREATE_STRUCT.
 unsafe fn f_mpi_type_create_struct(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4863,7 +4864,7 @@ unsafe fn f_mpi_type_create_struct(count: *mut c_int, array_of_blocklengths: *mu
     }
 }
 fortran_names!(f_mpi_type_create_struct(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_struct_ mpi_type_create_struct__ mpi_type_create_struct MPI_TYPE_CREATE_STRUCT pmpi_type_create_struct_ pmpi_type_create_struct__ pmpi_type_create_struct PMPI_TYPE_CREATE_STRUCT);
+    mpi_type_create_struct_ mpi_type_create_struct__ mpi_type_create_struct MPI_TYPE_CREATE_STRUCT pmpi_type_create_struct_ pmpi_type_create_struct__ pmpi_type_create_struct PMPI_TYPE_CREATE_STRUCT mpi_type_create_struct_f08_);
 
 /// Fortran MPI_TYPE_CREATE_SUBARRAY.
 unsafe fn f_mpi_type_create_subarray(ndims: *mut c_int, array_of_sizes: *mut c_int, array_of_subsizes: *mut c_int, array_of_starts: *mut c_int, order: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4875,7 +4876,7 @@ unsafe fn f_mpi_type_create_subarray(ndims: *mut c_int, array_of_sizes: *mut c_i
     }
 }
 fortran_names!(f_mpi_type_create_subarray(ndims: *mut c_int, array_of_sizes: *mut c_int, array_of_subsizes: *mut c_int, array_of_starts: *mut c_int, order: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_create_subarray_ mpi_type_create_subarray__ mpi_type_create_subarray MPI_TYPE_CREATE_SUBARRAY pmpi_type_create_subarray_ pmpi_type_create_subarray__ pmpi_type_create_subarray PMPI_TYPE_CREATE_SUBARRAY);
+    mpi_type_create_subarray_ mpi_type_create_subarray__ mpi_type_create_subarray MPI_TYPE_CREATE_SUBARRAY pmpi_type_create_subarray_ pmpi_type_create_subarray__ pmpi_type_create_subarray PMPI_TYPE_CREATE_SUBARRAY mpi_type_create_subarray_f08_);
 
 /// Fortran MPI_TYPE_DELETE_ATTR.
 unsafe fn f_mpi_type_delete_attr(datatype: *mut c_int, type_keyval: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4887,7 +4888,7 @@ unsafe fn f_mpi_type_delete_attr(datatype: *mut c_int, type_keyval: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_type_delete_attr(datatype: *mut c_int, type_keyval: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_delete_attr_ mpi_type_delete_attr__ mpi_type_delete_attr MPI_TYPE_DELETE_ATTR pmpi_type_delete_attr_ pmpi_type_delete_attr__ pmpi_type_delete_attr PMPI_TYPE_DELETE_ATTR);
+    mpi_type_delete_attr_ mpi_type_delete_attr__ mpi_type_delete_attr MPI_TYPE_DELETE_ATTR pmpi_type_delete_attr_ pmpi_type_delete_attr__ pmpi_type_delete_attr PMPI_TYPE_DELETE_ATTR mpi_type_delete_attr_f08_);
 
 /// Fortran MPI_TYPE_DUP.
 unsafe fn f_mpi_type_dup(oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4899,7 +4900,7 @@ unsafe fn f_mpi_type_dup(oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut 
     }
 }
 fortran_names!(f_mpi_type_dup(oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_dup_ mpi_type_dup__ mpi_type_dup MPI_TYPE_DUP pmpi_type_dup_ pmpi_type_dup__ pmpi_type_dup PMPI_TYPE_DUP);
+    mpi_type_dup_ mpi_type_dup__ mpi_type_dup MPI_TYPE_DUP pmpi_type_dup_ pmpi_type_dup__ pmpi_type_dup PMPI_TYPE_DUP mpi_type_dup_f08_);
 
 /// Fortran MPI_TYPE_EXTENT.
 unsafe fn f_mpi_type_extent(datatype: *mut c_int, extent: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -4913,7 +4914,7 @@ unsafe fn f_mpi_type_extent(datatype: *mut c_int, extent: *mut MPI_Fint, ierror:
     }
 }
 fortran_names!(f_mpi_type_extent(datatype: *mut c_int, extent: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_type_extent_ mpi_type_extent__ mpi_type_extent MPI_TYPE_EXTENT pmpi_type_extent_ pmpi_type_extent__ pmpi_type_extent PMPI_TYPE_EXTENT);
+    mpi_type_extent_ mpi_type_extent__ mpi_type_extent MPI_TYPE_EXTENT pmpi_type_extent_ pmpi_type_extent__ pmpi_type_extent PMPI_TYPE_EXTENT mpi_type_extent_f08_);
 
 /// Fortran MPI_TYPE_FREE.
 unsafe fn f_mpi_type_free(datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4925,7 +4926,7 @@ unsafe fn f_mpi_type_free(datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_type_free(datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_free_ mpi_type_free__ mpi_type_free MPI_TYPE_FREE pmpi_type_free_ pmpi_type_free__ pmpi_type_free PMPI_TYPE_FREE);
+    mpi_type_free_ mpi_type_free__ mpi_type_free MPI_TYPE_FREE pmpi_type_free_ pmpi_type_free__ pmpi_type_free PMPI_TYPE_FREE mpi_type_free_f08_);
 
 /// Fortran MPI_TYPE_FREE_KEYVAL.
 unsafe fn f_mpi_type_free_keyval(type_keyval: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4937,7 +4938,7 @@ unsafe fn f_mpi_type_free_keyval(type_keyval: *mut c_int, ierror: *mut MPI_Fint)
     }
 }
 fortran_names!(f_mpi_type_free_keyval(type_keyval: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_free_keyval_ mpi_type_free_keyval__ mpi_type_free_keyval MPI_TYPE_FREE_KEYVAL pmpi_type_free_keyval_ pmpi_type_free_keyval__ pmpi_type_free_keyval PMPI_TYPE_FREE_KEYVAL);
+    mpi_type_free_keyval_ mpi_type_free_keyval__ mpi_type_free_keyval MPI_TYPE_FREE_KEYVAL pmpi_type_free_keyval_ pmpi_type_free_keyval__ pmpi_type_free_keyval PMPI_TYPE_FREE_KEYVAL mpi_type_free_keyval_f08_);
 
 /// Fortran MPI_TYPE_GET_ATTR.
 unsafe fn f_mpi_type_get_attr(datatype: *mut c_int, type_keyval: *mut c_int, attribute_val: *mut c_void, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4957,7 +4958,7 @@ unsafe fn f_mpi_type_get_attr(datatype: *mut c_int, type_keyval: *mut c_int, att
     }
 }
 fortran_names!(f_mpi_type_get_attr(datatype: *mut c_int, type_keyval: *mut c_int, attribute_val: *mut c_void, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_get_attr_ mpi_type_get_attr__ mpi_type_get_attr MPI_TYPE_GET_ATTR pmpi_type_get_attr_ pmpi_type_get_attr__ pmpi_type_get_attr PMPI_TYPE_GET_ATTR);
+    mpi_type_get_attr_ mpi_type_get_attr__ mpi_type_get_attr MPI_TYPE_GET_ATTR pmpi_type_get_attr_ pmpi_type_get_attr__ pmpi_type_get_attr PMPI_TYPE_GET_ATTR mpi_type_get_attr_f08_);
 
 /// Fortran MPI_TYPE_GET_CONTENTS.
 unsafe fn f_mpi_type_get_contents(datatype: *mut c_int, max_integers: *mut c_int, max_addresses: *mut c_int, max_datatypes: *mut c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4969,7 +4970,7 @@ unsafe fn f_mpi_type_get_contents(datatype: *mut c_int, max_integers: *mut c_int
     }
 }
 fortran_names!(f_mpi_type_get_contents(datatype: *mut c_int, max_integers: *mut c_int, max_addresses: *mut c_int, max_datatypes: *mut c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_get_contents_ mpi_type_get_contents__ mpi_type_get_contents MPI_TYPE_GET_CONTENTS pmpi_type_get_contents_ pmpi_type_get_contents__ pmpi_type_get_contents PMPI_TYPE_GET_CONTENTS);
+    mpi_type_get_contents_ mpi_type_get_contents__ mpi_type_get_contents MPI_TYPE_GET_CONTENTS pmpi_type_get_contents_ pmpi_type_get_contents__ pmpi_type_get_contents PMPI_TYPE_GET_CONTENTS mpi_type_get_contents_f08_);
 
 /// Fortran MPI_TYPE_GET_ENVELOPE.
 unsafe fn f_mpi_type_get_envelope(datatype: *mut c_int, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -4981,7 +4982,7 @@ unsafe fn f_mpi_type_get_envelope(datatype: *mut c_int, num_integers: *mut c_int
     }
 }
 fortran_names!(f_mpi_type_get_envelope(datatype: *mut c_int, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_get_envelope_ mpi_type_get_envelope__ mpi_type_get_envelope MPI_TYPE_GET_ENVELOPE pmpi_type_get_envelope_ pmpi_type_get_envelope__ pmpi_type_get_envelope PMPI_TYPE_GET_ENVELOPE);
+    mpi_type_get_envelope_ mpi_type_get_envelope__ mpi_type_get_envelope MPI_TYPE_GET_ENVELOPE pmpi_type_get_envelope_ pmpi_type_get_envelope__ pmpi_type_get_envelope PMPI_TYPE_GET_ENVELOPE mpi_type_get_envelope_f08_);
 
 /// Fortran MPI_TYPE_GET_EXTENT.
 unsafe fn f_mpi_type_get_extent(datatype: *mut c_int, lb: *mut MPI_Aint, extent: *mut MPI_Aint, ierror: *mut MPI_Fint) -> () {
@@ -4993,7 +4994,7 @@ unsafe fn f_mpi_type_get_extent(datatype: *mut c_int, lb: *mut MPI_Aint, extent:
     }
 }
 fortran_names!(f_mpi_type_get_extent(datatype: *mut c_int, lb: *mut MPI_Aint, extent: *mut MPI_Aint, ierror: *mut MPI_Fint) -> ();
-    mpi_type_get_extent_ mpi_type_get_extent__ mpi_type_get_extent MPI_TYPE_GET_EXTENT pmpi_type_get_extent_ pmpi_type_get_extent__ pmpi_type_get_extent PMPI_TYPE_GET_EXTENT);
+    mpi_type_get_extent_ mpi_type_get_extent__ mpi_type_get_extent MPI_TYPE_GET_EXTENT pmpi_type_get_extent_ pmpi_type_get_extent__ pmpi_type_get_extent PMPI_TYPE_GET_EXTENT mpi_type_get_extent_f08_);
 
 /// Fortran MPI_TYPE_GET_EXTENT_X.
 unsafe fn f_mpi_type_get_extent_x(datatype: *mut c_int, lb: *mut MPI_Count, extent: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
@@ -5005,7 +5006,7 @@ unsafe fn f_mpi_type_get_extent_x(datatype: *mut c_int, lb: *mut MPI_Count, exte
     }
 }
 fortran_names!(f_mpi_type_get_extent_x(datatype: *mut c_int, lb: *mut MPI_Count, extent: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
-    mpi_type_get_extent_x_ mpi_type_get_extent_x__ mpi_type_get_extent_x MPI_TYPE_GET_EXTENT_X pmpi_type_get_extent_x_ pmpi_type_get_extent_x__ pmpi_type_get_extent_x PMPI_TYPE_GET_EXTENT_X);
+    mpi_type_get_extent_x_ mpi_type_get_extent_x__ mpi_type_get_extent_x MPI_TYPE_GET_EXTENT_X pmpi_type_get_extent_x_ pmpi_type_get_extent_x__ pmpi_type_get_extent_x PMPI_TYPE_GET_EXTENT_X mpi_type_get_extent_x_f08_);
 
 /// Fortran MPI_TYPE_GET_NAME.
 unsafe fn f_mpi_type_get_name(datatype: *mut c_int, type_name: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, type_name_len: usize) -> () {
@@ -5019,7 +5020,7 @@ unsafe fn f_mpi_type_get_name(datatype: *mut c_int, type_name: *mut c_char, resu
     }
 }
 fortran_names!(f_mpi_type_get_name(datatype: *mut c_int, type_name: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, type_name_len: usize) -> ();
-    mpi_type_get_name_ mpi_type_get_name__ mpi_type_get_name MPI_TYPE_GET_NAME pmpi_type_get_name_ pmpi_type_get_name__ pmpi_type_get_name PMPI_TYPE_GET_NAME);
+    mpi_type_get_name_ mpi_type_get_name__ mpi_type_get_name MPI_TYPE_GET_NAME pmpi_type_get_name_ pmpi_type_get_name__ pmpi_type_get_name PMPI_TYPE_GET_NAME mpi_type_get_name_f08_);
 
 /// Fortran MPI_TYPE_GET_TRUE_EXTENT.
 unsafe fn f_mpi_type_get_true_extent(datatype: *mut c_int, true_lb: *mut MPI_Aint, true_extent: *mut MPI_Aint, ierror: *mut MPI_Fint) -> () {
@@ -5031,7 +5032,7 @@ unsafe fn f_mpi_type_get_true_extent(datatype: *mut c_int, true_lb: *mut MPI_Ain
     }
 }
 fortran_names!(f_mpi_type_get_true_extent(datatype: *mut c_int, true_lb: *mut MPI_Aint, true_extent: *mut MPI_Aint, ierror: *mut MPI_Fint) -> ();
-    mpi_type_get_true_extent_ mpi_type_get_true_extent__ mpi_type_get_true_extent MPI_TYPE_GET_TRUE_EXTENT pmpi_type_get_true_extent_ pmpi_type_get_true_extent__ pmpi_type_get_true_extent PMPI_TYPE_GET_TRUE_EXTENT);
+    mpi_type_get_true_extent_ mpi_type_get_true_extent__ mpi_type_get_true_extent MPI_TYPE_GET_TRUE_EXTENT pmpi_type_get_true_extent_ pmpi_type_get_true_extent__ pmpi_type_get_true_extent PMPI_TYPE_GET_TRUE_EXTENT mpi_type_get_true_extent_f08_);
 
 /// Fortran MPI_TYPE_GET_TRUE_EXTENT_X.
 unsafe fn f_mpi_type_get_true_extent_x(datatype: *mut c_int, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
@@ -5043,7 +5044,7 @@ unsafe fn f_mpi_type_get_true_extent_x(datatype: *mut c_int, true_lb: *mut MPI_C
     }
 }
 fortran_names!(f_mpi_type_get_true_extent_x(datatype: *mut c_int, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
-    mpi_type_get_true_extent_x_ mpi_type_get_true_extent_x__ mpi_type_get_true_extent_x MPI_TYPE_GET_TRUE_EXTENT_X pmpi_type_get_true_extent_x_ pmpi_type_get_true_extent_x__ pmpi_type_get_true_extent_x PMPI_TYPE_GET_TRUE_EXTENT_X);
+    mpi_type_get_true_extent_x_ mpi_type_get_true_extent_x__ mpi_type_get_true_extent_x MPI_TYPE_GET_TRUE_EXTENT_X pmpi_type_get_true_extent_x_ pmpi_type_get_true_extent_x__ pmpi_type_get_true_extent_x PMPI_TYPE_GET_TRUE_EXTENT_X mpi_type_get_true_extent_x_f08_);
 
 /// Fortran MPI_TYPE_HINDEXED.
 unsafe fn f_mpi_type_hindexed(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Fint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5056,7 +5057,7 @@ unsafe fn f_mpi_type_hindexed(count: *mut c_int, array_of_blocklengths: *mut c_i
     }
 }
 fortran_names!(f_mpi_type_hindexed(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Fint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_hindexed_ mpi_type_hindexed__ mpi_type_hindexed MPI_TYPE_HINDEXED pmpi_type_hindexed_ pmpi_type_hindexed__ pmpi_type_hindexed PMPI_TYPE_HINDEXED);
+    mpi_type_hindexed_ mpi_type_hindexed__ mpi_type_hindexed MPI_TYPE_HINDEXED pmpi_type_hindexed_ pmpi_type_hindexed__ pmpi_type_hindexed PMPI_TYPE_HINDEXED mpi_type_hindexed_f08_);
 
 /// Fortran MPI_TYPE_HVECTOR.
 unsafe fn f_mpi_type_hvector(count: *mut c_int, blocklength: *mut c_int, stride: *mut MPI_Fint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5068,7 +5069,7 @@ unsafe fn f_mpi_type_hvector(count: *mut c_int, blocklength: *mut c_int, stride:
     }
 }
 fortran_names!(f_mpi_type_hvector(count: *mut c_int, blocklength: *mut c_int, stride: *mut MPI_Fint, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_hvector_ mpi_type_hvector__ mpi_type_hvector MPI_TYPE_HVECTOR pmpi_type_hvector_ pmpi_type_hvector__ pmpi_type_hvector PMPI_TYPE_HVECTOR);
+    mpi_type_hvector_ mpi_type_hvector__ mpi_type_hvector MPI_TYPE_HVECTOR pmpi_type_hvector_ pmpi_type_hvector__ pmpi_type_hvector PMPI_TYPE_HVECTOR mpi_type_hvector_f08_);
 
 /// Fortran MPI_TYPE_INDEXED.
 unsafe fn f_mpi_type_indexed(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5080,7 +5081,7 @@ unsafe fn f_mpi_type_indexed(count: *mut c_int, array_of_blocklengths: *mut c_in
     }
 }
 fortran_names!(f_mpi_type_indexed(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_indexed_ mpi_type_indexed__ mpi_type_indexed MPI_TYPE_INDEXED pmpi_type_indexed_ pmpi_type_indexed__ pmpi_type_indexed PMPI_TYPE_INDEXED);
+    mpi_type_indexed_ mpi_type_indexed__ mpi_type_indexed MPI_TYPE_INDEXED pmpi_type_indexed_ pmpi_type_indexed__ pmpi_type_indexed PMPI_TYPE_INDEXED mpi_type_indexed_f08_);
 
 /// Fortran MPI_TYPE_LB.
 unsafe fn f_mpi_type_lb(datatype: *mut c_int, displacement: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -5094,7 +5095,7 @@ unsafe fn f_mpi_type_lb(datatype: *mut c_int, displacement: *mut MPI_Fint, ierro
     }
 }
 fortran_names!(f_mpi_type_lb(datatype: *mut c_int, displacement: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_type_lb_ mpi_type_lb__ mpi_type_lb MPI_TYPE_LB pmpi_type_lb_ pmpi_type_lb__ pmpi_type_lb PMPI_TYPE_LB);
+    mpi_type_lb_ mpi_type_lb__ mpi_type_lb MPI_TYPE_LB pmpi_type_lb_ pmpi_type_lb__ pmpi_type_lb PMPI_TYPE_LB mpi_type_lb_f08_);
 
 /// Fortran MPI_TYPE_MATCH_SIZE.
 unsafe fn f_mpi_type_match_size(typeclass: *mut c_int, size: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5106,7 +5107,7 @@ unsafe fn f_mpi_type_match_size(typeclass: *mut c_int, size: *mut c_int, datatyp
     }
 }
 fortran_names!(f_mpi_type_match_size(typeclass: *mut c_int, size: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_match_size_ mpi_type_match_size__ mpi_type_match_size MPI_TYPE_MATCH_SIZE pmpi_type_match_size_ pmpi_type_match_size__ pmpi_type_match_size PMPI_TYPE_MATCH_SIZE);
+    mpi_type_match_size_ mpi_type_match_size__ mpi_type_match_size MPI_TYPE_MATCH_SIZE pmpi_type_match_size_ pmpi_type_match_size__ pmpi_type_match_size PMPI_TYPE_MATCH_SIZE mpi_type_match_size_f08_);
 
 /// Fortran MPI_TYPE_SET_ATTR.
 unsafe fn f_mpi_type_set_attr(datatype: *mut c_int, type_keyval: *mut c_int, attribute_val: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -5120,7 +5121,7 @@ unsafe fn f_mpi_type_set_attr(datatype: *mut c_int, type_keyval: *mut c_int, att
     }
 }
 fortran_names!(f_mpi_type_set_attr(datatype: *mut c_int, type_keyval: *mut c_int, attribute_val: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_type_set_attr_ mpi_type_set_attr__ mpi_type_set_attr MPI_TYPE_SET_ATTR pmpi_type_set_attr_ pmpi_type_set_attr__ pmpi_type_set_attr PMPI_TYPE_SET_ATTR);
+    mpi_type_set_attr_ mpi_type_set_attr__ mpi_type_set_attr MPI_TYPE_SET_ATTR pmpi_type_set_attr_ pmpi_type_set_attr__ pmpi_type_set_attr PMPI_TYPE_SET_ATTR mpi_type_set_attr_f08_);
 
 /// Fortran MPI_TYPE_SET_NAME.
 unsafe fn f_mpi_type_set_name(datatype: *mut c_int, type_name: *mut c_char, ierror: *mut MPI_Fint, type_name_len: usize) -> () {
@@ -5133,7 +5134,7 @@ unsafe fn f_mpi_type_set_name(datatype: *mut c_int, type_name: *mut c_char, ierr
     }
 }
 fortran_names!(f_mpi_type_set_name(datatype: *mut c_int, type_name: *mut c_char, ierror: *mut MPI_Fint, type_name_len: usize) -> ();
-    mpi_type_set_name_ mpi_type_set_name__ mpi_type_set_name MPI_TYPE_SET_NAME pmpi_type_set_name_ pmpi_type_set_name__ pmpi_type_set_name PMPI_TYPE_SET_NAME);
+    mpi_type_set_name_ mpi_type_set_name__ mpi_type_set_name MPI_TYPE_SET_NAME pmpi_type_set_name_ pmpi_type_set_name__ pmpi_type_set_name PMPI_TYPE_SET_NAME mpi_type_set_name_f08_);
 
 /// Fortran MPI_TYPE_SIZE.
 unsafe fn f_mpi_type_size(datatype: *mut c_int, size: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5145,7 +5146,7 @@ unsafe fn f_mpi_type_size(datatype: *mut c_int, size: *mut c_int, ierror: *mut M
     }
 }
 fortran_names!(f_mpi_type_size(datatype: *mut c_int, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_size_ mpi_type_size__ mpi_type_size MPI_TYPE_SIZE pmpi_type_size_ pmpi_type_size__ pmpi_type_size PMPI_TYPE_SIZE);
+    mpi_type_size_ mpi_type_size__ mpi_type_size MPI_TYPE_SIZE pmpi_type_size_ pmpi_type_size__ pmpi_type_size PMPI_TYPE_SIZE mpi_type_size_f08_);
 
 /// Fortran MPI_TYPE_SIZE_X.
 unsafe fn f_mpi_type_size_x(datatype: *mut c_int, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
@@ -5157,7 +5158,7 @@ unsafe fn f_mpi_type_size_x(datatype: *mut c_int, size: *mut MPI_Count, ierror: 
     }
 }
 fortran_names!(f_mpi_type_size_x(datatype: *mut c_int, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
-    mpi_type_size_x_ mpi_type_size_x__ mpi_type_size_x MPI_TYPE_SIZE_X pmpi_type_size_x_ pmpi_type_size_x__ pmpi_type_size_x PMPI_TYPE_SIZE_X);
+    mpi_type_size_x_ mpi_type_size_x__ mpi_type_size_x MPI_TYPE_SIZE_X pmpi_type_size_x_ pmpi_type_size_x__ pmpi_type_size_x PMPI_TYPE_SIZE_X mpi_type_size_x_f08_);
 
 /// Fortran MPI_TYPE_STRUCT.
 unsafe fn f_mpi_type_struct(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Fint, array_of_types: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5170,7 +5171,7 @@ unsafe fn f_mpi_type_struct(count: *mut c_int, array_of_blocklengths: *mut c_int
     }
 }
 fortran_names!(f_mpi_type_struct(count: *mut c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Fint, array_of_types: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_struct_ mpi_type_struct__ mpi_type_struct MPI_TYPE_STRUCT pmpi_type_struct_ pmpi_type_struct__ pmpi_type_struct PMPI_TYPE_STRUCT);
+    mpi_type_struct_ mpi_type_struct__ mpi_type_struct MPI_TYPE_STRUCT pmpi_type_struct_ pmpi_type_struct__ pmpi_type_struct PMPI_TYPE_STRUCT mpi_type_struct_f08_);
 
 /// Fortran MPI_TYPE_UB.
 unsafe fn f_mpi_type_ub(datatype: *mut c_int, displacement: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -5184,7 +5185,7 @@ unsafe fn f_mpi_type_ub(datatype: *mut c_int, displacement: *mut MPI_Fint, ierro
     }
 }
 fortran_names!(f_mpi_type_ub(datatype: *mut c_int, displacement: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_type_ub_ mpi_type_ub__ mpi_type_ub MPI_TYPE_UB pmpi_type_ub_ pmpi_type_ub__ pmpi_type_ub PMPI_TYPE_UB);
+    mpi_type_ub_ mpi_type_ub__ mpi_type_ub MPI_TYPE_UB pmpi_type_ub_ pmpi_type_ub__ pmpi_type_ub PMPI_TYPE_UB mpi_type_ub_f08_);
 
 /// Fortran MPI_TYPE_VECTOR.
 unsafe fn f_mpi_type_vector(count: *mut c_int, blocklength: *mut c_int, stride: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5196,7 +5197,7 @@ unsafe fn f_mpi_type_vector(count: *mut c_int, blocklength: *mut c_int, stride: 
     }
 }
 fortran_names!(f_mpi_type_vector(count: *mut c_int, blocklength: *mut c_int, stride: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_type_vector_ mpi_type_vector__ mpi_type_vector MPI_TYPE_VECTOR pmpi_type_vector_ pmpi_type_vector__ pmpi_type_vector PMPI_TYPE_VECTOR);
+    mpi_type_vector_ mpi_type_vector__ mpi_type_vector MPI_TYPE_VECTOR pmpi_type_vector_ pmpi_type_vector__ pmpi_type_vector PMPI_TYPE_VECTOR mpi_type_vector_f08_);
 
 /// Fortran MPI_UNPACK.
 unsafe fn f_mpi_unpack(inbuf: *mut c_void, insize: *mut c_int, position: *mut c_int, outbuf: *mut c_void, outcount: *mut c_int, datatype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5208,7 +5209,7 @@ unsafe fn f_mpi_unpack(inbuf: *mut c_void, insize: *mut c_int, position: *mut c_
     }
 }
 fortran_names!(f_mpi_unpack(inbuf: *mut c_void, insize: *mut c_int, position: *mut c_int, outbuf: *mut c_void, outcount: *mut c_int, datatype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_unpack_ mpi_unpack__ mpi_unpack MPI_UNPACK pmpi_unpack_ pmpi_unpack__ pmpi_unpack PMPI_UNPACK);
+    mpi_unpack_ mpi_unpack__ mpi_unpack MPI_UNPACK pmpi_unpack_ pmpi_unpack__ pmpi_unpack PMPI_UNPACK mpi_unpack_f08_);
 
 /// Fortran MPI_UNPACK_EXTERNAL.
 unsafe fn f_mpi_unpack_external(datarep: *mut c_char, inbuf: *mut c_void, insize: *mut MPI_Aint, position: *mut MPI_Aint, outbuf: *mut c_void, outcount: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint, datarep_len: usize) -> () {
@@ -5221,7 +5222,7 @@ unsafe fn f_mpi_unpack_external(datarep: *mut c_char, inbuf: *mut c_void, insize
     }
 }
 fortran_names!(f_mpi_unpack_external(datarep: *mut c_char, inbuf: *mut c_void, insize: *mut MPI_Aint, position: *mut MPI_Aint, outbuf: *mut c_void, outcount: *mut c_int, datatype: *mut c_int, ierror: *mut MPI_Fint, datarep_len: usize) -> ();
-    mpi_unpack_external_ mpi_unpack_external__ mpi_unpack_external MPI_UNPACK_EXTERNAL pmpi_unpack_external_ pmpi_unpack_external__ pmpi_unpack_external PMPI_UNPACK_EXTERNAL);
+    mpi_unpack_external_ mpi_unpack_external__ mpi_unpack_external MPI_UNPACK_EXTERNAL pmpi_unpack_external_ pmpi_unpack_external__ pmpi_unpack_external PMPI_UNPACK_EXTERNAL mpi_unpack_external_f08_);
 
 /// Fortran MPI_UNPUBLISH_NAME.
 unsafe fn f_mpi_unpublish_name(service_name: *mut c_char, info: *mut c_int, port_name: *mut c_char, ierror: *mut MPI_Fint, service_name_len: usize, port_name_len: usize) -> () {
@@ -5235,7 +5236,7 @@ unsafe fn f_mpi_unpublish_name(service_name: *mut c_char, info: *mut c_int, port
     }
 }
 fortran_names!(f_mpi_unpublish_name(service_name: *mut c_char, info: *mut c_int, port_name: *mut c_char, ierror: *mut MPI_Fint, service_name_len: usize, port_name_len: usize) -> ();
-    mpi_unpublish_name_ mpi_unpublish_name__ mpi_unpublish_name MPI_UNPUBLISH_NAME pmpi_unpublish_name_ pmpi_unpublish_name__ pmpi_unpublish_name PMPI_UNPUBLISH_NAME);
+    mpi_unpublish_name_ mpi_unpublish_name__ mpi_unpublish_name MPI_UNPUBLISH_NAME pmpi_unpublish_name_ pmpi_unpublish_name__ pmpi_unpublish_name PMPI_UNPUBLISH_NAME mpi_unpublish_name_f08_);
 
 /// Fortran MPI_WAIT.
 unsafe fn f_mpi_wait(request: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -5247,7 +5248,7 @@ unsafe fn f_mpi_wait(request: *mut c_int, status: *mut MPI_Fint, ierror: *mut MP
     }
 }
 fortran_names!(f_mpi_wait(request: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_wait_ mpi_wait__ mpi_wait MPI_WAIT pmpi_wait_ pmpi_wait__ pmpi_wait PMPI_WAIT);
+    mpi_wait_ mpi_wait__ mpi_wait MPI_WAIT pmpi_wait_ pmpi_wait__ pmpi_wait PMPI_WAIT mpi_wait_f08_);
 
 /// Fortran MPI_WAITALL.
 unsafe fn f_mpi_waitall(count: *mut c_int, array_of_requests: *mut c_int, array_of_statuses: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -5259,7 +5260,7 @@ unsafe fn f_mpi_waitall(count: *mut c_int, array_of_requests: *mut c_int, array_
     }
 }
 fortran_names!(f_mpi_waitall(count: *mut c_int, array_of_requests: *mut c_int, array_of_statuses: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_waitall_ mpi_waitall__ mpi_waitall MPI_WAITALL pmpi_waitall_ pmpi_waitall__ pmpi_waitall PMPI_WAITALL);
+    mpi_waitall_ mpi_waitall__ mpi_waitall MPI_WAITALL pmpi_waitall_ pmpi_waitall__ pmpi_waitall PMPI_WAITALL mpi_waitall_f08_);
 
 /// Fortran MPI_WAITANY.
 unsafe fn f_mpi_waitany(count: *mut c_int, array_of_requests: *mut c_int, indx: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -5272,7 +5273,7 @@ unsafe fn f_mpi_waitany(count: *mut c_int, array_of_requests: *mut c_int, indx: 
     }
 }
 fortran_names!(f_mpi_waitany(count: *mut c_int, array_of_requests: *mut c_int, indx: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_waitany_ mpi_waitany__ mpi_waitany MPI_WAITANY pmpi_waitany_ pmpi_waitany__ pmpi_waitany PMPI_WAITANY);
+    mpi_waitany_ mpi_waitany__ mpi_waitany MPI_WAITANY pmpi_waitany_ pmpi_waitany__ pmpi_waitany PMPI_WAITANY mpi_waitany_f08_);
 
 /// Fortran MPI_WAITSOME.
 unsafe fn f_mpi_waitsome(incount: *mut c_int, array_of_requests: *mut c_int, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
@@ -5287,7 +5288,7 @@ unsafe fn f_mpi_waitsome(incount: *mut c_int, array_of_requests: *mut c_int, out
     }
 }
 fortran_names!(f_mpi_waitsome(incount: *mut c_int, array_of_requests: *mut c_int, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
-    mpi_waitsome_ mpi_waitsome__ mpi_waitsome MPI_WAITSOME pmpi_waitsome_ pmpi_waitsome__ pmpi_waitsome PMPI_WAITSOME);
+    mpi_waitsome_ mpi_waitsome__ mpi_waitsome MPI_WAITSOME pmpi_waitsome_ pmpi_waitsome__ pmpi_waitsome PMPI_WAITSOME mpi_waitsome_f08_);
 
 /// Fortran MPI_WIN_ALLOCATE.
 unsafe fn f_mpi_win_allocate(size: *mut MPI_Aint, disp_unit: *mut c_int, info: *mut c_int, comm: *mut c_int, baseptr: *mut c_void, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5299,7 +5300,7 @@ unsafe fn f_mpi_win_allocate(size: *mut MPI_Aint, disp_unit: *mut c_int, info: *
     }
 }
 fortran_names!(f_mpi_win_allocate(size: *mut MPI_Aint, disp_unit: *mut c_int, info: *mut c_int, comm: *mut c_int, baseptr: *mut c_void, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_allocate_ mpi_win_allocate__ mpi_win_allocate MPI_WIN_ALLOCATE pmpi_win_allocate_ pmpi_win_allocate__ pmpi_win_allocate PMPI_WIN_ALLOCATE);
+    mpi_win_allocate_ mpi_win_allocate__ mpi_win_allocate MPI_WIN_ALLOCATE pmpi_win_allocate_ pmpi_win_allocate__ pmpi_win_allocate PMPI_WIN_ALLOCATE mpi_win_allocate_f08_);
 
 /// Fortran MPI_WIN_ALLOCATE_SHARED.
 unsafe fn f_mpi_win_allocate_shared(size: *mut MPI_Aint, disp_unit: *mut c_int, info: *mut c_int, comm: *mut c_int, baseptr: *mut c_void, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5311,7 +5312,7 @@ unsafe fn f_mpi_win_allocate_shared(size: *mut MPI_Aint, disp_unit: *mut c_int, 
     }
 }
 fortran_names!(f_mpi_win_allocate_shared(size: *mut MPI_Aint, disp_unit: *mut c_int, info: *mut c_int, comm: *mut c_int, baseptr: *mut c_void, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_allocate_shared_ mpi_win_allocate_shared__ mpi_win_allocate_shared MPI_WIN_ALLOCATE_SHARED pmpi_win_allocate_shared_ pmpi_win_allocate_shared__ pmpi_win_allocate_shared PMPI_WIN_ALLOCATE_SHARED);
+    mpi_win_allocate_shared_ mpi_win_allocate_shared__ mpi_win_allocate_shared MPI_WIN_ALLOCATE_SHARED pmpi_win_allocate_shared_ pmpi_win_allocate_shared__ pmpi_win_allocate_shared PMPI_WIN_ALLOCATE_SHARED mpi_win_allocate_shared_f08_);
 
 /// Fortran MPI_WIN_ATTACH.
 unsafe fn f_mpi_win_attach(win: *mut c_int, base: *mut c_void, size: *mut MPI_Aint, ierror: *mut MPI_Fint) -> () {
@@ -5323,7 +5324,7 @@ unsafe fn f_mpi_win_attach(win: *mut c_int, base: *mut c_void, size: *mut MPI_Ai
     }
 }
 fortran_names!(f_mpi_win_attach(win: *mut c_int, base: *mut c_void, size: *mut MPI_Aint, ierror: *mut MPI_Fint) -> ();
-    mpi_win_attach_ mpi_win_attach__ mpi_win_attach MPI_WIN_ATTACH pmpi_win_attach_ pmpi_win_attach__ pmpi_win_attach PMPI_WIN_ATTACH);
+    mpi_win_attach_ mpi_win_attach__ mpi_win_attach MPI_WIN_ATTACH pmpi_win_attach_ pmpi_win_attach__ pmpi_win_attach PMPI_WIN_ATTACH mpi_win_attach_f08_);
 
 /// Fortran MPI_WIN_CALL_ERRHANDLER.
 unsafe fn f_mpi_win_call_errhandler(win: *mut c_int, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5335,7 +5336,7 @@ unsafe fn f_mpi_win_call_errhandler(win: *mut c_int, errorcode: *mut c_int, ierr
     }
 }
 fortran_names!(f_mpi_win_call_errhandler(win: *mut c_int, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_call_errhandler_ mpi_win_call_errhandler__ mpi_win_call_errhandler MPI_WIN_CALL_ERRHANDLER pmpi_win_call_errhandler_ pmpi_win_call_errhandler__ pmpi_win_call_errhandler PMPI_WIN_CALL_ERRHANDLER);
+    mpi_win_call_errhandler_ mpi_win_call_errhandler__ mpi_win_call_errhandler MPI_WIN_CALL_ERRHANDLER pmpi_win_call_errhandler_ pmpi_win_call_errhandler__ pmpi_win_call_errhandler PMPI_WIN_CALL_ERRHANDLER mpi_win_call_errhandler_f08_);
 
 /// Fortran MPI_WIN_COMPLETE.
 unsafe fn f_mpi_win_complete(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5347,7 +5348,7 @@ unsafe fn f_mpi_win_complete(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_win_complete(win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_complete_ mpi_win_complete__ mpi_win_complete MPI_WIN_COMPLETE pmpi_win_complete_ pmpi_win_complete__ pmpi_win_complete PMPI_WIN_COMPLETE);
+    mpi_win_complete_ mpi_win_complete__ mpi_win_complete MPI_WIN_COMPLETE pmpi_win_complete_ pmpi_win_complete__ pmpi_win_complete PMPI_WIN_COMPLETE mpi_win_complete_f08_);
 
 /// Fortran MPI_WIN_CREATE.
 unsafe fn f_mpi_win_create(base: *mut c_void, size: *mut MPI_Aint, disp_unit: *mut c_int, info: *mut c_int, comm: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5359,7 +5360,7 @@ unsafe fn f_mpi_win_create(base: *mut c_void, size: *mut MPI_Aint, disp_unit: *m
     }
 }
 fortran_names!(f_mpi_win_create(base: *mut c_void, size: *mut MPI_Aint, disp_unit: *mut c_int, info: *mut c_int, comm: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_create_ mpi_win_create__ mpi_win_create MPI_WIN_CREATE pmpi_win_create_ pmpi_win_create__ pmpi_win_create PMPI_WIN_CREATE);
+    mpi_win_create_ mpi_win_create__ mpi_win_create MPI_WIN_CREATE pmpi_win_create_ pmpi_win_create__ pmpi_win_create PMPI_WIN_CREATE mpi_win_create_f08_);
 
 /// Fortran MPI_WIN_CREATE_DYNAMIC.
 unsafe fn f_mpi_win_create_dynamic(info: *mut c_int, comm: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5371,7 +5372,7 @@ unsafe fn f_mpi_win_create_dynamic(info: *mut c_int, comm: *mut c_int, win: *mut
     }
 }
 fortran_names!(f_mpi_win_create_dynamic(info: *mut c_int, comm: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_create_dynamic_ mpi_win_create_dynamic__ mpi_win_create_dynamic MPI_WIN_CREATE_DYNAMIC pmpi_win_create_dynamic_ pmpi_win_create_dynamic__ pmpi_win_create_dynamic PMPI_WIN_CREATE_DYNAMIC);
+    mpi_win_create_dynamic_ mpi_win_create_dynamic__ mpi_win_create_dynamic MPI_WIN_CREATE_DYNAMIC pmpi_win_create_dynamic_ pmpi_win_create_dynamic__ pmpi_win_create_dynamic PMPI_WIN_CREATE_DYNAMIC mpi_win_create_dynamic_f08_);
 
 /// Fortran MPI_WIN_CREATE_ERRHANDLER.
 unsafe fn f_mpi_win_create_errhandler(win_errhandler_fn: MPI_Win_errhandler_function, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5383,7 +5384,7 @@ unsafe fn f_mpi_win_create_errhandler(win_errhandler_fn: MPI_Win_errhandler_func
     }
 }
 fortran_names!(f_mpi_win_create_errhandler(win_errhandler_fn: MPI_Win_errhandler_function, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_create_errhandler_ mpi_win_create_errhandler__ mpi_win_create_errhandler MPI_WIN_CREATE_ERRHANDLER pmpi_win_create_errhandler_ pmpi_win_create_errhandler__ pmpi_win_create_errhandler PMPI_WIN_CREATE_ERRHANDLER);
+    mpi_win_create_errhandler_ mpi_win_create_errhandler__ mpi_win_create_errhandler MPI_WIN_CREATE_ERRHANDLER pmpi_win_create_errhandler_ pmpi_win_create_errhandler__ pmpi_win_create_errhandler PMPI_WIN_CREATE_ERRHANDLER mpi_win_create_errhandler_f08_);
 
 /// Fortran MPI_WIN_CREATE_KEYVAL.
 unsafe fn f_mpi_win_create_keyval(win_copy_attr_fn: *const c_void, win_delete_attr_fn: *const c_void, win_keyval: *mut c_int, extra_state: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -5397,7 +5398,7 @@ unsafe fn f_mpi_win_create_keyval(win_copy_attr_fn: *const c_void, win_delete_at
     }
 }
 fortran_names!(f_mpi_win_create_keyval(win_copy_attr_fn: *const c_void, win_delete_attr_fn: *const c_void, win_keyval: *mut c_int, extra_state: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_win_create_keyval_ mpi_win_create_keyval__ mpi_win_create_keyval MPI_WIN_CREATE_KEYVAL pmpi_win_create_keyval_ pmpi_win_create_keyval__ pmpi_win_create_keyval PMPI_WIN_CREATE_KEYVAL);
+    mpi_win_create_keyval_ mpi_win_create_keyval__ mpi_win_create_keyval MPI_WIN_CREATE_KEYVAL pmpi_win_create_keyval_ pmpi_win_create_keyval__ pmpi_win_create_keyval PMPI_WIN_CREATE_KEYVAL mpi_win_create_keyval_f08_);
 
 /// Fortran MPI_WIN_DELETE_ATTR.
 unsafe fn f_mpi_win_delete_attr(win: *mut c_int, win_keyval: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5409,7 +5410,7 @@ unsafe fn f_mpi_win_delete_attr(win: *mut c_int, win_keyval: *mut c_int, ierror:
     }
 }
 fortran_names!(f_mpi_win_delete_attr(win: *mut c_int, win_keyval: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_delete_attr_ mpi_win_delete_attr__ mpi_win_delete_attr MPI_WIN_DELETE_ATTR pmpi_win_delete_attr_ pmpi_win_delete_attr__ pmpi_win_delete_attr PMPI_WIN_DELETE_ATTR);
+    mpi_win_delete_attr_ mpi_win_delete_attr__ mpi_win_delete_attr MPI_WIN_DELETE_ATTR pmpi_win_delete_attr_ pmpi_win_delete_attr__ pmpi_win_delete_attr PMPI_WIN_DELETE_ATTR mpi_win_delete_attr_f08_);
 
 /// Fortran MPI_WIN_DETACH.
 unsafe fn f_mpi_win_detach(win: *mut c_int, base: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -5421,7 +5422,7 @@ unsafe fn f_mpi_win_detach(win: *mut c_int, base: *mut c_void, ierror: *mut MPI_
     }
 }
 fortran_names!(f_mpi_win_detach(win: *mut c_int, base: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_win_detach_ mpi_win_detach__ mpi_win_detach MPI_WIN_DETACH pmpi_win_detach_ pmpi_win_detach__ pmpi_win_detach PMPI_WIN_DETACH);
+    mpi_win_detach_ mpi_win_detach__ mpi_win_detach MPI_WIN_DETACH pmpi_win_detach_ pmpi_win_detach__ pmpi_win_detach PMPI_WIN_DETACH mpi_win_detach_f08_);
 
 /// Fortran MPI_WIN_FENCE.
 unsafe fn f_mpi_win_fence(assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5433,7 +5434,7 @@ unsafe fn f_mpi_win_fence(assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_
     }
 }
 fortran_names!(f_mpi_win_fence(assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_fence_ mpi_win_fence__ mpi_win_fence MPI_WIN_FENCE pmpi_win_fence_ pmpi_win_fence__ pmpi_win_fence PMPI_WIN_FENCE);
+    mpi_win_fence_ mpi_win_fence__ mpi_win_fence MPI_WIN_FENCE pmpi_win_fence_ pmpi_win_fence__ pmpi_win_fence PMPI_WIN_FENCE mpi_win_fence_f08_);
 
 /// Fortran MPI_WIN_FLUSH.
 unsafe fn f_mpi_win_flush(rank: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5445,7 +5446,7 @@ unsafe fn f_mpi_win_flush(rank: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fi
     }
 }
 fortran_names!(f_mpi_win_flush(rank: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_flush_ mpi_win_flush__ mpi_win_flush MPI_WIN_FLUSH pmpi_win_flush_ pmpi_win_flush__ pmpi_win_flush PMPI_WIN_FLUSH);
+    mpi_win_flush_ mpi_win_flush__ mpi_win_flush MPI_WIN_FLUSH pmpi_win_flush_ pmpi_win_flush__ pmpi_win_flush PMPI_WIN_FLUSH mpi_win_flush_f08_);
 
 /// Fortran MPI_WIN_FLUSH_ALL.
 unsafe fn f_mpi_win_flush_all(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5457,7 +5458,7 @@ unsafe fn f_mpi_win_flush_all(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_win_flush_all(win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_flush_all_ mpi_win_flush_all__ mpi_win_flush_all MPI_WIN_FLUSH_ALL pmpi_win_flush_all_ pmpi_win_flush_all__ pmpi_win_flush_all PMPI_WIN_FLUSH_ALL);
+    mpi_win_flush_all_ mpi_win_flush_all__ mpi_win_flush_all MPI_WIN_FLUSH_ALL pmpi_win_flush_all_ pmpi_win_flush_all__ pmpi_win_flush_all PMPI_WIN_FLUSH_ALL mpi_win_flush_all_f08_);
 
 /// Fortran MPI_WIN_FLUSH_LOCAL.
 unsafe fn f_mpi_win_flush_local(rank: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5469,7 +5470,7 @@ unsafe fn f_mpi_win_flush_local(rank: *mut c_int, win: *mut c_int, ierror: *mut 
     }
 }
 fortran_names!(f_mpi_win_flush_local(rank: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_flush_local_ mpi_win_flush_local__ mpi_win_flush_local MPI_WIN_FLUSH_LOCAL pmpi_win_flush_local_ pmpi_win_flush_local__ pmpi_win_flush_local PMPI_WIN_FLUSH_LOCAL);
+    mpi_win_flush_local_ mpi_win_flush_local__ mpi_win_flush_local MPI_WIN_FLUSH_LOCAL pmpi_win_flush_local_ pmpi_win_flush_local__ pmpi_win_flush_local PMPI_WIN_FLUSH_LOCAL mpi_win_flush_local_f08_);
 
 /// Fortran MPI_WIN_FLUSH_LOCAL_ALL.
 unsafe fn f_mpi_win_flush_local_all(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5481,7 +5482,7 @@ unsafe fn f_mpi_win_flush_local_all(win: *mut c_int, ierror: *mut MPI_Fint) -> (
     }
 }
 fortran_names!(f_mpi_win_flush_local_all(win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_flush_local_all_ mpi_win_flush_local_all__ mpi_win_flush_local_all MPI_WIN_FLUSH_LOCAL_ALL pmpi_win_flush_local_all_ pmpi_win_flush_local_all__ pmpi_win_flush_local_all PMPI_WIN_FLUSH_LOCAL_ALL);
+    mpi_win_flush_local_all_ mpi_win_flush_local_all__ mpi_win_flush_local_all MPI_WIN_FLUSH_LOCAL_ALL pmpi_win_flush_local_all_ pmpi_win_flush_local_all__ pmpi_win_flush_local_all PMPI_WIN_FLUSH_LOCAL_ALL mpi_win_flush_local_all_f08_);
 
 /// Fortran MPI_WIN_FREE.
 unsafe fn f_mpi_win_free(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5493,7 +5494,7 @@ unsafe fn f_mpi_win_free(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_win_free(win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_free_ mpi_win_free__ mpi_win_free MPI_WIN_FREE pmpi_win_free_ pmpi_win_free__ pmpi_win_free PMPI_WIN_FREE);
+    mpi_win_free_ mpi_win_free__ mpi_win_free MPI_WIN_FREE pmpi_win_free_ pmpi_win_free__ pmpi_win_free PMPI_WIN_FREE mpi_win_free_f08_);
 
 /// Fortran MPI_WIN_FREE_KEYVAL.
 unsafe fn f_mpi_win_free_keyval(win_keyval: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5505,7 +5506,7 @@ unsafe fn f_mpi_win_free_keyval(win_keyval: *mut c_int, ierror: *mut MPI_Fint) -
     }
 }
 fortran_names!(f_mpi_win_free_keyval(win_keyval: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_free_keyval_ mpi_win_free_keyval__ mpi_win_free_keyval MPI_WIN_FREE_KEYVAL pmpi_win_free_keyval_ pmpi_win_free_keyval__ pmpi_win_free_keyval PMPI_WIN_FREE_KEYVAL);
+    mpi_win_free_keyval_ mpi_win_free_keyval__ mpi_win_free_keyval MPI_WIN_FREE_KEYVAL pmpi_win_free_keyval_ pmpi_win_free_keyval__ pmpi_win_free_keyval PMPI_WIN_FREE_KEYVAL mpi_win_free_keyval_f08_);
 
 /// Fortran MPI_WIN_GET_ATTR.
 unsafe fn f_mpi_win_get_attr(win: *mut c_int, win_keyval: *mut c_int, attribute_val: *mut c_void, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5525,7 +5526,7 @@ unsafe fn f_mpi_win_get_attr(win: *mut c_int, win_keyval: *mut c_int, attribute_
     }
 }
 fortran_names!(f_mpi_win_get_attr(win: *mut c_int, win_keyval: *mut c_int, attribute_val: *mut c_void, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_get_attr_ mpi_win_get_attr__ mpi_win_get_attr MPI_WIN_GET_ATTR pmpi_win_get_attr_ pmpi_win_get_attr__ pmpi_win_get_attr PMPI_WIN_GET_ATTR);
+    mpi_win_get_attr_ mpi_win_get_attr__ mpi_win_get_attr MPI_WIN_GET_ATTR pmpi_win_get_attr_ pmpi_win_get_attr__ pmpi_win_get_attr PMPI_WIN_GET_ATTR mpi_win_get_attr_f08_);
 
 /// Fortran MPI_WIN_GET_ERRHANDLER.
 unsafe fn f_mpi_win_get_errhandler(win: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5537,7 +5538,7 @@ unsafe fn f_mpi_win_get_errhandler(win: *mut c_int, errhandler: *mut c_int, ierr
     }
 }
 fortran_names!(f_mpi_win_get_errhandler(win: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_get_errhandler_ mpi_win_get_errhandler__ mpi_win_get_errhandler MPI_WIN_GET_ERRHANDLER pmpi_win_get_errhandler_ pmpi_win_get_errhandler__ pmpi_win_get_errhandler PMPI_WIN_GET_ERRHANDLER);
+    mpi_win_get_errhandler_ mpi_win_get_errhandler__ mpi_win_get_errhandler MPI_WIN_GET_ERRHANDLER pmpi_win_get_errhandler_ pmpi_win_get_errhandler__ pmpi_win_get_errhandler PMPI_WIN_GET_ERRHANDLER mpi_win_get_errhandler_f08_);
 
 /// Fortran MPI_WIN_GET_GROUP.
 unsafe fn f_mpi_win_get_group(win: *mut c_int, group: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5549,7 +5550,7 @@ unsafe fn f_mpi_win_get_group(win: *mut c_int, group: *mut c_int, ierror: *mut M
     }
 }
 fortran_names!(f_mpi_win_get_group(win: *mut c_int, group: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_get_group_ mpi_win_get_group__ mpi_win_get_group MPI_WIN_GET_GROUP pmpi_win_get_group_ pmpi_win_get_group__ pmpi_win_get_group PMPI_WIN_GET_GROUP);
+    mpi_win_get_group_ mpi_win_get_group__ mpi_win_get_group MPI_WIN_GET_GROUP pmpi_win_get_group_ pmpi_win_get_group__ pmpi_win_get_group PMPI_WIN_GET_GROUP mpi_win_get_group_f08_);
 
 /// Fortran MPI_WIN_GET_INFO.
 unsafe fn f_mpi_win_get_info(win: *mut c_int, info_used: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5561,7 +5562,7 @@ unsafe fn f_mpi_win_get_info(win: *mut c_int, info_used: *mut c_int, ierror: *mu
     }
 }
 fortran_names!(f_mpi_win_get_info(win: *mut c_int, info_used: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_get_info_ mpi_win_get_info__ mpi_win_get_info MPI_WIN_GET_INFO pmpi_win_get_info_ pmpi_win_get_info__ pmpi_win_get_info PMPI_WIN_GET_INFO);
+    mpi_win_get_info_ mpi_win_get_info__ mpi_win_get_info MPI_WIN_GET_INFO pmpi_win_get_info_ pmpi_win_get_info__ pmpi_win_get_info PMPI_WIN_GET_INFO mpi_win_get_info_f08_);
 
 /// Fortran MPI_WIN_GET_NAME.
 unsafe fn f_mpi_win_get_name(win: *mut c_int, win_name: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, win_name_len: usize) -> () {
@@ -5575,7 +5576,7 @@ unsafe fn f_mpi_win_get_name(win: *mut c_int, win_name: *mut c_char, resultlen: 
     }
 }
 fortran_names!(f_mpi_win_get_name(win: *mut c_int, win_name: *mut c_char, resultlen: *mut c_int, ierror: *mut MPI_Fint, win_name_len: usize) -> ();
-    mpi_win_get_name_ mpi_win_get_name__ mpi_win_get_name MPI_WIN_GET_NAME pmpi_win_get_name_ pmpi_win_get_name__ pmpi_win_get_name PMPI_WIN_GET_NAME);
+    mpi_win_get_name_ mpi_win_get_name__ mpi_win_get_name MPI_WIN_GET_NAME pmpi_win_get_name_ pmpi_win_get_name__ pmpi_win_get_name PMPI_WIN_GET_NAME mpi_win_get_name_f08_);
 
 /// Fortran MPI_WIN_LOCK.
 unsafe fn f_mpi_win_lock(lock_type: *mut c_int, rank: *mut c_int, assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5587,7 +5588,7 @@ unsafe fn f_mpi_win_lock(lock_type: *mut c_int, rank: *mut c_int, assert: *mut c
     }
 }
 fortran_names!(f_mpi_win_lock(lock_type: *mut c_int, rank: *mut c_int, assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_lock_ mpi_win_lock__ mpi_win_lock MPI_WIN_LOCK pmpi_win_lock_ pmpi_win_lock__ pmpi_win_lock PMPI_WIN_LOCK);
+    mpi_win_lock_ mpi_win_lock__ mpi_win_lock MPI_WIN_LOCK pmpi_win_lock_ pmpi_win_lock__ pmpi_win_lock PMPI_WIN_LOCK mpi_win_lock_f08_);
 
 /// Fortran MPI_WIN_LOCK_ALL.
 unsafe fn f_mpi_win_lock_all(assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5599,7 +5600,7 @@ unsafe fn f_mpi_win_lock_all(assert: *mut c_int, win: *mut c_int, ierror: *mut M
     }
 }
 fortran_names!(f_mpi_win_lock_all(assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_lock_all_ mpi_win_lock_all__ mpi_win_lock_all MPI_WIN_LOCK_ALL pmpi_win_lock_all_ pmpi_win_lock_all__ pmpi_win_lock_all PMPI_WIN_LOCK_ALL);
+    mpi_win_lock_all_ mpi_win_lock_all__ mpi_win_lock_all MPI_WIN_LOCK_ALL pmpi_win_lock_all_ pmpi_win_lock_all__ pmpi_win_lock_all PMPI_WIN_LOCK_ALL mpi_win_lock_all_f08_);
 
 /// Fortran MPI_WIN_POST.
 unsafe fn f_mpi_win_post(group: *mut c_int, assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5611,7 +5612,7 @@ unsafe fn f_mpi_win_post(group: *mut c_int, assert: *mut c_int, win: *mut c_int,
     }
 }
 fortran_names!(f_mpi_win_post(group: *mut c_int, assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_post_ mpi_win_post__ mpi_win_post MPI_WIN_POST pmpi_win_post_ pmpi_win_post__ pmpi_win_post PMPI_WIN_POST);
+    mpi_win_post_ mpi_win_post__ mpi_win_post MPI_WIN_POST pmpi_win_post_ pmpi_win_post__ pmpi_win_post PMPI_WIN_POST mpi_win_post_f08_);
 
 /// Fortran MPI_WIN_SET_ATTR.
 unsafe fn f_mpi_win_set_attr(win: *mut c_int, win_keyval: *mut c_int, attribute_val: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -5625,7 +5626,7 @@ unsafe fn f_mpi_win_set_attr(win: *mut c_int, win_keyval: *mut c_int, attribute_
     }
 }
 fortran_names!(f_mpi_win_set_attr(win: *mut c_int, win_keyval: *mut c_int, attribute_val: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_win_set_attr_ mpi_win_set_attr__ mpi_win_set_attr MPI_WIN_SET_ATTR pmpi_win_set_attr_ pmpi_win_set_attr__ pmpi_win_set_attr PMPI_WIN_SET_ATTR);
+    mpi_win_set_attr_ mpi_win_set_attr__ mpi_win_set_attr MPI_WIN_SET_ATTR pmpi_win_set_attr_ pmpi_win_set_attr__ pmpi_win_set_attr PMPI_WIN_SET_ATTR mpi_win_set_attr_f08_);
 
 /// Fortran MPI_WIN_SET_ERRHANDLER.
 unsafe fn f_mpi_win_set_errhandler(win: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5637,7 +5638,7 @@ unsafe fn f_mpi_win_set_errhandler(win: *mut c_int, errhandler: *mut c_int, ierr
     }
 }
 fortran_names!(f_mpi_win_set_errhandler(win: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_set_errhandler_ mpi_win_set_errhandler__ mpi_win_set_errhandler MPI_WIN_SET_ERRHANDLER pmpi_win_set_errhandler_ pmpi_win_set_errhandler__ pmpi_win_set_errhandler PMPI_WIN_SET_ERRHANDLER);
+    mpi_win_set_errhandler_ mpi_win_set_errhandler__ mpi_win_set_errhandler MPI_WIN_SET_ERRHANDLER pmpi_win_set_errhandler_ pmpi_win_set_errhandler__ pmpi_win_set_errhandler PMPI_WIN_SET_ERRHANDLER mpi_win_set_errhandler_f08_);
 
 /// Fortran MPI_WIN_SET_INFO.
 unsafe fn f_mpi_win_set_info(win: *mut c_int, info: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5649,7 +5650,7 @@ unsafe fn f_mpi_win_set_info(win: *mut c_int, info: *mut c_int, ierror: *mut MPI
     }
 }
 fortran_names!(f_mpi_win_set_info(win: *mut c_int, info: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_set_info_ mpi_win_set_info__ mpi_win_set_info MPI_WIN_SET_INFO pmpi_win_set_info_ pmpi_win_set_info__ pmpi_win_set_info PMPI_WIN_SET_INFO);
+    mpi_win_set_info_ mpi_win_set_info__ mpi_win_set_info MPI_WIN_SET_INFO pmpi_win_set_info_ pmpi_win_set_info__ pmpi_win_set_info PMPI_WIN_SET_INFO mpi_win_set_info_f08_);
 
 /// Fortran MPI_WIN_SET_NAME.
 unsafe fn f_mpi_win_set_name(win: *mut c_int, win_name: *mut c_char, ierror: *mut MPI_Fint, win_name_len: usize) -> () {
@@ -5662,7 +5663,7 @@ unsafe fn f_mpi_win_set_name(win: *mut c_int, win_name: *mut c_char, ierror: *mu
     }
 }
 fortran_names!(f_mpi_win_set_name(win: *mut c_int, win_name: *mut c_char, ierror: *mut MPI_Fint, win_name_len: usize) -> ();
-    mpi_win_set_name_ mpi_win_set_name__ mpi_win_set_name MPI_WIN_SET_NAME pmpi_win_set_name_ pmpi_win_set_name__ pmpi_win_set_name PMPI_WIN_SET_NAME);
+    mpi_win_set_name_ mpi_win_set_name__ mpi_win_set_name MPI_WIN_SET_NAME pmpi_win_set_name_ pmpi_win_set_name__ pmpi_win_set_name PMPI_WIN_SET_NAME mpi_win_set_name_f08_);
 
 /// Fortran MPI_WIN_SHARED_QUERY.
 unsafe fn f_mpi_win_shared_query(win: *mut c_int, rank: *mut c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void, ierror: *mut MPI_Fint) -> () {
@@ -5674,7 +5675,7 @@ unsafe fn f_mpi_win_shared_query(win: *mut c_int, rank: *mut c_int, size: *mut M
     }
 }
 fortran_names!(f_mpi_win_shared_query(win: *mut c_int, rank: *mut c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void, ierror: *mut MPI_Fint) -> ();
-    mpi_win_shared_query_ mpi_win_shared_query__ mpi_win_shared_query MPI_WIN_SHARED_QUERY pmpi_win_shared_query_ pmpi_win_shared_query__ pmpi_win_shared_query PMPI_WIN_SHARED_QUERY);
+    mpi_win_shared_query_ mpi_win_shared_query__ mpi_win_shared_query MPI_WIN_SHARED_QUERY pmpi_win_shared_query_ pmpi_win_shared_query__ pmpi_win_shared_query PMPI_WIN_SHARED_QUERY mpi_win_shared_query_f08_);
 
 /// Fortran MPI_WIN_START.
 unsafe fn f_mpi_win_start(group: *mut c_int, assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5686,7 +5687,7 @@ unsafe fn f_mpi_win_start(group: *mut c_int, assert: *mut c_int, win: *mut c_int
     }
 }
 fortran_names!(f_mpi_win_start(group: *mut c_int, assert: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_start_ mpi_win_start__ mpi_win_start MPI_WIN_START pmpi_win_start_ pmpi_win_start__ pmpi_win_start PMPI_WIN_START);
+    mpi_win_start_ mpi_win_start__ mpi_win_start MPI_WIN_START pmpi_win_start_ pmpi_win_start__ pmpi_win_start PMPI_WIN_START mpi_win_start_f08_);
 
 /// Fortran MPI_WIN_SYNC.
 unsafe fn f_mpi_win_sync(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5698,7 +5699,7 @@ unsafe fn f_mpi_win_sync(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_win_sync(win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_sync_ mpi_win_sync__ mpi_win_sync MPI_WIN_SYNC pmpi_win_sync_ pmpi_win_sync__ pmpi_win_sync PMPI_WIN_SYNC);
+    mpi_win_sync_ mpi_win_sync__ mpi_win_sync MPI_WIN_SYNC pmpi_win_sync_ pmpi_win_sync__ pmpi_win_sync PMPI_WIN_SYNC mpi_win_sync_f08_);
 
 /// Fortran MPI_WIN_TEST.
 unsafe fn f_mpi_win_test(win: *mut c_int, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5712,7 +5713,7 @@ unsafe fn f_mpi_win_test(win: *mut c_int, flag: *mut c_int, ierror: *mut MPI_Fin
     }
 }
 fortran_names!(f_mpi_win_test(win: *mut c_int, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_test_ mpi_win_test__ mpi_win_test MPI_WIN_TEST pmpi_win_test_ pmpi_win_test__ pmpi_win_test PMPI_WIN_TEST);
+    mpi_win_test_ mpi_win_test__ mpi_win_test MPI_WIN_TEST pmpi_win_test_ pmpi_win_test__ pmpi_win_test PMPI_WIN_TEST mpi_win_test_f08_);
 
 /// Fortran MPI_WIN_UNLOCK.
 unsafe fn f_mpi_win_unlock(rank: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5724,7 +5725,7 @@ unsafe fn f_mpi_win_unlock(rank: *mut c_int, win: *mut c_int, ierror: *mut MPI_F
     }
 }
 fortran_names!(f_mpi_win_unlock(rank: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_unlock_ mpi_win_unlock__ mpi_win_unlock MPI_WIN_UNLOCK pmpi_win_unlock_ pmpi_win_unlock__ pmpi_win_unlock PMPI_WIN_UNLOCK);
+    mpi_win_unlock_ mpi_win_unlock__ mpi_win_unlock MPI_WIN_UNLOCK pmpi_win_unlock_ pmpi_win_unlock__ pmpi_win_unlock PMPI_WIN_UNLOCK mpi_win_unlock_f08_);
 
 /// Fortran MPI_WIN_UNLOCK_ALL.
 unsafe fn f_mpi_win_unlock_all(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5736,7 +5737,7 @@ unsafe fn f_mpi_win_unlock_all(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_win_unlock_all(win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_unlock_all_ mpi_win_unlock_all__ mpi_win_unlock_all MPI_WIN_UNLOCK_ALL pmpi_win_unlock_all_ pmpi_win_unlock_all__ pmpi_win_unlock_all PMPI_WIN_UNLOCK_ALL);
+    mpi_win_unlock_all_ mpi_win_unlock_all__ mpi_win_unlock_all MPI_WIN_UNLOCK_ALL pmpi_win_unlock_all_ pmpi_win_unlock_all__ pmpi_win_unlock_all PMPI_WIN_UNLOCK_ALL mpi_win_unlock_all_f08_);
 
 /// Fortran MPI_WIN_WAIT.
 unsafe fn f_mpi_win_wait(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5748,7 +5749,7 @@ unsafe fn f_mpi_win_wait(win: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_win_wait(win: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_win_wait_ mpi_win_wait__ mpi_win_wait MPI_WIN_WAIT pmpi_win_wait_ pmpi_win_wait__ pmpi_win_wait PMPI_WIN_WAIT);
+    mpi_win_wait_ mpi_win_wait__ mpi_win_wait MPI_WIN_WAIT pmpi_win_wait_ pmpi_win_wait__ pmpi_win_wait PMPI_WIN_WAIT mpi_win_wait_f08_);
 
 /// Fortran MPI_WTICK.
 unsafe fn f_mpi_wtick() -> f64 {
@@ -5759,7 +5760,7 @@ unsafe fn f_mpi_wtick() -> f64 {
     }
 }
 fortran_names!(f_mpi_wtick() -> f64;
-    mpi_wtick_ mpi_wtick__ mpi_wtick MPI_WTICK pmpi_wtick_ pmpi_wtick__ pmpi_wtick PMPI_WTICK);
+    mpi_wtick_ mpi_wtick__ mpi_wtick MPI_WTICK pmpi_wtick_ pmpi_wtick__ pmpi_wtick PMPI_WTICK mpi_wtick_f08_);
 
 /// Fortran MPI_WTIME.
 unsafe fn f_mpi_wtime() -> f64 {
@@ -5770,7 +5771,7 @@ unsafe fn f_mpi_wtime() -> f64 {
     }
 }
 fortran_names!(f_mpi_wtime() -> f64;
-    mpi_wtime_ mpi_wtime__ mpi_wtime MPI_WTIME pmpi_wtime_ pmpi_wtime__ pmpi_wtime PMPI_WTIME);
+    mpi_wtime_ mpi_wtime__ mpi_wtime MPI_WTIME pmpi_wtime_ pmpi_wtime__ pmpi_wtime PMPI_WTIME mpi_wtime_f08_);
 
 /// Fortran MPI_ISENDRECV.
 unsafe fn f_mpi_isendrecv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5782,7 +5783,7 @@ unsafe fn f_mpi_isendrecv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype:
     }
 }
 fortran_names!(f_mpi_isendrecv(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_isendrecv_ mpi_isendrecv__ mpi_isendrecv MPI_ISENDRECV pmpi_isendrecv_ pmpi_isendrecv__ pmpi_isendrecv PMPI_ISENDRECV);
+    mpi_isendrecv_ mpi_isendrecv__ mpi_isendrecv MPI_ISENDRECV pmpi_isendrecv_ pmpi_isendrecv__ pmpi_isendrecv PMPI_ISENDRECV mpi_isendrecv_f08_);
 
 /// Fortran MPI_ISENDRECV_REPLACE.
 unsafe fn f_mpi_isendrecv_replace(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5794,7 +5795,7 @@ unsafe fn f_mpi_isendrecv_replace(buf: *mut c_void, count: *mut c_int, datatype:
     }
 }
 fortran_names!(f_mpi_isendrecv_replace(buf: *mut c_void, count: *mut c_int, datatype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_isendrecv_replace_ mpi_isendrecv_replace__ mpi_isendrecv_replace MPI_ISENDRECV_REPLACE pmpi_isendrecv_replace_ pmpi_isendrecv_replace__ pmpi_isendrecv_replace PMPI_ISENDRECV_REPLACE);
+    mpi_isendrecv_replace_ mpi_isendrecv_replace__ mpi_isendrecv_replace MPI_ISENDRECV_REPLACE pmpi_isendrecv_replace_ pmpi_isendrecv_replace__ pmpi_isendrecv_replace PMPI_ISENDRECV_REPLACE mpi_isendrecv_replace_f08_);
 
 /// Fortran MPI_BARRIER_INIT.
 unsafe fn f_mpi_barrier_init(comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5806,7 +5807,7 @@ unsafe fn f_mpi_barrier_init(comm: *mut c_int, info: *mut c_int, request: *mut c
     }
 }
 fortran_names!(f_mpi_barrier_init(comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_barrier_init_ mpi_barrier_init__ mpi_barrier_init MPI_BARRIER_INIT pmpi_barrier_init_ pmpi_barrier_init__ pmpi_barrier_init PMPI_BARRIER_INIT);
+    mpi_barrier_init_ mpi_barrier_init__ mpi_barrier_init MPI_BARRIER_INIT pmpi_barrier_init_ pmpi_barrier_init__ pmpi_barrier_init PMPI_BARRIER_INIT mpi_barrier_init_f08_);
 
 /// Fortran MPI_BCAST_INIT.
 unsafe fn f_mpi_bcast_init(buffer: *mut c_void, count: *mut c_int, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5818,7 +5819,7 @@ unsafe fn f_mpi_bcast_init(buffer: *mut c_void, count: *mut c_int, datatype: *mu
     }
 }
 fortran_names!(f_mpi_bcast_init(buffer: *mut c_void, count: *mut c_int, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_bcast_init_ mpi_bcast_init__ mpi_bcast_init MPI_BCAST_INIT pmpi_bcast_init_ pmpi_bcast_init__ pmpi_bcast_init PMPI_BCAST_INIT);
+    mpi_bcast_init_ mpi_bcast_init__ mpi_bcast_init MPI_BCAST_INIT pmpi_bcast_init_ pmpi_bcast_init__ pmpi_bcast_init PMPI_BCAST_INIT mpi_bcast_init_f08_);
 
 /// Fortran MPI_GATHER_INIT.
 unsafe fn f_mpi_gather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5830,7 +5831,7 @@ unsafe fn f_mpi_gather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtyp
     }
 }
 fortran_names!(f_mpi_gather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_gather_init_ mpi_gather_init__ mpi_gather_init MPI_GATHER_INIT pmpi_gather_init_ pmpi_gather_init__ pmpi_gather_init PMPI_GATHER_INIT);
+    mpi_gather_init_ mpi_gather_init__ mpi_gather_init MPI_GATHER_INIT pmpi_gather_init_ pmpi_gather_init__ pmpi_gather_init PMPI_GATHER_INIT mpi_gather_init_f08_);
 
 /// Fortran MPI_GATHERV_INIT.
 unsafe fn f_mpi_gatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5842,7 +5843,7 @@ unsafe fn f_mpi_gatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendty
     }
 }
 fortran_names!(f_mpi_gatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_gatherv_init_ mpi_gatherv_init__ mpi_gatherv_init MPI_GATHERV_INIT pmpi_gatherv_init_ pmpi_gatherv_init__ pmpi_gatherv_init PMPI_GATHERV_INIT);
+    mpi_gatherv_init_ mpi_gatherv_init__ mpi_gatherv_init MPI_GATHERV_INIT pmpi_gatherv_init_ pmpi_gatherv_init__ pmpi_gatherv_init PMPI_GATHERV_INIT mpi_gatherv_init_f08_);
 
 /// Fortran MPI_SCATTER_INIT.
 unsafe fn f_mpi_scatter_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5854,7 +5855,7 @@ unsafe fn f_mpi_scatter_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendty
     }
 }
 fortran_names!(f_mpi_scatter_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_scatter_init_ mpi_scatter_init__ mpi_scatter_init MPI_SCATTER_INIT pmpi_scatter_init_ pmpi_scatter_init__ pmpi_scatter_init PMPI_SCATTER_INIT);
+    mpi_scatter_init_ mpi_scatter_init__ mpi_scatter_init MPI_SCATTER_INIT pmpi_scatter_init_ pmpi_scatter_init__ pmpi_scatter_init PMPI_SCATTER_INIT mpi_scatter_init_f08_);
 
 /// Fortran MPI_SCATTERV_INIT.
 unsafe fn f_mpi_scatterv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, displs: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5866,7 +5867,7 @@ unsafe fn f_mpi_scatterv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, disp
     }
 }
 fortran_names!(f_mpi_scatterv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, displs: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_scatterv_init_ mpi_scatterv_init__ mpi_scatterv_init MPI_SCATTERV_INIT pmpi_scatterv_init_ pmpi_scatterv_init__ pmpi_scatterv_init PMPI_SCATTERV_INIT);
+    mpi_scatterv_init_ mpi_scatterv_init__ mpi_scatterv_init MPI_SCATTERV_INIT pmpi_scatterv_init_ pmpi_scatterv_init__ pmpi_scatterv_init PMPI_SCATTERV_INIT mpi_scatterv_init_f08_);
 
 /// Fortran MPI_ALLGATHER_INIT.
 unsafe fn f_mpi_allgather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5878,7 +5879,7 @@ unsafe fn f_mpi_allgather_init(sendbuf: *mut c_void, sendcount: *mut c_int, send
     }
 }
 fortran_names!(f_mpi_allgather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_allgather_init_ mpi_allgather_init__ mpi_allgather_init MPI_ALLGATHER_INIT pmpi_allgather_init_ pmpi_allgather_init__ pmpi_allgather_init PMPI_ALLGATHER_INIT);
+    mpi_allgather_init_ mpi_allgather_init__ mpi_allgather_init MPI_ALLGATHER_INIT pmpi_allgather_init_ pmpi_allgather_init__ pmpi_allgather_init PMPI_ALLGATHER_INIT mpi_allgather_init_f08_);
 
 /// Fortran MPI_ALLGATHERV_INIT.
 unsafe fn f_mpi_allgatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5890,7 +5891,7 @@ unsafe fn f_mpi_allgatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sen
     }
 }
 fortran_names!(f_mpi_allgatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_allgatherv_init_ mpi_allgatherv_init__ mpi_allgatherv_init MPI_ALLGATHERV_INIT pmpi_allgatherv_init_ pmpi_allgatherv_init__ pmpi_allgatherv_init PMPI_ALLGATHERV_INIT);
+    mpi_allgatherv_init_ mpi_allgatherv_init__ mpi_allgatherv_init MPI_ALLGATHERV_INIT pmpi_allgatherv_init_ pmpi_allgatherv_init__ pmpi_allgatherv_init PMPI_ALLGATHERV_INIT mpi_allgatherv_init_f08_);
 
 /// Fortran MPI_ALLTOALL_INIT.
 unsafe fn f_mpi_alltoall_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5902,7 +5903,7 @@ unsafe fn f_mpi_alltoall_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendt
     }
 }
 fortran_names!(f_mpi_alltoall_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_alltoall_init_ mpi_alltoall_init__ mpi_alltoall_init MPI_ALLTOALL_INIT pmpi_alltoall_init_ pmpi_alltoall_init__ pmpi_alltoall_init PMPI_ALLTOALL_INIT);
+    mpi_alltoall_init_ mpi_alltoall_init__ mpi_alltoall_init MPI_ALLTOALL_INIT pmpi_alltoall_init_ pmpi_alltoall_init__ pmpi_alltoall_init PMPI_ALLTOALL_INIT mpi_alltoall_init_f08_);
 
 /// Fortran MPI_ALLTOALLV_INIT.
 unsafe fn f_mpi_alltoallv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5914,7 +5915,7 @@ unsafe fn f_mpi_alltoallv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdi
     }
 }
 fortran_names!(f_mpi_alltoallv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_alltoallv_init_ mpi_alltoallv_init__ mpi_alltoallv_init MPI_ALLTOALLV_INIT pmpi_alltoallv_init_ pmpi_alltoallv_init__ pmpi_alltoallv_init PMPI_ALLTOALLV_INIT);
+    mpi_alltoallv_init_ mpi_alltoallv_init__ mpi_alltoallv_init MPI_ALLTOALLV_INIT pmpi_alltoallv_init_ pmpi_alltoallv_init__ pmpi_alltoallv_init PMPI_ALLTOALLV_INIT mpi_alltoallv_init_f08_);
 
 /// Fortran MPI_ALLTOALLW_INIT.
 unsafe fn f_mpi_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5926,7 +5927,7 @@ unsafe fn f_mpi_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdi
     }
 }
 fortran_names!(f_mpi_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_alltoallw_init_ mpi_alltoallw_init__ mpi_alltoallw_init MPI_ALLTOALLW_INIT pmpi_alltoallw_init_ pmpi_alltoallw_init__ pmpi_alltoallw_init PMPI_ALLTOALLW_INIT);
+    mpi_alltoallw_init_ mpi_alltoallw_init__ mpi_alltoallw_init MPI_ALLTOALLW_INIT pmpi_alltoallw_init_ pmpi_alltoallw_init__ pmpi_alltoallw_init PMPI_ALLTOALLW_INIT mpi_alltoallw_init_f08_);
 
 /// Fortran MPI_REDUCE_INIT.
 unsafe fn f_mpi_reduce_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5938,7 +5939,7 @@ unsafe fn f_mpi_reduce_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *
     }
 }
 fortran_names!(f_mpi_reduce_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_reduce_init_ mpi_reduce_init__ mpi_reduce_init MPI_REDUCE_INIT pmpi_reduce_init_ pmpi_reduce_init__ pmpi_reduce_init PMPI_REDUCE_INIT);
+    mpi_reduce_init_ mpi_reduce_init__ mpi_reduce_init MPI_REDUCE_INIT pmpi_reduce_init_ pmpi_reduce_init__ pmpi_reduce_init PMPI_REDUCE_INIT mpi_reduce_init_f08_);
 
 /// Fortran MPI_ALLREDUCE_INIT.
 unsafe fn f_mpi_allreduce_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5950,7 +5951,7 @@ unsafe fn f_mpi_allreduce_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count
     }
 }
 fortran_names!(f_mpi_allreduce_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_allreduce_init_ mpi_allreduce_init__ mpi_allreduce_init MPI_ALLREDUCE_INIT pmpi_allreduce_init_ pmpi_allreduce_init__ pmpi_allreduce_init PMPI_ALLREDUCE_INIT);
+    mpi_allreduce_init_ mpi_allreduce_init__ mpi_allreduce_init MPI_ALLREDUCE_INIT pmpi_allreduce_init_ pmpi_allreduce_init__ pmpi_allreduce_init PMPI_ALLREDUCE_INIT mpi_allreduce_init_f08_);
 
 /// Fortran MPI_REDUCE_SCATTER_INIT.
 unsafe fn f_mpi_reduce_scatter_init(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5962,7 +5963,7 @@ unsafe fn f_mpi_reduce_scatter_init(sendbuf: *mut c_void, recvbuf: *mut c_void, 
     }
 }
 fortran_names!(f_mpi_reduce_scatter_init(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_reduce_scatter_init_ mpi_reduce_scatter_init__ mpi_reduce_scatter_init MPI_REDUCE_SCATTER_INIT pmpi_reduce_scatter_init_ pmpi_reduce_scatter_init__ pmpi_reduce_scatter_init PMPI_REDUCE_SCATTER_INIT);
+    mpi_reduce_scatter_init_ mpi_reduce_scatter_init__ mpi_reduce_scatter_init MPI_REDUCE_SCATTER_INIT pmpi_reduce_scatter_init_ pmpi_reduce_scatter_init__ pmpi_reduce_scatter_init PMPI_REDUCE_SCATTER_INIT mpi_reduce_scatter_init_f08_);
 
 /// Fortran MPI_REDUCE_SCATTER_BLOCK_INIT.
 unsafe fn f_mpi_reduce_scatter_block_init(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5974,7 +5975,7 @@ unsafe fn f_mpi_reduce_scatter_block_init(sendbuf: *mut c_void, recvbuf: *mut c_
     }
 }
 fortran_names!(f_mpi_reduce_scatter_block_init(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_reduce_scatter_block_init_ mpi_reduce_scatter_block_init__ mpi_reduce_scatter_block_init MPI_REDUCE_SCATTER_BLOCK_INIT pmpi_reduce_scatter_block_init_ pmpi_reduce_scatter_block_init__ pmpi_reduce_scatter_block_init PMPI_REDUCE_SCATTER_BLOCK_INIT);
+    mpi_reduce_scatter_block_init_ mpi_reduce_scatter_block_init__ mpi_reduce_scatter_block_init MPI_REDUCE_SCATTER_BLOCK_INIT pmpi_reduce_scatter_block_init_ pmpi_reduce_scatter_block_init__ pmpi_reduce_scatter_block_init PMPI_REDUCE_SCATTER_BLOCK_INIT mpi_reduce_scatter_block_init_f08_);
 
 /// Fortran MPI_SCAN_INIT.
 unsafe fn f_mpi_scan_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5986,7 +5987,7 @@ unsafe fn f_mpi_scan_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mu
     }
 }
 fortran_names!(f_mpi_scan_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_scan_init_ mpi_scan_init__ mpi_scan_init MPI_SCAN_INIT pmpi_scan_init_ pmpi_scan_init__ pmpi_scan_init PMPI_SCAN_INIT);
+    mpi_scan_init_ mpi_scan_init__ mpi_scan_init MPI_SCAN_INIT pmpi_scan_init_ pmpi_scan_init__ pmpi_scan_init PMPI_SCAN_INIT mpi_scan_init_f08_);
 
 /// Fortran MPI_EXSCAN_INIT.
 unsafe fn f_mpi_exscan_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -5998,7 +5999,7 @@ unsafe fn f_mpi_exscan_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *
     }
 }
 fortran_names!(f_mpi_exscan_init(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut c_int, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_exscan_init_ mpi_exscan_init__ mpi_exscan_init MPI_EXSCAN_INIT pmpi_exscan_init_ pmpi_exscan_init__ pmpi_exscan_init PMPI_EXSCAN_INIT);
+    mpi_exscan_init_ mpi_exscan_init__ mpi_exscan_init MPI_EXSCAN_INIT pmpi_exscan_init_ pmpi_exscan_init__ pmpi_exscan_init PMPI_EXSCAN_INIT mpi_exscan_init_f08_);
 
 /// Fortran MPI_NEIGHBOR_ALLGATHER_INIT.
 unsafe fn f_mpi_neighbor_allgather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -6010,7 +6011,7 @@ unsafe fn f_mpi_neighbor_allgather_init(sendbuf: *mut c_void, sendcount: *mut c_
     }
 }
 fortran_names!(f_mpi_neighbor_allgather_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_neighbor_allgather_init_ mpi_neighbor_allgather_init__ mpi_neighbor_allgather_init MPI_NEIGHBOR_ALLGATHER_INIT pmpi_neighbor_allgather_init_ pmpi_neighbor_allgather_init__ pmpi_neighbor_allgather_init PMPI_NEIGHBOR_ALLGATHER_INIT);
+    mpi_neighbor_allgather_init_ mpi_neighbor_allgather_init__ mpi_neighbor_allgather_init MPI_NEIGHBOR_ALLGATHER_INIT pmpi_neighbor_allgather_init_ pmpi_neighbor_allgather_init__ pmpi_neighbor_allgather_init PMPI_NEIGHBOR_ALLGATHER_INIT mpi_neighbor_allgather_init_f08_);
 
 /// Fortran MPI_NEIGHBOR_ALLGATHERV_INIT.
 unsafe fn f_mpi_neighbor_allgatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -6022,7 +6023,7 @@ unsafe fn f_mpi_neighbor_allgatherv_init(sendbuf: *mut c_void, sendcount: *mut c
     }
 }
 fortran_names!(f_mpi_neighbor_allgatherv_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, displs: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_neighbor_allgatherv_init_ mpi_neighbor_allgatherv_init__ mpi_neighbor_allgatherv_init MPI_NEIGHBOR_ALLGATHERV_INIT pmpi_neighbor_allgatherv_init_ pmpi_neighbor_allgatherv_init__ pmpi_neighbor_allgatherv_init PMPI_NEIGHBOR_ALLGATHERV_INIT);
+    mpi_neighbor_allgatherv_init_ mpi_neighbor_allgatherv_init__ mpi_neighbor_allgatherv_init MPI_NEIGHBOR_ALLGATHERV_INIT pmpi_neighbor_allgatherv_init_ pmpi_neighbor_allgatherv_init__ pmpi_neighbor_allgatherv_init PMPI_NEIGHBOR_ALLGATHERV_INIT mpi_neighbor_allgatherv_init_f08_);
 
 /// Fortran MPI_NEIGHBOR_ALLTOALL_INIT.
 unsafe fn f_mpi_neighbor_alltoall_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -6034,7 +6035,7 @@ unsafe fn f_mpi_neighbor_alltoall_init(sendbuf: *mut c_void, sendcount: *mut c_i
     }
 }
 fortran_names!(f_mpi_neighbor_alltoall_init(sendbuf: *mut c_void, sendcount: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_neighbor_alltoall_init_ mpi_neighbor_alltoall_init__ mpi_neighbor_alltoall_init MPI_NEIGHBOR_ALLTOALL_INIT pmpi_neighbor_alltoall_init_ pmpi_neighbor_alltoall_init__ pmpi_neighbor_alltoall_init PMPI_NEIGHBOR_ALLTOALL_INIT);
+    mpi_neighbor_alltoall_init_ mpi_neighbor_alltoall_init__ mpi_neighbor_alltoall_init MPI_NEIGHBOR_ALLTOALL_INIT pmpi_neighbor_alltoall_init_ pmpi_neighbor_alltoall_init__ pmpi_neighbor_alltoall_init PMPI_NEIGHBOR_ALLTOALL_INIT mpi_neighbor_alltoall_init_f08_);
 
 /// Fortran MPI_NEIGHBOR_ALLTOALLV_INIT.
 unsafe fn f_mpi_neighbor_alltoallv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -6046,7 +6047,7 @@ unsafe fn f_mpi_neighbor_alltoallv_init(sendbuf: *mut c_void, sendcounts: *mut c
     }
 }
 fortran_names!(f_mpi_neighbor_alltoallv_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut c_int, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut c_int, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_neighbor_alltoallv_init_ mpi_neighbor_alltoallv_init__ mpi_neighbor_alltoallv_init MPI_NEIGHBOR_ALLTOALLV_INIT pmpi_neighbor_alltoallv_init_ pmpi_neighbor_alltoallv_init__ pmpi_neighbor_alltoallv_init PMPI_NEIGHBOR_ALLTOALLV_INIT);
+    mpi_neighbor_alltoallv_init_ mpi_neighbor_alltoallv_init__ mpi_neighbor_alltoallv_init MPI_NEIGHBOR_ALLTOALLV_INIT pmpi_neighbor_alltoallv_init_ pmpi_neighbor_alltoallv_init__ pmpi_neighbor_alltoallv_init PMPI_NEIGHBOR_ALLTOALLV_INIT mpi_neighbor_alltoallv_init_f08_);
 
 /// Fortran MPI_NEIGHBOR_ALLTOALLW_INIT.
 unsafe fn f_mpi_neighbor_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -6058,7 +6059,7 @@ unsafe fn f_mpi_neighbor_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c
     }
 }
 fortran_names!(f_mpi_neighbor_alltoallw_init(sendbuf: *mut c_void, sendcounts: *mut c_int, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut c_int, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_neighbor_alltoallw_init_ mpi_neighbor_alltoallw_init__ mpi_neighbor_alltoallw_init MPI_NEIGHBOR_ALLTOALLW_INIT pmpi_neighbor_alltoallw_init_ pmpi_neighbor_alltoallw_init__ pmpi_neighbor_alltoallw_init PMPI_NEIGHBOR_ALLTOALLW_INIT);
+    mpi_neighbor_alltoallw_init_ mpi_neighbor_alltoallw_init__ mpi_neighbor_alltoallw_init MPI_NEIGHBOR_ALLTOALLW_INIT pmpi_neighbor_alltoallw_init_ pmpi_neighbor_alltoallw_init__ pmpi_neighbor_alltoallw_init PMPI_NEIGHBOR_ALLTOALLW_INIT mpi_neighbor_alltoallw_init_f08_);
 
 /// Fortran MPI_COMM_IDUP_WITH_INFO.
 unsafe fn f_mpi_comm_idup_with_info(comm: *mut c_int, info: *mut c_int, newcomm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -6070,7 +6071,7 @@ unsafe fn f_mpi_comm_idup_with_info(comm: *mut c_int, info: *mut c_int, newcomm:
     }
 }
 fortran_names!(f_mpi_comm_idup_with_info(comm: *mut c_int, info: *mut c_int, newcomm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_comm_idup_with_info_ mpi_comm_idup_with_info__ mpi_comm_idup_with_info MPI_COMM_IDUP_WITH_INFO pmpi_comm_idup_with_info_ pmpi_comm_idup_with_info__ pmpi_comm_idup_with_info PMPI_COMM_IDUP_WITH_INFO);
+    mpi_comm_idup_with_info_ mpi_comm_idup_with_info__ mpi_comm_idup_with_info MPI_COMM_IDUP_WITH_INFO pmpi_comm_idup_with_info_ pmpi_comm_idup_with_info__ pmpi_comm_idup_with_info PMPI_COMM_IDUP_WITH_INFO mpi_comm_idup_with_info_f08_);
 
 /// Fortran MPI_INFO_CREATE_ENV.
 unsafe fn f_mpi_info_create_env(info: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -6082,4 +6083,4 @@ unsafe fn f_mpi_info_create_env(info: *mut c_int, ierror: *mut MPI_Fint) -> () {
     }
 }
 fortran_names!(f_mpi_info_create_env(info: *mut c_int, ierror: *mut MPI_Fint) -> ();
-    mpi_info_create_env_ mpi_info_create_env__ mpi_info_create_env MPI_INFO_CREATE_ENV pmpi_info_create_env_ pmpi_info_create_env__ pmpi_info_create_env PMPI_INFO_CREATE_ENV);
+    mpi_info_create_env_ mpi_info_create_env__ mpi_info_create_env MPI_INFO_CREATE_ENV pmpi_info_create_env_ pmpi_info_create_env__ pmpi_info_create_env PMPI_INFO_CREATE_ENV mpi_info_create_env_f08_);

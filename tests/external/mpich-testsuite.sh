@@ -51,7 +51,7 @@ EXCLUSIONS=(
     'f08/pt2pt/pt2pt_largef08    MPI-4.0 large-count functions not provided'
     'f08/subarray/test14         mpi_f08 without subarrays (MPI_SUBARRAYS_SUPPORTED = .FALSE.): nonblocking calls on non-contiguous array sections'
     'f08/subarray/test15         mpi_f08 without subarrays (MPI_SUBARRAYS_SUPPORTED = .FALSE.): nonblocking calls on non-contiguous array sections'
-    'f08/profile/profile1f90     mpi_f08 profiling through the _f08ts specific names (TYPE(*), DIMENSION(..) buffers) not provided'
+    'f08/profile/profile1f90     mpi_f08 without subarrays: no _f08ts specific names (TYPE(*), DIMENSION(..) buffers) to profile through'
 )
 # ---------------------------------------------------------------------------------------
 

@@ -161,9 +161,5 @@ contains
     if (s /= want) call fail('MPI_Sizeof ' // what)
   end subroutine check_size
 
-  subroutine fail(msg)
-    character(len=*), intent(in) :: msg
-    print '(a,i0,a,a)', 'rank ', rank, ': FAILED: ', msg
-    call MPI_Abort(MPI_COMM_WORLD, 1)
-  end subroutine fail
+#include "f08_fail.h"
 end program f08_attr_err

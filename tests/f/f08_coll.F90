@@ -135,9 +135,5 @@ program f08_coll
 
 contains
 
-  subroutine fail(msg)
-    character(len=*), intent(in) :: msg
-    print '(a,i0,a,a)', 'rank ', rank, ': FAILED: ', msg
-    call MPI_Abort(MPI_COMM_WORLD, 1)
-  end subroutine fail
+#include "f08_fail.h"
 end program f08_coll

@@ -97,9 +97,5 @@ contains
     if (got /= cnt) call fail('MPI_Get_count')
   end subroutine check_status
 
-  subroutine fail(msg)
-    character(len=*), intent(in) :: msg
-    print '(a,i0,a,a)', 'rank ', rank, ': FAILED: ', msg
-    call MPI_Abort(MPI_COMM_WORLD, 1)
-  end subroutine fail
+#include "f08_fail.h"
 end program f08_pt2pt

@@ -56,6 +56,13 @@ fn f08_attributes_errors_sizeof() {
     run_f08("f08_attr_err");
 }
 
+/// `use mpi_f08` profiling: a program's own MPI_Send_f08 (the specific of the generic
+/// MPI_Send) sees the module's MPI_Send calls and forwards them through PMPI_Send.
+#[test]
+fn f08_profiling_specific_names() {
+    run_f08("f08_profile");
+}
+
 /// The MPI-4.0 routines: Isendrecv(_replace), persistent collectives, Comm_idup_with_info,
 /// Info_create_env.
 #[test]

@@ -61,7 +61,8 @@ pub fn compile_f(src: &str, out: &str, extra: &[&str]) -> PathBuf {
     let exe = build_dir().join(out);
     let inc = prefix().join("include");
     let interface = workspace_root().join("tests/f/mpi_interface.h");
-    let inputs = [source.clone(), interface, mpifort().clone(), inc.join("mpif.h"), inc.join("mpi.mod"),
+    let f08_fail = workspace_root().join("tests/f/f08_fail.h");
+    let inputs = [source.clone(), interface, f08_fail, mpifort().clone(), inc.join("mpif.h"), inc.join("mpi.mod"),
         inc.join("mpi_f08.mod")];
     let newest = inputs.iter().filter_map(|p| mtime(p)).max();
     if let (Some(built), Some(newest)) = (mtime(&exe), newest) {
