@@ -10,7 +10,11 @@
 #    test/mpi tree (once per PREFIX: the tests are configured with PREFIX's wrappers).
 # 2. Runs MPICH's runtests over the directories below with PREFIX/bin/mpiexec, on shared
 #    memory, then the point-to-point and collective directories again over TCP
-#    (OXMPI_TRANSPORT=tcp). Every test has MPIEXEC_TIMEOUT seconds.
+#    (OXMPI_TRANSPORT=tcp), then (as root, where `ip` can make network namespaces) the
+#    point-to-point and communicator directories across two hosts h1 and h2 of
+#    tests/netns (mpirun started on h1 with -launcher-exec tests/netns/agent -hosts h1,h2:
+#    ranks placed round the hosts, so each job mixes shared memory and TCP). Every test
+#    has MPIEXEC_TIMEOUT seconds.
 # 3. Prints each failing test with the first lines of its output; exits non-zero if any
 #    test fails that the exclusion list below does not name.
 #
@@ -19,6 +23,7 @@
 #   OXMPI_MPICH_LOGS       logs and runtests' XML results             (default /tmp/mpich-testsuite-logs)
 #   OXMPI_MPICH_DIRS       directories on shared memory (default: see DIRS below)
 #   OXMPI_MPICH_TCP_DIRS   directories over TCP          (default "pt2pt coll"; "" skips)
+#   OXMPI_MPICH_NETNS_DIRS directories across two netns hosts (default "pt2pt comm"; "" skips)
 #   MPIEXEC_TIMEOUT        seconds per test (default 120)
 set -euo pipefail
 
@@ -65,6 +70,7 @@ if [ $# -ne 1 ]; then
     exit 2
 fi
 PREFIX=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd) # the project (tests/netns)
 for f in bin/mpicc bin/mpifort bin/mpiexec lib/libmpi.so.12 include/mpi.h; do
     if [ ! -e "$PREFIX/$f" ]; then
         echo "mpich-testsuite.sh: $PREFIX/$f is missing: not an OxMPI install tree" >&2
@@ -76,6 +82,7 @@ CACHE=${OXMPI_EXTERNAL_CACHE:-/tmp/oxmpi-external}
 LOGS=${OXMPI_MPICH_LOGS:-/tmp/mpich-testsuite-logs}
 DIRS=${OXMPI_MPICH_DIRS:-$DIRS_DEFAULT}
 TCP_DIRS=${OXMPI_MPICH_TCP_DIRS-pt2pt coll}
+NETNS_DIRS=${OXMPI_MPICH_NETNS_DIRS-pt2pt comm}
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 mkdir -p "$CACHE/dl" "$LOGS"
 say() { printf '== mpich-testsuite.sh: %s\n' "$*"; }
@@ -99,7 +106,9 @@ if ! echo "$TARBALL_SHA256  $tarball" | sha256sum -c --status; then
 fi
 
 # --- 2. configure (once per PREFIX and mpi.h) ---------------------------------------------
-stamp_want="$PREFIX $(sha256sum "$PREFIX/include/mpi.h" | cut -d' ' -f1) $(sha256sum "$0" | cut -d' ' -f1)"
+# The stamp covers every installed header and module: the programs built are kept between
+# runs (MPITEST_CLEANUP=0 below), so a changed interface must rebuild them.
+stamp_want="$PREFIX $(cat "$PREFIX"/include/* | sha256sum | cut -d' ' -f1) $(sha256sum "$0" | cut -d' ' -f1)"
 tree="$CACHE/mpich-$MPICH_VERSION"
 if [ "$(cat "$tree/.oxmpi-stamp" 2>/dev/null)" != "$stamp_want" ]; then
     say "unpacking and configuring test/mpi for $PREFIX"
@@ -131,6 +140,9 @@ fi
 # --- 3. run ---------------------------------------------------------------------------------
 cd "$tree/test/mpi"
 export PATH="$PREFIX/bin:$PATH"
+# Keep the programs runtests builds: the TCP and cross-host passes run them again, and
+# building is most of a directory's time (coll: ~130 of 165 s).
+export MPITEST_CLEANUP=0
 status=0
 report() { # xml label
     python3 - "$1" "$2" <<'EOF'
@@ -151,11 +163,11 @@ for t in failed:
 sys.exit(1 if failed else 0)
 EOF
 }
-run_dirs() { # label dirs...
+run_dirs() { # label dirs...   (MPIEXEC: the mpiexec runtests uses)
     local label=$1; shift
     for d in "$@"; do
         local t=$(now)
-        ./runtests -srcdir=. -tests=testlist -testdirs="$d" -mpiexec="$PREFIX/bin/mpiexec" \
+        ./runtests -srcdir=. -tests=testlist -testdirs="$d" -mpiexec="${MPIEXEC:-$PREFIX/bin/mpiexec}" \
             -xmlfile="$LOGS/$label-${d//\//_}.xml" >"$LOGS/$label-${d//\//_}.log" 2>&1 || true
         report "$LOGS/$label-${d//\//_}.xml" "$label $d ($(( $(now) - t )) s)" || status=1
     done
@@ -165,6 +177,25 @@ run_dirs shm $DIRS
 if [ -n "$TCP_DIRS" ]; then
     say "TCP (OXMPI_TRANSPORT=tcp): $TCP_DIRS"
     OXMPI_TRANSPORT=tcp run_dirs tcp $TCP_DIRS
+fi
+if [ -n "$NETNS_DIRS" ]; then
+    if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && "$here/tests/netns/up.sh" 2 >/dev/null; then
+        say "across hosts h1,h2 (tests/netns): $NETNS_DIRS"
+        # runtests calls MPIEXEC -n N PROGRAM ARGS in a test directory: run our mpiexec on
+        # h1, in that directory, across both hosts.
+        wrapper="$LOGS/netns-mpiexec"
+        cat >"$wrapper" <<EOF2
+#!/usr/bin/env bash
+args=""
+for a in "\$@"; do args="\$args \$(printf '%q' "\$a")"; done
+exec "$here/tests/netns/agent" h1 "cd \$(printf '%q' "\$PWD") && $PREFIX/bin/mpiexec -launcher-exec $here/tests/netns/agent -hosts h1,h2 \$args"
+EOF2
+        chmod +x "$wrapper"
+        MPIEXEC="$wrapper" run_dirs netns $NETNS_DIRS
+        "$here/tests/netns/down.sh" >/dev/null 2>&1 || true
+    else
+        say "across hosts: skipped (needs root and ip to make network-namespace hosts)"
+    fi
 fi
 say "done in $(( $(now) - T0 )) s: $([ $status = 0 ] && echo PASS || echo FAIL) (logs in $LOGS)"
 exit $status
