@@ -145,6 +145,23 @@ fn per_rank_cpu_masks() {
     }
 }
 
+/// Where local ranks are bound (OXMPI_BIND): a share of the CPUs each (one CPU at one rank
+/// per CPU), one CPU each when they outnumber the CPUs, unbound alone or when they
+/// outnumber the CPUs and asked for MPI_THREAD_MULTIPLE (their threads need room).
+#[test]
+fn binding() {
+    if !mpi().is_oxmpi {
+        eprintln!("binding: skipped (OxMPI's placement)");
+        return;
+    }
+    let exe = compile("binding");
+    for mode in ["single", "multiple"] {
+        for np in [1, 2, 3, 4] {
+            run_ok("binding", &exe, np, &[mode]);
+        }
+    }
+}
+
 /// MPI_Barrier synchronises (no rank leaves before the last enters), on world, duplicates,
 /// halves and overlapping pairs, and across 200 communicator free/create cycles.
 #[test]
