@@ -113,19 +113,23 @@ pub unsafe extern "C" fn PMPI_Message_f2c(message: MPI_Fint) -> MPI_Message {
     message
 }
 
-/// `MPI_File_c2f`. No file objects exist yet (MPI-IO is not supported), so the only valid
-/// C file handle is `MPI_FILE_NULL`, whose Fortran value is 0; anything else also maps to 0.
+/// `MPI_File_c2f`: the handle value a file pointer holds (see `handles::file_index`);
+/// `MPI_FILE_NULL` is 0. A pointer that is no file handle maps to 0 too.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_c2f(file: MPI_File) -> MPI_Fint {
-    let _ = file;
-    0
+    match crate::handles::file_index(file) {
+        Some(i) => crate::handles::file_handle(i) as usize as u32 as MPI_Fint,
+        None => 0,
+    }
 }
 
-/// `MPI_File_f2c`: Fortran 0 is `MPI_FILE_NULL`; no other file handles exist yet.
+/// `MPI_File_f2c`: Fortran 0 is `MPI_FILE_NULL`; other values are file handle values.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_f2c(file: MPI_Fint) -> MPI_File {
-    let _ = file;
-    std::ptr::null_mut()
+    match crate::handles::file_index(file as u32 as usize as MPI_File) {
+        Some(i) => crate::handles::file_handle(i),
+        None => std::ptr::null_mut(),
+    }
 }
 
 /// `MPI_Status_c2f`: copy the 5 status fields into a Fortran `INTEGER(MPI_STATUS_SIZE)`.

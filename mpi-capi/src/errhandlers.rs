@@ -33,6 +33,7 @@ pub(crate) const PREDEFINED_CLASS_END: c_int = 80;
 pub enum HandlerKind {
     Comm,
     Win,
+    File,
 }
 
 /// The handler callbacks of every kind share one C type: the handle argument is an `int *`
@@ -95,6 +96,25 @@ pub fn is_comm_handler(h: MPI_Errhandler) -> bool {
 /// Whether `h` is a user handler that may be attached to a window (`MPI_Win_create_errhandler`).
 pub fn is_win_handler(h: MPI_Errhandler) -> bool {
     handler_kind(h) == Some(HandlerKind::Win)
+}
+
+/// Whether `h` is a user handler that may be attached to a file (`MPI_File_create_errhandler`).
+pub fn is_file_handler(h: MPI_Errhandler) -> bool {
+    handler_kind(h) == Some(HandlerKind::File)
+}
+
+/// Calls user file handler `h` as `f(&file, &code)` (files are pointers in the MPICH ABI).
+pub fn call_file_handler(h: MPI_Errhandler, file: &mut MPI_File, code: &mut c_int) {
+    let f = errhandler_index(h).and_then(|i| HANDLERS.lock().unwrap_or_else(|p| p.into_inner()).get(i).copied()).and_then(|e| e.1);
+    if let Some(f) = f {
+        // SAFETY: `MPI_File_create_errhandler` stored a `MPI_File_errhandler_function` in the
+        // table's common type: same calling convention, the first argument is a pointer
+        // either way. Both pointers are valid for the call.
+        unsafe {
+            let f: unsafe extern "C" fn(*mut MPI_File, *mut c_int, ...) = std::mem::transmute(f);
+            f(file, code)
+        };
+    }
 }
 
 /// Calls user handler `h` as the standard says: `f(&handle, &code)`, where `handle` is the

@@ -256,7 +256,7 @@ pub fn invoke_win_handler(win: MPI_Win, code: c_int, func: &str, msg: &str) -> c
 }
 
 /// `MPI_ERRORS_ARE_FATAL`: one line of cause, one line of what to do, then abort the job.
-fn fatal(func: &str, class: c_int, msg: &str) -> ! {
+pub(crate) fn fatal(func: &str, class: c_int, msg: &str) -> ! {
     let (name, _, fix) = class_text(class);
     let rank = rank_for_messages();
     eprintln!("OxMPI: fatal error in {func} on rank {rank}: {msg} [{name}]");

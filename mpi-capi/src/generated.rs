@@ -660,48 +660,28 @@ pub unsafe extern "C" fn MPI_File_c2f(file: MPI_File) -> MPI_Fint {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_call_errhandler(fh: MPI_File, errorcode: c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_call_errhandler(fh, errorcode) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_call_errhandler(fh: MPI_File, errorcode: c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_call_errhandler")
+    unsafe { crate::io::PMPI_File_call_errhandler(fh, errorcode) }
 }
 
 // int MPI_File_close(MPI_File *fh);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_close(fh: *mut MPI_File) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_close(fh) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_close(fh: *mut MPI_File) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_close")
+    unsafe { crate::io::PMPI_File_close(fh) }
 }
 
 // int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_create_errhandler(file_errhandler_fn: MPI_File_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_create_errhandler(file_errhandler_fn, errhandler) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_create_errhandler(file_errhandler_fn: MPI_File_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_create_errhandler")
+    unsafe { crate::io::PMPI_File_create_errhandler(file_errhandler_fn, errhandler) }
 }
 
 // int MPI_File_delete(const char *filename, MPI_Info info);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_delete(filename: *const c_char, info: MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_delete(filename, info) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_delete(filename: *const c_char, info: MPI_Info) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_delete")
+    unsafe { crate::io::PMPI_File_delete(filename, info) }
 }
 
 // MPI_File MPI_File_f2c(MPI_Fint file);
@@ -715,660 +695,385 @@ pub unsafe extern "C" fn MPI_File_f2c(file: MPI_Fint) -> MPI_File {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_amode(fh: MPI_File, amode: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_amode(fh, amode) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_amode(fh: MPI_File, amode: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_amode")
+    unsafe { crate::io::PMPI_File_get_amode(fh, amode) }
 }
 
 // int MPI_File_get_atomicity(MPI_File fh, int *flag);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_atomicity(fh: MPI_File, flag: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_atomicity(fh, flag) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_atomicity(fh: MPI_File, flag: *mut c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_atomicity")
+    unsafe { crate::io::PMPI_File_get_atomicity(fh, flag) }
 }
 
 // int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_byte_offset(fh: MPI_File, offset: MPI_Offset, disp: *mut MPI_Offset) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_byte_offset(fh, offset, disp) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_byte_offset(fh: MPI_File, offset: MPI_Offset, disp: *mut MPI_Offset) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_byte_offset")
+    unsafe { crate::io_view::PMPI_File_get_byte_offset(fh, offset, disp) }
 }
 
 // int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_errhandler(file: MPI_File, errhandler: *mut MPI_Errhandler) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_errhandler(file, errhandler) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_errhandler(file: MPI_File, errhandler: *mut MPI_Errhandler) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_errhandler")
+    unsafe { crate::io::PMPI_File_get_errhandler(file, errhandler) }
 }
 
 // int MPI_File_get_group(MPI_File fh, MPI_Group *group);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_group(fh: MPI_File, group: *mut MPI_Group) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_group(fh, group) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_group(fh: MPI_File, group: *mut MPI_Group) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_group")
+    unsafe { crate::io::PMPI_File_get_group(fh, group) }
 }
 
 // int MPI_File_get_info(MPI_File fh, MPI_Info *info_used);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_info(fh: MPI_File, info_used: *mut MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_info(fh, info_used) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_info(fh: MPI_File, info_used: *mut MPI_Info) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_info")
+    unsafe { crate::io::PMPI_File_get_info(fh, info_used) }
 }
 
 // int MPI_File_get_position(MPI_File fh, MPI_Offset *offset);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_position(fh: MPI_File, offset: *mut MPI_Offset) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_position(fh, offset) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_position(fh: MPI_File, offset: *mut MPI_Offset) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_position")
+    unsafe { crate::io_view::PMPI_File_get_position(fh, offset) }
 }
 
 // int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_position_shared(fh: MPI_File, offset: *mut MPI_Offset) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_position_shared(fh, offset) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_position_shared(fh: MPI_File, offset: *mut MPI_Offset) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_position_shared")
+    unsafe { crate::io_view::PMPI_File_get_position_shared(fh, offset) }
 }
 
 // int MPI_File_get_size(MPI_File fh, MPI_Offset *size);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_size(fh: MPI_File, size: *mut MPI_Offset) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_size(fh, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_size(fh: MPI_File, size: *mut MPI_Offset) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_size")
+    unsafe { crate::io::PMPI_File_get_size(fh, size) }
 }
 
 // int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_type_extent(fh: MPI_File, datatype: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_type_extent(fh, datatype, extent) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_type_extent(fh: MPI_File, datatype: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_type_extent")
+    unsafe { crate::io_view::PMPI_File_get_type_extent(fh, datatype, extent) }
 }
 
 // int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_get_view(fh: MPI_File, disp: *mut MPI_Offset, etype: *mut MPI_Datatype, filetype: *mut MPI_Datatype, datarep: *mut c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_get_view(fh, disp, etype, filetype, datarep) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_view(fh: MPI_File, disp: *mut MPI_Offset, etype: *mut MPI_Datatype, filetype: *mut MPI_Datatype, datarep: *mut c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_get_view")
+    unsafe { crate::io_view::PMPI_File_get_view(fh, disp, etype, filetype, datarep) }
 }
 
 // int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_iread(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_iread(fh, buf, count, datatype, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iread(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_iread")
+    unsafe { crate::io_access::PMPI_File_iread(fh, buf, count, datatype, request) }
 }
 
 // int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_iread_all(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_iread_all(fh, buf, count, datatype, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iread_all(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_iread_all")
+    unsafe { crate::io_access::PMPI_File_iread_all(fh, buf, count, datatype, request) }
 }
 
 // int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_iread_at(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_iread_at(fh, offset, buf, count, datatype, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iread_at(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_iread_at")
+    unsafe { crate::io_access::PMPI_File_iread_at(fh, offset, buf, count, datatype, request) }
 }
 
 // int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_iread_at_all(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iread_at_all(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_iread_at_all")
+    unsafe { crate::io_access::PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request) }
 }
 
 // int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_iread_shared(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_iread_shared(fh, buf, count, datatype, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iread_shared(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_iread_shared")
+    unsafe { crate::io_access::PMPI_File_iread_shared(fh, buf, count, datatype, request) }
 }
 
 // int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_iwrite(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_iwrite(fh, buf, count, datatype, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iwrite(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_iwrite")
+    unsafe { crate::io_access::PMPI_File_iwrite(fh, buf, count, datatype, request) }
 }
 
 // int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_iwrite_all(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_iwrite_all(fh, buf, count, datatype, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iwrite_all(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_iwrite_all")
+    unsafe { crate::io_access::PMPI_File_iwrite_all(fh, buf, count, datatype, request) }
 }
 
 // int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_iwrite_at(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iwrite_at(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_iwrite_at")
+    unsafe { crate::io_access::PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request) }
 }
 
 // int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_iwrite_at_all(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iwrite_at_all(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_iwrite_at_all")
+    unsafe { crate::io_access::PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request) }
 }
 
 // int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_iwrite_shared(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_iwrite_shared(fh, buf, count, datatype, request) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_iwrite_shared(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_iwrite_shared")
+    unsafe { crate::io_access::PMPI_File_iwrite_shared(fh, buf, count, datatype, request) }
 }
 
 // int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_open(comm: MPI_Comm, filename: *const c_char, amode: c_int, info: MPI_Info, fh: *mut MPI_File) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_open(comm, filename, amode, info, fh) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_open(comm: MPI_Comm, filename: *const c_char, amode: c_int, info: MPI_Info, fh: *mut MPI_File) -> c_int {
-    crate::errors::not_supported(comm, "MPI_File_open")
+    unsafe { crate::io::PMPI_File_open(comm, filename, amode, info, fh) }
 }
 
 // int MPI_File_preallocate(MPI_File fh, MPI_Offset size);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_preallocate(fh: MPI_File, size: MPI_Offset) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_preallocate(fh, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_preallocate(fh: MPI_File, size: MPI_Offset) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_preallocate")
+    unsafe { crate::io::PMPI_File_preallocate(fh, size) }
 }
 
 // int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read(fh, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read")
+    unsafe { crate::io_access::PMPI_File_read(fh, buf, count, datatype, status) }
 }
 
 // int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_all(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_all(fh, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_all(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_all")
+    unsafe { crate::io_access::PMPI_File_read_all(fh, buf, count, datatype, status) }
 }
 
 // int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_all_begin(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_all_begin(fh, buf, count, datatype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_all_begin(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_all_begin")
+    unsafe { crate::io_access::PMPI_File_read_all_begin(fh, buf, count, datatype) }
 }
 
 // int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_all_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_all_end(fh, buf, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_all_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_all_end")
+    unsafe { crate::io_access::PMPI_File_read_all_end(fh, buf, status) }
 }
 
 // int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_at(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_at(fh, offset, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_at(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_at")
+    unsafe { crate::io_access::PMPI_File_read_at(fh, offset, buf, count, datatype, status) }
 }
 
 // int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_at_all(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_at_all(fh, offset, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_at_all(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_at_all")
+    unsafe { crate::io_access::PMPI_File_read_at_all(fh, offset, buf, count, datatype, status) }
 }
 
 // int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_at_all_begin(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_at_all_begin(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_at_all_begin")
+    unsafe { crate::io_access::PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype) }
 }
 
 // int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_at_all_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_at_all_end(fh, buf, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_at_all_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_at_all_end")
+    unsafe { crate::io_access::PMPI_File_read_at_all_end(fh, buf, status) }
 }
 
 // int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_ordered(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_ordered(fh, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_ordered(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_ordered")
+    unsafe { crate::io_access::PMPI_File_read_ordered(fh, buf, count, datatype, status) }
 }
 
 // int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_ordered_begin(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_ordered_begin(fh, buf, count, datatype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_ordered_begin(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_ordered_begin")
+    unsafe { crate::io_access::PMPI_File_read_ordered_begin(fh, buf, count, datatype) }
 }
 
 // int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_ordered_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_ordered_end(fh, buf, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_ordered_end(fh: MPI_File, buf: *mut c_void, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_ordered_end")
+    unsafe { crate::io_access::PMPI_File_read_ordered_end(fh, buf, status) }
 }
 
 // int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_read_shared(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_read_shared(fh, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_read_shared(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_read_shared")
+    unsafe { crate::io_access::PMPI_File_read_shared(fh, buf, count, datatype, status) }
 }
 
 // int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_seek(fh: MPI_File, offset: MPI_Offset, whence: c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_seek(fh, offset, whence) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_seek(fh: MPI_File, offset: MPI_Offset, whence: c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_seek")
+    unsafe { crate::io_view::PMPI_File_seek(fh, offset, whence) }
 }
 
 // int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_seek_shared(fh: MPI_File, offset: MPI_Offset, whence: c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_seek_shared(fh, offset, whence) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_seek_shared(fh: MPI_File, offset: MPI_Offset, whence: c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_seek_shared")
+    unsafe { crate::io_view::PMPI_File_seek_shared(fh, offset, whence) }
 }
 
 // int MPI_File_set_atomicity(MPI_File fh, int flag);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_set_atomicity(fh: MPI_File, flag: c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_set_atomicity(fh, flag) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_atomicity(fh: MPI_File, flag: c_int) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_set_atomicity")
+    unsafe { crate::io::PMPI_File_set_atomicity(fh, flag) }
 }
 
 // int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_set_errhandler(file: MPI_File, errhandler: MPI_Errhandler) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_set_errhandler(file, errhandler) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_errhandler(file: MPI_File, errhandler: MPI_Errhandler) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_set_errhandler")
+    unsafe { crate::io::PMPI_File_set_errhandler(file, errhandler) }
 }
 
 // int MPI_File_set_info(MPI_File fh, MPI_Info info);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_set_info(fh: MPI_File, info: MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_set_info(fh, info) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_info(fh: MPI_File, info: MPI_Info) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_set_info")
+    unsafe { crate::io::PMPI_File_set_info(fh, info) }
 }
 
 // int MPI_File_set_size(MPI_File fh, MPI_Offset size);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_set_size(fh: MPI_File, size: MPI_Offset) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_set_size(fh, size) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_size(fh: MPI_File, size: MPI_Offset) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_set_size")
+    unsafe { crate::io::PMPI_File_set_size(fh, size) }
 }
 
 // int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_set_view(fh: MPI_File, disp: MPI_Offset, etype: MPI_Datatype, filetype: MPI_Datatype, datarep: *const c_char, info: MPI_Info) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_set_view(fh, disp, etype, filetype, datarep, info) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_set_view(fh: MPI_File, disp: MPI_Offset, etype: MPI_Datatype, filetype: MPI_Datatype, datarep: *const c_char, info: MPI_Info) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_set_view")
+    unsafe { crate::io_view::PMPI_File_set_view(fh, disp, etype, filetype, datarep, info) }
 }
 
 // int MPI_File_sync(MPI_File fh);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_sync(fh: MPI_File) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_sync(fh) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_sync(fh: MPI_File) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_sync")
+    unsafe { crate::io::PMPI_File_sync(fh) }
 }
 
 // int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write(fh, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write")
+    unsafe { crate::io_access::PMPI_File_write(fh, buf, count, datatype, status) }
 }
 
 // int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_all(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_all(fh, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_all(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_all")
+    unsafe { crate::io_access::PMPI_File_write_all(fh, buf, count, datatype, status) }
 }
 
 // int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_all_begin(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_all_begin(fh, buf, count, datatype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_all_begin(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_all_begin")
+    unsafe { crate::io_access::PMPI_File_write_all_begin(fh, buf, count, datatype) }
 }
 
 // int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_all_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_all_end(fh, buf, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_all_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_all_end")
+    unsafe { crate::io_access::PMPI_File_write_all_end(fh, buf, status) }
 }
 
 // int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_at(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_at(fh, offset, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_at(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_at")
+    unsafe { crate::io_access::PMPI_File_write_at(fh, offset, buf, count, datatype, status) }
 }
 
 // int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_at_all(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_at_all(fh, offset, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_at_all(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_at_all")
+    unsafe { crate::io_access::PMPI_File_write_at_all(fh, offset, buf, count, datatype, status) }
 }
 
 // int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_at_all_begin(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_at_all_begin(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_at_all_begin")
+    unsafe { crate::io_access::PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype) }
 }
 
 // int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_at_all_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_at_all_end(fh, buf, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_at_all_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_at_all_end")
+    unsafe { crate::io_access::PMPI_File_write_at_all_end(fh, buf, status) }
 }
 
 // int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_ordered(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_ordered(fh, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_ordered(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_ordered")
+    unsafe { crate::io_access::PMPI_File_write_ordered(fh, buf, count, datatype, status) }
 }
 
 // int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_ordered_begin(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_ordered_begin(fh, buf, count, datatype) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_ordered_begin(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_ordered_begin")
+    unsafe { crate::io_access::PMPI_File_write_ordered_begin(fh, buf, count, datatype) }
 }
 
 // int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_ordered_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_ordered_end(fh, buf, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_ordered_end(fh: MPI_File, buf: *const c_void, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_ordered_end")
+    unsafe { crate::io_access::PMPI_File_write_ordered_end(fh, buf, status) }
 }
 
 // int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_File_write_shared(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_File_write_shared(fh, buf, count, datatype, status) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_write_shared(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_File_write_shared")
+    unsafe { crate::io_access::PMPI_File_write_shared(fh, buf, count, datatype, status) }
 }
 
 // int MPI_Finalize(void);

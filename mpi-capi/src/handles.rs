@@ -14,6 +14,7 @@ const ERRHANDLER_DIRECT: u32 = 0x9400_0000;
 const INFO_DIRECT: u32 = 0x9c00_0000;
 const KEYVAL_DIRECT: u32 = 0xa400_0000;
 const WIN_DIRECT: u32 = 0xa000_0000;
+const FILE_DIRECT: u32 = 0xb800_0000;
 
 /// Decodes a user handle of kind `kind` into its table index.
 #[inline]
@@ -73,6 +74,21 @@ pub fn win_handle(idx: usize) -> MPI_Win {
     direct_handle(idx, WIN_DIRECT)
 }
 
+/// File handle → index in the file table (`MPI_FILE_NULL`: None). `MPI_File` is a pointer
+/// in the MPICH ABI; ours hold a "direct" handle value like the integer handles, so
+/// `MPI_File_c2f` is the value itself and the Fortran `MPI_FILE_NULL` (0) is the null
+/// pointer.
+#[inline]
+pub fn file_index(f: MPI_File) -> Option<usize> {
+    let v = f as usize;
+    (v >> 32 == 0).then_some(())?;
+    direct_index(v as u32 as c_int, FILE_DIRECT)
+}
+
+pub fn file_handle(idx: usize) -> MPI_File {
+    direct_handle(idx, FILE_DIRECT) as u32 as usize as MPI_File
+}
+
 /// Communicator handle → index in the runtime's communicator table.
 #[inline]
 pub fn comm_index(c: MPI_Comm) -> Option<usize> {
@@ -124,5 +140,7 @@ mod tests {
         assert_eq!(errhandler_index(MPI_ERRORS_RETURN), None);
         assert_eq!(keyval_index(MPI_TAG_UB), None);
         assert_eq!(keyval_index(keyval_handle(5)), Some(5));
+        assert_eq!(file_index(file_handle(9)), Some(9));
+        assert_eq!(file_index(std::ptr::null_mut()), None);
     }
 }

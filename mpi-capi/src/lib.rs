@@ -41,3 +41,6 @@ pub mod ops;
 pub mod memhooks;
 pub mod window;
 pub mod rma;
+pub mod io;
+pub mod io_view;
+pub mod io_access;

@@ -24,7 +24,20 @@ pub enum ErrorClass {
     InStatus = 17,
     Pending = 18,
     Request = 19,
+    Access = 20,
+    Amode = 21,
+    BadFile = 22,
+    FileExists = 25,
+    File = 27,
+    Io = 32,
     NoMem = 34,
+    NotSame = 35,
+    NoSpace = 36,
+    NoSuchFile = 37,
+    Quota = 39,
+    ReadOnly = 40,
+    UnsupportedDatarep = 43,
+    UnsupportedOperation = 44,
     Win = 45,
     Base = 46,
     LockType = 47,
@@ -45,7 +58,7 @@ impl ErrorClass {
     /// engine's class of that value, else `Other` (lists every variant: a new one goes there too).
     pub fn from_code(code: i32) -> ErrorClass {
         use ErrorClass::*;
-        [Buffer, Count, Type, Tag, Comm, Rank, Root, Group, Op, Arg, Unknown, Truncate, Other, Intern, InStatus, Pending, Request, NoMem, Win, Base, LockType, RmaConflict, RmaSync, Size, Disp, Assert, RmaRange, RmaAttach, RmaShared, RmaFlavor, ProcAborted]
+        [Buffer, Count, Type, Tag, Comm, Rank, Root, Group, Op, Arg, Unknown, Truncate, Other, Intern, InStatus, Pending, Request, Access, Amode, BadFile, FileExists, File, Io, NoMem, NotSame, NoSpace, NoSuchFile, Quota, ReadOnly, UnsupportedDatarep, UnsupportedOperation, Win, Base, LockType, RmaConflict, RmaSync, Size, Disp, Assert, RmaRange, RmaAttach, RmaShared, RmaFlavor, ProcAborted]
             .into_iter()
             .find(|&c| c as i32 == code)
             .unwrap_or(Other)

@@ -21,3 +21,4 @@ pub mod datatype;
 pub mod op;
 pub mod coll;
 pub mod rma;
+pub mod io;

@@ -1,0 +1,161 @@
+/* MPI-IO file views: each rank writes its interleaved part of a file collectively through
+ * a filetype with holes (resized vector, subarray, darray), and rank 0 reads the whole
+ * file back through the default byte view and checks every value's place. Also: reading
+ * through a view into a non-contiguous memory type, MPI_File_get_view, byte offsets
+ * under a view, MPI_DISPLACEMENT_CURRENT refused outside sequential mode, datareps.
+ * argv[1]: a directory for the files. */
+#include "testutil.h"
+
+static int class_of(int rc)
+{
+    int c = -1;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
+/* Rank 0 reads `n` ints of the whole file through a plain view; returns them. */
+static int *read_whole(MPI_File fh, int n)
+{
+    int *all = tu_malloc(n * sizeof(int));
+    MPI_Status st;
+    int got;
+    MPI_OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    if (tu_rank == 0) {
+        MPI_OK(MPI_File_read_at(fh, 0, all, n, MPI_INT, &st));
+        MPI_OK(MPI_Get_count(&st, MPI_INT, &got));
+        CHECK(got == n, "whole file: %d ints, expected %d", got, n);
+    }
+    return all;
+}
+
+int main(int argc, char **argv)
+{
+    int size;
+    char p[600];
+    MPI_File fh;
+    MPI_Status st;
+    tu_init(&argc, &argv);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(argc > 1, "usage: io_views DIR");
+    snprintf(p, sizeof p, "%s/views", argv[1]);
+    MPI_OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+
+    /* 1. Blocks of B ints, round robin over the ranks: a vector resized to a whole round. */
+    enum { B = 3, NB = 50 };
+    MPI_Datatype vec, ftype;
+    MPI_Type_vector(NB, B, B * size, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)NB * B * size * sizeof(int), &ftype);
+    MPI_Type_commit(&ftype);
+    MPI_Type_free(&vec);
+    int mine[2 * NB * B];
+    for (int i = 0; i < 2 * NB * B; i++)
+        mine[i] = tu_rank * 1000000 + i;
+    MPI_OK(MPI_File_set_view(fh, (MPI_Offset)tu_rank * B * sizeof(int), MPI_INT, ftype, "native", MPI_INFO_NULL));
+    MPI_Type_free(&ftype); /* the view keeps its own copy */
+    /* Two tiles: the second write goes through the individual pointer. */
+    MPI_OK(MPI_File_write_all(fh, mine, NB * B, MPI_INT, &st));
+    MPI_OK(MPI_File_write_all(fh, mine + NB * B, NB * B, MPI_INT, &st));
+    MPI_Offset off;
+    MPI_OK(MPI_File_get_byte_offset(fh, B + 1, &off));
+    CHECK(off == (MPI_Offset)(tu_rank * B + B * size + 1) * sizeof(int), "byte offset %lld", (long long)off);
+    MPI_Offset disp;
+    MPI_Datatype et, ft;
+    char rep[MPI_MAX_DATAREP_STRING];
+    MPI_OK(MPI_File_get_view(fh, &disp, &et, &ft, rep));
+    int tsize;
+    MPI_Type_size(ft, &tsize);
+    CHECK(disp == (MPI_Offset)tu_rank * B * sizeof(int) && et == MPI_INT && tsize == NB * B * (int)sizeof(int) && strcmp(rep, "native") == 0,
+          "get_view: disp %lld size %d rep %s", (long long)disp, tsize, rep);
+    MPI_Type_free(&ft);
+    /* Read back through the view into every other int of memory. */
+    MPI_Datatype strided;
+    MPI_Type_vector(NB * B, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    int back[4 * NB * B];
+    memset(back, 0xff, sizeof back);
+    MPI_OK(MPI_File_read_at_all(fh, NB * B, back, 1, strided, &st));
+    int got;
+    MPI_OK(MPI_Get_count(&st, strided, &got));
+    CHECK(got == 1, "strided read count %d", got);
+    MPI_OK(MPI_Get_elements(&st, MPI_INT, &got));
+    CHECK(got == NB * B, "strided read elements %d", got);
+    for (int i = 0; i < NB * B; i++) {
+        CHECK(back[2 * i] == mine[NB * B + i], "strided read [%d] = %d", i, back[2 * i]);
+        CHECK(back[2 * i + 1] == -1, "strided read wrote a hole at %d", 2 * i + 1);
+    }
+    MPI_Type_free(&strided);
+    int n = 2 * NB * B * size;
+    int *all = read_whole(fh, n);
+    if (tu_rank == 0)
+        for (int j = 0; j < n; j++) {
+            int k = j / B, r = k % size, i = (k / size) * B + j % B;
+            CHECK(all[j] == r * 1000000 + i, "vector view: file int %d = %d, expected %d", j, all[j], r * 1000000 + i);
+        }
+    free(all);
+
+    /* 2. A 2-D array of R x (C * size) ints, column block per rank (subarray). */
+    enum { R = 7, C = 5 };
+    int gsizes[2] = {R, C * size}, lsizes[2] = {R, C}, starts[2] = {0, C * tu_rank};
+    MPI_Type_create_subarray(2, gsizes, lsizes, starts, MPI_ORDER_C, MPI_INT, &ftype);
+    MPI_Type_commit(&ftype);
+    int local[R * C];
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++)
+            local[r * C + c] = r * 1000 + C * tu_rank + c;
+    MPI_OK(MPI_File_set_size(fh, 0));
+    MPI_OK(MPI_File_set_view(fh, 0, MPI_INT, ftype, "native", MPI_INFO_NULL));
+    MPI_OK(MPI_File_write_all(fh, local, R * C, MPI_INT, &st));
+    memset(local, 0, sizeof local);
+    MPI_OK(MPI_File_read_at_all(fh, 0, local, R * C, MPI_INT, &st));
+    for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++)
+            CHECK(local[r * C + c] == r * 1000 + C * tu_rank + c, "subarray read back (%d,%d)", r, c);
+    MPI_Type_free(&ftype);
+    all = read_whole(fh, R * C * size);
+    if (tu_rank == 0)
+        for (int r = 0; r < R; r++)
+            for (int c = 0; c < C * size; c++)
+                CHECK(all[r * C * size + c] == r * 1000 + c, "subarray view: (%d,%d) = %d", r, c, all[r * C * size + c]);
+    free(all);
+
+    /* 3. A cyclic(2) distribution of N ints (darray): the file holds 0..N-1. */
+    enum { N = 101 };
+    int gs = N, distrib = MPI_DISTRIBUTE_CYCLIC, darg = 2, psize = size;
+    MPI_Type_create_darray(size, tu_rank, 1, &gs, &distrib, &darg, &psize, MPI_ORDER_C, MPI_INT, &ftype);
+    MPI_Type_commit(&ftype);
+    int vals[N], nv = 0;
+    for (int e = 0; e < N; e++)
+        if ((e / 2) % size == tu_rank)
+            vals[nv++] = e;
+    MPI_OK(MPI_File_set_size(fh, 0));
+    MPI_OK(MPI_File_set_view(fh, 0, MPI_INT, ftype, "native", MPI_INFO_NULL));
+    MPI_OK(MPI_File_write_at_all(fh, 0, vals, nv, MPI_INT, &st));
+    MPI_Type_free(&ftype);
+    all = read_whole(fh, N);
+    if (tu_rank == 0)
+        for (int e = 0; e < N; e++)
+            CHECK(all[e] == e, "darray view: file int %d = %d", e, all[e]);
+    free(all);
+
+    /* Data representations and argument errors (collective: every rank gets them). */
+    int rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL);
+    CHECK(class_of(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "external32: class %d", class_of(rc));
+    rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no-such-rep", MPI_INFO_NULL);
+    CHECK(class_of(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "unknown datarep: class %d", class_of(rc));
+    rc = MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
+    CHECK(class_of(rc) == MPI_ERR_ARG, "DISPLACEMENT_CURRENT: class %d", class_of(rc));
+    MPI_OK(MPI_File_set_view(fh, 4, MPI_INT, MPI_INT, "internal", MPI_INFO_NULL));
+    rc = MPI_File_write_at(fh, 0, vals, 3, MPI_SHORT, &st);
+    CHECK(class_of(rc) == MPI_ERR_ARG, "data not a whole number of etypes: class %d", class_of(rc));
+    MPI_OK(MPI_File_read_at(fh, 0, vals, 2, MPI_INT, &st));
+    CHECK(vals[0] == 1 && vals[1] == 2, "disp 4: %d %d", vals[0], vals[1]);
+
+    MPI_OK(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (tu_rank == 0) {
+        MPI_OK(MPI_File_delete(p, MPI_INFO_NULL));
+        printf("io_views: OK\n");
+    }
+    MPI_Finalize();
+    return 0;
+}
