@@ -77,9 +77,11 @@ pub fn invoke_file_handler(fh: MPI_File, code: c_int, func: &str, msg: &str) -> 
     match h {
         MPI_ERRORS_RETURN => code,
         h if errhandler_index(h).is_some() => {
+            // The call returns the code as the handler leaves it (MPICH's
+            // errors/io/fileerrret: a handler that sets MPI_SUCCESS makes the call succeed).
             let (mut f, mut e) = (fh, code);
             errhandlers::call_file_handler(h, &mut f, &mut e);
-            code
+            e
         }
         _ => fatal(func, error_class(code), msg),
     }

@@ -76,8 +76,30 @@ fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: c_int, dt
     };
     let pos = st.core.stream_pos(start);
     let bytes = layout.as_ref().map_or(raw.len, |l| l.bytes());
+    // "external32" views: values are converted on the way (see `same_external32`).
+    let ext32 = if st.datarep == "external32" {
+        let t = crate::types::lookup(dt).ok_or((MPI_ERR_TYPE, format!("invalid datatype {dt:#x}")))?;
+        crate::io_view::same_external32(&t, count as usize, "buffer's datatype")?;
+        Some(t)
+    } else {
+        None
+    };
     let done = match (dir, &layout) {
         (_, _) if bytes == 0 => 0,
+        (Dir::Write, _) if ext32.is_some() => {
+            let mut data = vec![0u8; bytes];
+            // SAFETY: `buffer` checked (buf, count, dt) describes the program's data.
+            unsafe { ext32.as_ref().expect("checked").pack_external32(buf as *const u8, count as usize, &mut data) };
+            st.core.write_stream(pos, &data).map_err(core_err)?;
+            bytes
+        }
+        (Dir::Read, _) if ext32.is_some() => {
+            let mut data = vec![0u8; bytes];
+            let got = st.core.read_stream(pos, &mut data).map_err(core_err)?;
+            // SAFETY: `buffer` checked (buf, count, dt) describes the program's buffer.
+            unsafe { ext32.as_ref().expect("checked").unpack_external32(&data[..got], buf as *mut u8, count as usize) };
+            got
+        }
         (Dir::Write, None) => {
             // SAFETY: `buffer` checked the pointer covers `raw.len` bytes of the program's data.
             let data = unsafe { std::slice::from_raw_parts(raw.ptr, raw.len) };

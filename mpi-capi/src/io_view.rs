@@ -11,10 +11,19 @@ use std::os::raw::{c_char, c_int};
 /// The data representations views may name. "internal" is ours to define: it is "native".
 fn check_datarep(rep: &str) -> Result<(), (c_int, String)> {
     match rep {
-        "native" | "internal" => Ok(()),
-        "external32" => Err((MPI_ERR_UNSUPPORTED_DATAREP, "the \"external32\" data representation is not supported by OxMPI yet (use \"native\")".into())),
-        _ => Err((MPI_ERR_UNSUPPORTED_DATAREP, format!("unknown data representation \"{rep}\" (OxMPI has \"native\" and \"internal\")"))),
+        "native" | "internal" | "external32" => Ok(()),
+        _ => Err((MPI_ERR_UNSUPPORTED_DATAREP, format!("unknown data representation \"{rep}\" (OxMPI has \"native\", \"internal\" and \"external32\")"))),
     }
+}
+
+/// "external32" is supported for types whose values have the same size in external32 as
+/// in memory (all but C `long`, `long double`, `wchar_t` and their kin): the file layout is
+/// then the native one and only the byte order changes.
+pub fn same_external32(t: &mpi_core::datatype::Datatype, count: usize, what: &str) -> Result<(), (c_int, String)> {
+    if t.external32_size(count) == Some(t.size() * count) {
+        return Ok(());
+    }
+    Err((MPI_ERR_UNSUPPORTED_DATAREP, format!("the {what} has values whose \"external32\" size differs from their size in memory (C long, long double, wchar_t): OxMPI does not support such \"external32\" accesses yet")))
 }
 
 /// The committed engine type of `dt`, for a view.
@@ -46,7 +55,10 @@ pub unsafe extern "C" fn PMPI_File_set_view(fh: MPI_File, disp: MPI_Offset, etyp
     let f = tryf!(file_of(func, fh));
     // SAFETY: NULL or a C string, per the standard.
     let rep = unsafe { c_str(datarep) };
-    let sequential = f.lock().amode & MPI_MODE_SEQUENTIAL != 0;
+    let (sequential, writable) = {
+        let st = f.lock();
+        (st.amode & MPI_MODE_SEQUENTIAL != 0, st.core.amode.write)
+    };
     let checked = (|| {
         let rep = rep.clone().ok_or((MPI_ERR_ARG, "datarep is NULL".to_string()))?;
         check_datarep(&rep)?;
@@ -60,7 +72,11 @@ pub unsafe extern "C" fn PMPI_File_set_view(fh: MPI_File, disp: MPI_Offset, etyp
         } else if disp < 0 {
             return Err((MPI_ERR_ARG, format!("negative displacement {disp}")));
         }
-        let view = View::new(disp.max(0) as u64, e.size(), &t).map_err(|e| (e.class as c_int, e.msg))?;
+        let view = View::new(disp.max(0) as u64, &e, &t, writable).map_err(|e| (e.class as c_int, e.msg))?;
+        if rep == "external32" {
+            same_external32(&e, 1, "etype")?;
+            same_external32(&t, 1, "filetype")?;
+        }
         Ok((view, p))
     })();
     let (mut view, pairs) = match agree(f.comm, checked.as_ref().err().cloned()) {

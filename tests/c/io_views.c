@@ -2,7 +2,8 @@
  * a filetype with holes (resized vector, subarray, darray), and rank 0 reads the whole
  * file back through the default byte view and checks every value's place. Also: reading
  * through a view into a non-contiguous memory type, MPI_File_get_view, byte offsets
- * under a view, MPI_DISPLACEMENT_CURRENT refused outside sequential mode, datareps.
+ * under a view, MPI_DISPLACEMENT_CURRENT refused outside sequential mode, type maps a
+ * view may not have, datareps ("external32" converting ints to big-endian).
  * argv[1]: a directory for the files. */
 #include "testutil.h"
 
@@ -138,9 +139,7 @@ int main(int argc, char **argv)
     free(all);
 
     /* Data representations and argument errors (collective: every rank gets them). */
-    int rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL);
-    CHECK(class_of(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "external32: class %d", class_of(rc));
-    rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no-such-rep", MPI_INFO_NULL);
+    int rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no-such-rep", MPI_INFO_NULL);
     CHECK(class_of(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "unknown datarep: class %d", class_of(rc));
     rc = MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
     CHECK(class_of(rc) == MPI_ERR_ARG, "DISPLACEMENT_CURRENT: class %d", class_of(rc));
@@ -149,6 +148,28 @@ int main(int argc, char **argv)
     CHECK(class_of(rc) == MPI_ERR_ARG, "data not a whole number of etypes: class %d", class_of(rc));
     MPI_OK(MPI_File_read_at(fh, 0, vals, 2, MPI_INT, &st));
     CHECK(vals[0] == 1 && vals[1] == 2, "disp 4: %d %d", vals[0], vals[1]);
+
+    /* Type maps a view may not have (MPI_ERR_IO, as ROMIO). */
+    int bl[2] = {1, 1}, dd[2] = {3, 0};
+    MPI_Type_indexed(2, bl, dd, MPI_INT, &ftype);
+    MPI_Type_commit(&ftype);
+    rc = MPI_File_set_view(fh, 0, MPI_INT, ftype, "native", MPI_INFO_NULL);
+    CHECK(class_of(rc) == MPI_ERR_IO, "decreasing filetype: class %d", class_of(rc));
+    MPI_Type_free(&ftype);
+
+    /* external32: big-endian ints in the file, native ones in memory. */
+    MPI_OK(MPI_File_set_size(fh, 0));
+    MPI_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
+    int x = 0x01020304 + tu_rank, y = 0;
+    MPI_OK(MPI_File_write_at_all(fh, tu_rank, &x, 1, MPI_INT, &st));
+    MPI_OK(MPI_File_read_at(fh, tu_rank, &y, 1, MPI_INT, &st));
+    CHECK(y == x, "external32 read back %#x, expected %#x", y, x);
+    MPI_OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    unsigned char raw[4];
+    MPI_OK(MPI_File_read_at(fh, 4 * tu_rank, raw, 4, MPI_BYTE, &st));
+    CHECK(raw[0] == 1 && raw[1] == 2 && raw[2] == 3 && raw[3] == 4 + tu_rank, "external32 bytes %02x %02x %02x %02x", raw[0], raw[1], raw[2], raw[3]);
+    rc = MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL);
+    CHECK(class_of(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "external32 of C long: class %d", class_of(rc));
 
     MPI_OK(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);

@@ -31,15 +31,9 @@ set -euo pipefail
 # Exclusions: the ONLY place tests are left out. Each line: test (directory/name as in the
 # testlists) and why. Only features OxMPI does not implement (docs/unsupported.md,
 # docs/limitations.md) and errors it does not detect; each one fails to build or fails
-# by design. Directories left out: the MPI-IO ones below (the directory io itself, spawn,
-# part, ft and ckpoint are not in the run list).
+# by design. Directories left out: those below (spawn, part, ft and ckpoint are not in the
+# run list).
 DIR_EXCLUSIONS=(
-    'f77/io          MPI-IO not supported'
-    'f90/io          MPI-IO not supported'
-    'errors/io       MPI-IO not supported'
-    'errors/f77/io   MPI-IO not supported'
-    'errors/f90/io   MPI-IO not supported'
-    'f08/io          MPI-IO not supported'
 )
 EXCLUSIONS=(
     'pt2pt/pt2pt_large           MPI-4.0 large-count functions (MPI_Send_c, ...) not provided'
@@ -60,7 +54,7 @@ EXCLUSIONS=(
 )
 # ---------------------------------------------------------------------------------------
 
-DIRS_DEFAULT="attr coll comm datatype errhan group info init mpi_t pt2pt rma topo threads errors f77 f90 f08"
+DIRS_DEFAULT="attr coll comm datatype errhan group info init mpi_t pt2pt rma topo threads errors f77 f90 f08 io"
 MPICH_VERSION=4.0.2
 TARBALL=mpich_${MPICH_VERSION}.orig.tar.xz
 TARBALL_SHA256=b27039f964afeb6b8a3e009c56b441cbe368c26d6d6476ad3bb7190996875860

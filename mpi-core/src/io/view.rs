@@ -29,8 +29,12 @@ impl View {
         View { disp: 0, etype_size: 1, blocks: vec![(0, 1)], starts: vec![0], size: 1, extent: 1 }
     }
 
-    /// The view of `filetype` tiled from `disp`, with etypes of `etype_size` bytes.
-    pub fn new(disp: u64, etype_size: usize, filetype: &Datatype) -> MpiResult<View> {
+    /// The view of `filetype` tiled from `disp`, with etypes of `etype`, for a file opened
+    /// for writing or not (`writable`).
+    pub fn new(disp: u64, etype: &Datatype, filetype: &Datatype, writable: bool) -> MpiResult<View> {
+        check_type_map(etype, "etype", writable)?;
+        check_type_map(filetype, "filetype", writable)?;
+        let etype_size = etype.size();
         if etype_size == 0 {
             return Err(MpiError::new(ErrorClass::Type, "the etype has no data (size 0)"));
         }
@@ -46,9 +50,6 @@ impl View {
             return Err(MpiError::new(ErrorClass::Type, format!("the filetype's extent ({extent}) is not positive")));
         }
         let blocks: Vec<(i64, usize)> = filetype.blocks(1).map(|(o, l)| (o as i64, l)).collect();
-        if blocks.iter().any(|&(o, _)| disp as i64 + o < 0) {
-            return Err(MpiError::new(ErrorClass::Arg, "the view reaches before the start of the file (negative filetype displacement)"));
-        }
         let mut starts = Vec::with_capacity(blocks.len());
         let mut pos = 0;
         for &(_, l) in &blocks {
@@ -137,6 +138,28 @@ impl View {
     }
 }
 
+/// The standard's rule for etypes and filetypes (MPI 3.1 §13.3): non-negative,
+/// monotonically non-decreasing displacements; for files that may be written, no byte
+/// reached twice either. Breaking it is `MPI_ERR_IO`, as in ROMIO (MPICH's
+/// io/tst_fileview lets read-only files have overlapping blocks).
+fn check_type_map(t: &Datatype, what: &str, writable: bool) -> MpiResult<()> {
+    let (mut start, mut end) = (0i64, 0i64);
+    for (off, len) in t.blocks(1) {
+        let off = off as i64;
+        if off < 0 {
+            return Err(MpiError::new(ErrorClass::Io, format!("the {what} has a negative displacement ({off})")));
+        }
+        if off < start {
+            return Err(MpiError::new(ErrorClass::Io, format!("the {what}'s displacements decrease (a block at byte {off} after one at byte {start})")));
+        }
+        if writable && off < end {
+            return Err(MpiError::new(ErrorClass::Io, format!("the {what}'s blocks overlap (a block at byte {off} before the end of the previous one, {end}), which a writable file may not have")));
+        }
+        (start, end) = (off, end.max(off + len as i64));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,7 +188,7 @@ mod tests {
         let int = Datatype::basic(Basic::I32);
         let t = Datatype::vector(2, 1, 3, &int).unwrap();
         t.commit();
-        let v = View::new(100, 4, &t).unwrap();
+        let v = View::new(100, &int, &t, true).unwrap();
         assert_eq!(collect(&v, 0, 8), vec![(100, 0, 4), (112, 4, 4)]);
         // Second tile starts at extent 16 (the vector's extent is 16).
         assert_eq!(collect(&v, 6, 6), vec![(114, 0, 2), (116, 2, 4)]);
@@ -174,5 +197,20 @@ mod tests {
         assert_eq!(v.stream_end(114), 6);
         assert_eq!(v.stream_end(132), 16);
         assert_eq!(v.span(0, 8), (100, 116));
+    }
+
+    #[test]
+    fn type_maps_must_increase() {
+        let int = Datatype::basic(Basic::I32);
+        let down = Datatype::indexed(&[1, 1], &[3, 0], &int).unwrap();
+        down.commit();
+        assert_eq!(View::new(0, &int, &down, false).unwrap_err().class, ErrorClass::Io);
+        let neg = Datatype::indexed(&[1, 1], &[-2, 2], &int).unwrap();
+        neg.commit();
+        assert_eq!(View::new(0, &neg, &neg, false).unwrap_err().class, ErrorClass::Io);
+        let overlap = Datatype::indexed(&[3, 1], &[0, 1], &int).unwrap();
+        overlap.commit();
+        assert_eq!(View::new(0, &int, &overlap, true).unwrap_err().class, ErrorClass::Io);
+        assert!(View::new(0, &int, &overlap, false).is_ok());
     }
 }
