@@ -29,21 +29,17 @@ set -euo pipefail
 # ---------------------------------------------------------------------------------------
 # Exclusions: the ONLY place tests are left out. Each line: main.py option, its pattern,
 # and why. Only features OxMPI does not implement (docs/unsupported.md, docs/limitations.md):
-# dynamic processes (spawn, ports, Comm_join), MPI-IO (MPI_File_*). One-sided communication
+# dynamic processes (spawn, ports, Comm_join), MPI_Register_datarep. One-sided communication
 # (test_rma, test_rma_nb, test_win, RMA tests in other modules) runs in full.
 #   -e REGEX   main.py: skip test modules whose file name matches REGEX
 #   -x GLOB    main.py: skip tests whose id module.Class.method matches GLOB; used where a
-#              module that is kept has a class/test that needs MPI-IO or spawn and mpi4py only
+#              module that is kept has a class/test that needs what is missing and mpi4py only
 #              skips it on NotImplementedError (OxMPI's stubs give MPI.Exception/ERR_OTHER).
 EXCLUSIONS=(
     '-e ^test_spawn\.py$    dynamic processes: MPI_Comm_spawn(_multiple) not supported'
     '-e ^test_dynproc\.py$  dynamic processes: Open_port/Comm_accept/Comm_connect/Comm_join/Publish_name not supported'
     '-x test_util_pool.TestProcessPool.*  dynamic processes: mpi4py.futures pool workers start with MPI_Comm_spawn (hangs: manager thread dies)'
-    '-e ^test_file\.py$     MPI-IO: MPI_File_* not supported (import-time File.Open probe fails)'
-    '-e ^test_io\.py$       MPI-IO: MPI_File_* not supported (import-time File.Open probe fails)'
-    '-e ^test_subclass\.py$ MPI-IO: module-level File.Open probe only tolerates NotImplementedError, so the whole module fails to import'
-    '-x test_errhandler.TestErrhandlerFile.*  MPI-IO: setUp calls MPI_File_open'
-    '-x test_objmodel.TestObjModel.testSafeFreeCreated  MPI-IO: calls MPI_File_open (and then leaks a user-op slot, breaking test_op)'
+    '-x test_io.TestDatarep.testRegister  MPI_Register_datarep not supported (mpi4py skips only on NotImplementedError)'
 )
 # ---------------------------------------------------------------------------------------
 
