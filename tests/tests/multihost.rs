@@ -127,6 +127,27 @@ fn programs(c: &Cluster) {
     }
 }
 
+/// MPI-IO across hosts: the collective steps of open, close and set_view, the ordered
+/// calls' scan, and the shared file pointer's lock, with the ranks of one file on several
+/// hosts (the file system is this machine's, shared by all of them). Each program must
+/// leave its directory empty.
+fn io_programs(c: &Cluster) {
+    let _x = exclusive();
+    let dir = std::env::temp_dir().join(format!("oxmpi-multihost-io-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["io_shared", "io_views", "io_nonblocking"] {
+        let exe = compile(name);
+        for (hosts, np) in [("A:2,B:2", 4), ("A,B,C", 3)] {
+            let r = run(&exe, c.opts(np, hosts, &[], &[dir.to_str().unwrap()]));
+            must_pass(c, name, &exe, &r);
+            let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert!(left.is_empty(), "{name} on {} {hosts}: files left behind: {left:?}", c.kind);
+            eprintln!("{name} on {} {hosts} -n {np}: ok in {:.2} s", c.kind, r.elapsed.as_secs_f64());
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// `where` lines: (host, local rank, local count) per rank.
 fn layout(r: &RunResult) -> Vec<(String, String)> {
     r.stdout
@@ -529,6 +550,7 @@ macro_rules! on_both {
 
 on_both! {
     programs => programs_fake_hosts, programs_netns;
+    io_programs => io_fake_hosts, io_netns;
     placement => placement_fake_hosts, placement_netns;
     stdin_to_remote_rank0 => stdin_fake_hosts, stdin_netns;
     timeout_env => timeout_fake_hosts, timeout_netns;
