@@ -47,7 +47,7 @@ fn etypes_of(st: &crate::io::FileState, count: c_int, dt: MPI_Datatype) -> Resul
     let bytes = layout.map_or(raw.len, |l| l.bytes());
     let e = st.core.view.etype_size;
     if bytes % e != 0 {
-        return Err((MPI_ERR_ARG, format!("the data ({bytes} bytes) is not a whole number of etypes ({e} bytes each)")));
+        return Err((MPI_ERR_IO, format!("the data ({bytes} bytes) is not a whole number of etypes ({e} bytes each)")));
     }
     Ok((bytes / e) as u64)
 }

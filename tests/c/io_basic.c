@@ -140,6 +140,7 @@ int main(int argc, char **argv)
     /* Atomic mode: every rank increments a counter word 20 times under its own write at
      * a distinct offset, then all read the whole region consistently. */
     int flag;
+    MPI_Barrier(MPI_COMM_WORLD); /* everyone is done reading the blocks overwritten below */
     MPI_OK(MPI_File_set_atomicity(fh, 1));
     MPI_OK(MPI_File_get_atomicity(fh, &flag));
     CHECK(flag == 1, "atomicity %d", flag);
@@ -175,7 +176,10 @@ int main(int argc, char **argv)
     MPI_OK(MPI_File_get_info(fh, &info));
     char val[64];
     MPI_OK(MPI_Info_get(info, "my_hint", sizeof val - 1, val, &flag));
-    CHECK(flag && strcmp(val, "42") == 0, "hint kept: %d %s", flag, val);
+    /* OxMPI returns the program's own keys; MPICH keeps only the hints it knows
+     * (IO_LENIENT=1 when the tests run against another MPI). */
+    if (!getenv("IO_LENIENT"))
+        CHECK(flag && strcmp(val, "42") == 0, "hint kept: %d %s", flag, val);
     MPI_Info_free(&info);
 
     /* Error handlers: a user handler on the file runs; MPI_File_call_errhandler runs it. */
@@ -191,7 +195,8 @@ int main(int argc, char **argv)
     MPI_OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
-    CHECK(rc != MPI_SUCCESS, "a file handler was accepted for a communicator");
+    if (!getenv("IO_LENIENT")) /* MPICH accepts it */
+        CHECK(rc != MPI_SUCCESS, "a file handler was accepted for a communicator");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_OK(MPI_File_close(&fh));
     CHECK(fh == MPI_FILE_NULL, "close sets MPI_FILE_NULL");

@@ -24,16 +24,24 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs `exe` at every configuration with `dir` as its argument; the programs remove the
 /// files they make, so `dir` is empty after each run.
+///
+/// Against another MPI (`OXMPI_TEST_MPICC=mpicc.mpich ...`) the ranks get `IO_LENIENT=1`,
+/// which skips the checks of OxMPI's own choices (hints kept, its external32 limit), and
+/// leftover files are allowed (MPICH leaves its shared-pointer files). MPICH 4.0.2 fails
+/// io_shared and io_nonblocking's shared-pointer checks from 2 ranks on here (its shared
+/// file pointer reads 0 after the writes); OxMPI passes every check.
 fn run_everywhere(name: &str, exe: &Path, dir: &Path) {
     let d = dir.to_str().unwrap();
     let mut runs: Vec<(usize, Vec<(&str, &str)>)> = [1, 2, 3, 4].iter().map(|&n| (n, Vec::new())).collect();
     if mpi().is_oxmpi {
         runs.extend([(2, vec![TCP]), (4, vec![TCP]), (4, vec![TWO_NODES])]);
+    } else {
+        runs.iter_mut().for_each(|r| r.1.push(("IO_LENIENT", "1")));
     }
     for (np, env) in runs {
         run_ok_env(name, exe, np, &[d], &env);
         let left: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert!(left.is_empty(), "{name} at -n {np} {env:?} left files behind: {left:?}");
+        assert!(left.is_empty() || !mpi().is_oxmpi, "{name} at -n {np} {env:?} left files behind: {left:?}");
     }
 }
 
