@@ -218,10 +218,12 @@ fn core_amode(amode: c_int) -> Amode {
     }
 }
 
-/// A number that differs between opens, naming the open's shared-pointer file.
+/// A number that differs between opens, naming the open's shared-pointer file: the time,
+/// the process and a count of this process's opens.
 fn open_tag() -> u64 {
+    static OPENS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    t ^ ((std::process::id() as u64) << 40)
+    t ^ ((std::process::id() as u64) << 40) ^ (OPENS.fetch_add(1, Ordering::Relaxed) << 56)
 }
 
 /// What rank 0 tells the others after opening: its error class (0: none), whether the
@@ -276,6 +278,9 @@ pub unsafe extern "C" fn PMPI_File_open(comm: MPI_Comm, filename: *const c_char,
     if fh.is_null() {
         return raise_file(null, func, MPI_ERR_ARG, "fh is NULL");
     }
+    // A failed open leaves MPI_FILE_NULL (as ROMIO does).
+    // SAFETY: checked non-null.
+    unsafe { *fh = null };
     // SAFETY: NULL or a C string, per the standard.
     let name = unsafe { c_str(filename) };
     let pairs = crate::info::pairs(info);

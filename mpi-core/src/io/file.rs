@@ -12,8 +12,8 @@ use std::fs::OpenOptions;
 use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 
-/// Largest file span one sieved read covers, and the holes it may read beyond 3 times
-/// the data (larger or sparser reads go piece by piece).
+/// Bytes of one data-sieving window, and the holes a sieved read may read beyond 3 times
+/// its data (sparser reads go piece by piece).
 const SIEVE_MAX: usize = 4 << 20;
 const SIEVE_SLACK: usize = 64 << 10;
 
@@ -91,9 +91,8 @@ impl File {
         let _lock = self.atomic_lock(pos, out.len(), false)?;
         if !self.view.is_contiguous() {
             let (lo, hi) = self.view.span(pos, out.len());
-            let span = (hi - lo) as usize;
-            if span <= SIEVE_MAX && span <= 4 * out.len() + SIEVE_SLACK {
-                return self.read_sieved(pos, out, lo, span);
+            if (hi - lo) as usize <= 4 * out.len() + SIEVE_SLACK {
+                return self.read_sieved(pos, out, hi);
             }
         }
         let mut done = 0;
@@ -111,21 +110,47 @@ impl File {
         err.map_or(Ok(done), Err)
     }
 
-    /// Data sieving (ROMIO's term): one read of the file span `[lo, lo + span)` the
-    /// view's pieces lie in, then the pieces copied out of it. A view of many small blocks
-    /// with small holes costs one system call instead of one per block.
-    fn read_sieved(&self, pos: u64, out: &mut [u8], lo: u64, span: usize) -> MpiResult<usize> {
-        let mut buf = vec![0u8; span];
-        let avail = self.pread_full(&mut buf, lo)?;
+    /// Data sieving (ROMIO's term): the file span of the pieces (which ends at `hi`) is
+    /// read in windows of up to `SIEVE_MAX` bytes and the pieces are copied out of them. A
+    /// view of many small blocks with small holes costs one system call per window instead
+    /// of one per block.
+    fn read_sieved(&self, pos: u64, out: &mut [u8], hi: u64) -> MpiResult<usize> {
+        let mut window = Vec::new();
+        let (mut wlo, mut avail) = (0u64, 0usize);
         let mut done = 0;
+        let mut err = None;
         self.view.pieces(pos, out.len(), |at, p, n| {
-            let s = (at - lo) as usize;
+            if at < wlo || at + n as u64 > wlo + window.len() as u64 {
+                if n > SIEVE_MAX {
+                    // A piece larger than a window goes straight to the program's buffer.
+                    return match self.pread_full(&mut out[p..p + n], at) {
+                        Ok(got) => {
+                            done = p + got;
+                            got == n
+                        }
+                        Err(e) => {
+                            err = Some(e);
+                            false
+                        }
+                    };
+                }
+                wlo = at;
+                window.resize(SIEVE_MAX.min((hi - at) as usize), 0);
+                match self.pread_full(&mut window, wlo) {
+                    Ok(got) => avail = got,
+                    Err(e) => {
+                        err = Some(e);
+                        return false;
+                    }
+                }
+            }
+            let s = (at - wlo) as usize;
             let k = n.min(avail.saturating_sub(s));
-            out[p..p + k].copy_from_slice(&buf[s..s + k]);
+            out[p..p + k].copy_from_slice(&window[s..s + k]);
             done = p + k;
             k == n
         });
-        Ok(done)
+        err.map_or(Ok(done), Err)
     }
 
     /// Writes `data` at stream bytes `[pos, pos + data.len())` of the view.
@@ -243,6 +268,17 @@ mod tests {
         assert_eq!(one, [7, 11, 12]);
         let mut big = vec![0u8; SIEVE_MAX];
         assert_eq!(f.read_stream(0, &mut big).unwrap(), 10);
+        assert_eq!(&big[..10], &[1, 2, 6, 7, 11, 12, 16, 17, 21, 22]);
+        // Sparse (one byte per MiB): read piece by piece.
+        let (mut g, gp) = strided("sparse", 3);
+        let byte = Datatype::basic(Basic::U8);
+        let far = Datatype::resized(&byte, 0, 1 << 20).unwrap();
+        far.commit();
+        g.view = View::new(0, &byte, &far, true).unwrap();
+        let mut two = [9u8; 2];
+        assert_eq!(g.read_stream(0, &mut two).unwrap(), 1);
+        assert_eq!(two[0], 0);
+        std::fs::remove_file(gp).unwrap();
         f.write_stream(10, &[200, 201, 202]).unwrap();
         let mut back = [0u8; 3];
         assert_eq!(f.read_stream(10, &mut back).unwrap(), 3);
