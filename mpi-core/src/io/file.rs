@@ -97,17 +97,23 @@ impl File {
         }
         let mut done = 0;
         let mut err = None;
-        self.view.pieces(pos, out.len(), |at, p, n| match self.pread_full(&mut out[p..p + n], at) {
+        self.view.pieces(pos, out.len(), |at, p, n| self.read_piece(out, at, p, n, &mut done, &mut err));
+        err.map_or(Ok(done), Err)
+    }
+
+    /// Reads piece `[p, p + n)` of `out` from file byte `at`; records in `done` where the
+    /// data read ends, or the error in `err`. Returns whether to go on (the piece is whole).
+    fn read_piece(&self, out: &mut [u8], at: u64, p: usize, n: usize, done: &mut usize, err: &mut Option<MpiError>) -> bool {
+        match self.pread_full(&mut out[p..p + n], at) {
             Ok(got) => {
-                done = p + got;
+                *done = p + got;
                 got == n
             }
             Err(e) => {
-                err = Some(e);
+                *err = Some(e);
                 false
             }
-        });
-        err.map_or(Ok(done), Err)
+        }
     }
 
     /// Data sieving (ROMIO's term): the file span of the pieces (which ends at `hi`) is
@@ -123,16 +129,7 @@ impl File {
             if at < wlo || at + n as u64 > wlo + window.len() as u64 {
                 if n > SIEVE_MAX {
                     // A piece larger than a window goes straight to the program's buffer.
-                    return match self.pread_full(&mut out[p..p + n], at) {
-                        Ok(got) => {
-                            done = p + got;
-                            got == n
-                        }
-                        Err(e) => {
-                            err = Some(e);
-                            false
-                        }
-                    };
+                    return self.read_piece(out, at, p, n, &mut done, &mut err);
                 }
                 wlo = at;
                 window.resize(SIEVE_MAX.min((hi - at) as usize), 0);
