@@ -14,20 +14,13 @@ static void path(char *out, const char *name)
     snprintf(out, 600, "%s/%s", dir, name);
 }
 
-static int class_of(int rc)
-{
-    int c = -1;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
 static int handler_calls;
 static int handler_class;
 static void file_handler(MPI_File *fh, int *code, ...)
 {
     (void)fh;
     handler_calls++;
-    handler_class = class_of(*code);
+    handler_class = tu_error_class(*code);
 }
 
 int main(int argc, char **argv)
@@ -44,19 +37,19 @@ int main(int argc, char **argv)
     /* Errors return by default (files' default handler is MPI_ERRORS_RETURN). */
     path(p, "missing");
     int rc = MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
-    CHECK(class_of(rc) == MPI_ERR_NO_SUCH_FILE, "open of a missing file: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_NO_SUCH_FILE, "open of a missing file: class %d", tu_error_class(rc));
     char msg[MPI_MAX_ERROR_STRING];
     int len;
     MPI_Error_string(rc, msg, &len);
     CHECK(strstr(msg, "missing") != NULL, "the error message names the file: %s", msg);
     rc = MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
-    CHECK(class_of(rc) == MPI_ERR_AMODE, "RDONLY|WRONLY: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_AMODE, "RDONLY|WRONLY: class %d", tu_error_class(rc));
     rc = MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh);
-    CHECK(class_of(rc) == MPI_ERR_AMODE, "RDONLY|CREATE: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_AMODE, "RDONLY|CREATE: class %d", tu_error_class(rc));
     if (size > 1) {
         int mode = MPI_MODE_CREATE | (tu_rank == 0 ? MPI_MODE_RDWR : MPI_MODE_WRONLY);
         rc = MPI_File_open(MPI_COMM_WORLD, p, mode, MPI_INFO_NULL, &fh);
-        CHECK(class_of(rc) == MPI_ERR_NOT_SAME, "different amodes: class %d", class_of(rc));
+        CHECK(tu_error_class(rc) == MPI_ERR_NOT_SAME, "different amodes: class %d", tu_error_class(rc));
     }
 
     /* Create, write at explicit offsets, read back. */
@@ -129,7 +122,7 @@ int main(int argc, char **argv)
     MPI_OK(MPI_File_read(fh, in, 1, MPI_INT, &st));
     CHECK(in[0] == (size - 1) * 100000 + N - 1, "seek_end: %d", in[0]);
     rc = MPI_File_seek(fh, -1, MPI_SEEK_SET);
-    CHECK(class_of(rc) == MPI_ERR_ARG, "seek before 0: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_ARG, "seek before 0: class %d", tu_error_class(rc));
     MPI_Offset disp;
     MPI_OK(MPI_File_get_byte_offset(fh, 12, &disp));
     CHECK(disp == 12, "byte offset %lld", (long long)disp);
@@ -189,7 +182,7 @@ int main(int argc, char **argv)
     MPI_OK(MPI_File_create_errhandler(file_handler, &eh));
     MPI_OK(MPI_File_set_errhandler(fh, eh));
     rc = MPI_File_read_at(fh, -1, in, 1, MPI_INT, &st);
-    CHECK(class_of(rc) == MPI_ERR_ARG && handler_calls == 1 && handler_class == MPI_ERR_ARG, "negative offset: class %d, calls %d", class_of(rc), handler_calls);
+    CHECK(tu_error_class(rc) == MPI_ERR_ARG && handler_calls == 1 && handler_class == MPI_ERR_ARG, "negative offset: class %d, calls %d", tu_error_class(rc), handler_calls);
     MPI_OK(MPI_File_call_errhandler(fh, MPI_ERR_IO));
     CHECK(handler_calls == 2 && handler_class == MPI_ERR_IO, "call_errhandler: calls %d class %d", handler_calls, handler_class);
     MPI_OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
@@ -201,13 +194,13 @@ int main(int argc, char **argv)
     MPI_OK(MPI_File_close(&fh));
     CHECK(fh == MPI_FILE_NULL, "close sets MPI_FILE_NULL");
     rc = MPI_File_get_size(fh, &fsize);
-    CHECK(class_of(rc) == MPI_ERR_FILE, "MPI_FILE_NULL: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_FILE, "MPI_FILE_NULL: class %d", tu_error_class(rc));
 
     /* The handler of MPI_FILE_NULL governs open errors and new files. */
     MPI_OK(MPI_File_set_errhandler(MPI_FILE_NULL, eh));
     MPI_Barrier(MPI_COMM_WORLD);
     rc = MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
-    CHECK(class_of(rc) == MPI_ERR_FILE_EXISTS, "EXCL on an existing file: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_FILE_EXISTS, "EXCL on an existing file: class %d", tu_error_class(rc));
     CHECK(handler_calls == 3, "FILE_NULL handler calls %d", handler_calls);
     MPI_OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
     MPI_OK(MPI_File_get_errhandler(fh, &cur));
@@ -216,7 +209,7 @@ int main(int argc, char **argv)
     MPI_OK(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
     MPI_Errhandler_free(&eh);
     rc = MPI_File_write_at(fh, 0, buf, 1, MPI_INT, &st);
-    CHECK(class_of(rc) == MPI_ERR_READ_ONLY || class_of(rc) == MPI_ERR_ACCESS, "write on RDONLY: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_READ_ONLY || tu_error_class(rc) == MPI_ERR_ACCESS, "write on RDONLY: class %d", tu_error_class(rc));
     MPI_OK(MPI_File_read_at(fh, 0, in, 2, MPI_INT, &st));
     CHECK(in[0] == 19 && (size == 1 || in[1] == 20), "data after set_size: %d %d", in[0], in[1]);
     MPI_OK(MPI_File_close(&fh));
@@ -240,7 +233,7 @@ int main(int argc, char **argv)
     CHECK(stat(q, &sb) == 0 && sb.st_size == 12, "self file size");
     MPI_OK(MPI_File_delete(q, MPI_INFO_NULL));
     rc = MPI_File_delete(q, MPI_INFO_NULL);
-    CHECK(class_of(rc) == MPI_ERR_NO_SUCH_FILE, "delete of a missing file: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_NO_SUCH_FILE, "delete of a missing file: class %d", tu_error_class(rc));
 
     MPI_Barrier(MPI_COMM_WORLD);
     if (tu_rank == 0)

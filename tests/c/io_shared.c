@@ -6,13 +6,6 @@
 
 enum { N = 40, W = 4 }; /* records per rank, ints per record */
 
-static int class_of(int rc)
-{
-    int c = -1;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
 int main(int argc, char **argv)
 {
     int size;
@@ -85,7 +78,7 @@ int main(int argc, char **argv)
     /* Split form: another round after it. */
     MPI_OK(MPI_File_write_ordered_begin(fh, ord, tu_rank + 1, rec));
     int rc = MPI_File_write_ordered_begin(fh, ord, tu_rank + 1, rec);
-    CHECK(class_of(rc) == MPI_ERR_IO, "second split begin: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_IO, "second split begin: class %d", tu_error_class(rc));
     MPI_OK(MPI_File_write_ordered_end(fh, ord, &st));
     int got;
     MPI_OK(MPI_Get_count(&st, rec, &got));
@@ -110,7 +103,7 @@ int main(int argc, char **argv)
     for (int i = 0; i <= tu_rank; i++)
         CHECK(ord[W * i] == tu_rank && ord[W * i + 1] == i, "second read_ordered record %d", i);
     rc = MPI_File_read_all_end(fh, ord, &st);
-    CHECK(class_of(rc) == MPI_ERR_IO, "end without begin: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_IO, "end without begin: class %d", tu_error_class(rc));
     MPI_Type_free(&rec);
     MPI_OK(MPI_File_close(&fh));
 
@@ -118,9 +111,9 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_OK(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
     rc = MPI_File_seek(fh, 0, MPI_SEEK_SET);
-    CHECK(class_of(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "seek in sequential mode: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "seek in sequential mode: class %d", tu_error_class(rc));
     rc = MPI_File_write_at(fh, 0, r, 1, MPI_INT, &st);
-    CHECK(class_of(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "write_at in sequential mode: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "write_at in sequential mode: class %d", tu_error_class(rc));
     MPI_OK(MPI_File_write_ordered(fh, &tu_rank, 1, MPI_INT, &st));
     MPI_OK(MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
     MPI_Offset disp;

@@ -7,13 +7,6 @@
  * argv[1]: a directory for the files. */
 #include "testutil.h"
 
-static int class_of(int rc)
-{
-    int c = -1;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
 /* Rank 0 reads `n` ints of the whole file through a plain view; returns them. */
 static int *read_whole(MPI_File fh, int n)
 {
@@ -140,12 +133,12 @@ int main(int argc, char **argv)
 
     /* Data representations and argument errors (collective: every rank gets them). */
     int rc = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no-such-rep", MPI_INFO_NULL);
-    CHECK(class_of(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "unknown datarep: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "unknown datarep: class %d", tu_error_class(rc));
     rc = MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
-    CHECK(class_of(rc) == MPI_ERR_ARG, "DISPLACEMENT_CURRENT: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_ARG, "DISPLACEMENT_CURRENT: class %d", tu_error_class(rc));
     MPI_OK(MPI_File_set_view(fh, 4, MPI_INT, MPI_INT, "internal", MPI_INFO_NULL));
     rc = MPI_File_write_at(fh, 0, vals, 3, MPI_SHORT, &st);
-    CHECK(class_of(rc) == MPI_ERR_IO, "data not a whole number of etypes: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_IO, "data not a whole number of etypes: class %d", tu_error_class(rc));
     MPI_OK(MPI_File_read_at(fh, 0, vals, 2, MPI_INT, &st));
     CHECK(vals[0] == 1 && vals[1] == 2, "disp 4: %d %d", vals[0], vals[1]);
 
@@ -154,7 +147,7 @@ int main(int argc, char **argv)
     MPI_Type_indexed(2, bl, dd, MPI_INT, &ftype);
     MPI_Type_commit(&ftype);
     rc = MPI_File_set_view(fh, 0, MPI_INT, ftype, "native", MPI_INFO_NULL);
-    CHECK(class_of(rc) == MPI_ERR_IO, "decreasing filetype: class %d", class_of(rc));
+    CHECK(tu_error_class(rc) == MPI_ERR_IO, "decreasing filetype: class %d", tu_error_class(rc));
     MPI_Type_free(&ftype);
 
     /* external32: big-endian ints in the file, native ones in memory. */
@@ -171,7 +164,7 @@ int main(int argc, char **argv)
     /* OxMPI's limit (docs/limitations.md): external32 of types that change size. */
     rc = MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL);
     if (!getenv("IO_LENIENT"))
-        CHECK(class_of(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "external32 of C long: class %d", class_of(rc));
+        CHECK(tu_error_class(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "external32 of C long: class %d", tu_error_class(rc));
 
     MPI_OK(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);

@@ -46,6 +46,14 @@ static inline void tu_init(int *argc, char ***argv)
     MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &tu_rank));
 }
 
+/* The error class of an MPI return code. */
+static inline int tu_error_class(int rc)
+{
+    int c = -1;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
 /* Check the fields of a receive status. count is in units of dtype. */
 static inline void tu_check_status(const char *file, int line, const MPI_Status *st,
                             int source, int tag, MPI_Datatype dtype, int count)
