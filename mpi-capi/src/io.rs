@@ -44,6 +44,7 @@ pub struct OpenFile {
     /// The file's private duplicate of the communicator it was opened on.
     pub comm: MPI_Comm,
     pub rank: usize,
+    pub size: usize,
     pub errhandler: AtomicI32,
     pub state: Mutex<FileState>,
 }
@@ -311,7 +312,7 @@ pub unsafe extern "C" fn PMPI_File_open(comm: MPI_Comm, filename: *const c_char,
     if rc != MPI_SUCCESS {
         return rc;
     }
-    let rank = mpi_core::runtime::with(|rt| crate::p2p_args::comm_of(rt, fcomm).map_or(0, |c| c.rank));
+    let (rank, size) = mpi_core::runtime::with(|rt| crate::p2p_args::comm_of(rt, fcomm).map_or((0, 1), |c| (c.rank, c.size())));
     // Rank 0 creates (MPI_MODE_EXCL: only it may succeed) and tells the others.
     let (mut os, mut sp) = (None, None);
     let mut msg = if rank == 0 {
@@ -358,7 +359,7 @@ pub unsafe extern "C" fn PMPI_File_open(comm: MPI_Comm, filename: *const c_char,
         };
     }
     let state = FileState { core, amode, etype: MPI_BYTE, filetype: MPI_BYTE, datarep: "native".into(), owned_types: Vec::new(), info: pairs, split: None };
-    let of = Arc::new(OpenFile { comm: fcomm, rank, errhandler: AtomicI32::new(DEFAULT_FILE_ERRHANDLER.load(Ordering::Relaxed)), state: Mutex::new(state) });
+    let of = Arc::new(OpenFile { comm: fcomm, rank, size, errhandler: AtomicI32::new(DEFAULT_FILE_ERRHANDLER.load(Ordering::Relaxed)), state: Mutex::new(state) });
     let idx = {
         let mut t = files();
         match t.iter().position(|s| s.is_none()) {

@@ -15,8 +15,12 @@ use crate::abi::*;
 use crate::handles::request_handle;
 use crate::io::{agree, allreduce_max, bcast, exscan_sum, file_of, raise_file, tryf, OpenFile};
 use crate::io_view::not_sequential;
+use crate::io::FileState;
 use crate::p2p_args::{empty_status, write_status};
-use mpi_core::request::Status;
+use mpi_core::datatype::Datatype;
+use mpi_core::io::collective;
+use mpi_core::request::{Layout, RawBuf, Status};
+use std::borrow::Cow;
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
 
@@ -52,21 +56,18 @@ fn etypes_of(st: &crate::io::FileState, count: c_int, dt: MPI_Datatype) -> Resul
     Ok((bytes / e) as u64)
 }
 
-/// Does one access of this process: checks, moves the data, updates the pointer. Returns
-/// the status (bytes moved).
-fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: c_int, dt: MPI_Datatype) -> Result<Status, Failure> {
-    let (raw, layout) = crate::p2p_args::buffer(buf, count, dt)?;
-    let mut st = f.lock();
+/// The checks of an access of (`count`, `dt`) at `ptr`, and the etype offset where it
+/// starts with the etypes it covers (a shared-pointer access advances the pointer here).
+fn start_of(st: &FileState, dir: Dir, ptr: Ptr, count: c_int, dt: MPI_Datatype) -> Result<(u64, u64), Failure> {
     match dir {
         Dir::Read => st.core.check_readable(),
         Dir::Write => st.core.check_writable(),
     }
-    .map_err(|e| (e.class as c_int, e.msg))?;
+    .map_err(core_err)?;
     if matches!(ptr, Ptr::At(_) | Ptr::Individual) {
-        not_sequential(&st)?;
+        not_sequential(st)?;
     }
-    let n = etypes_of(&st, count, dt)?;
-    let core_err = |e: mpi_core::error::MpiError| (e.class as c_int, e.msg);
+    let n = etypes_of(st, count, dt)?;
     let start = match ptr {
         Ptr::At(o) if o < 0 => return Err((MPI_ERR_ARG, format!("negative offset {o}"))),
         Ptr::At(o) => o as u64,
@@ -74,22 +75,59 @@ fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: c_int, dt
         Ptr::Individual => st.core.pos,
         Ptr::Shared => st.core.shared().and_then(|s| s.fetch_add(n)).map_err(core_err)?,
     };
+    Ok((start, n))
+}
+
+fn core_err(e: mpi_core::error::MpiError) -> Failure {
+    (e.class as c_int, e.msg)
+}
+
+/// For an "external32" view, the engine type of the buffer, whose values are converted on
+/// the way (see `same_external32`).
+fn ext32_type(st: &FileState, dt: MPI_Datatype, count: c_int) -> Result<Option<Arc<Datatype>>, Failure> {
+    if st.datarep != "external32" {
+        return Ok(None);
+    }
+    let t = crate::types::lookup(dt).ok_or((MPI_ERR_TYPE, format!("invalid datatype {dt:#x}")))?;
+    crate::io_view::same_external32(&t, count as usize, "buffer's datatype")?;
+    Ok(Some(t))
+}
+
+/// The bytes a write puts in the file, in stream order: the program's memory itself when
+/// it is contiguous and native, else a packed (and converted) copy.
+///
+/// # Safety
+/// (`buf`, `count`) with `raw`/`layout`/`ext32` must be what `p2p_args::buffer` and
+/// `ext32_type` made of the program's valid buffer, alive for `'a`.
+unsafe fn file_bytes<'a>(raw: RawBuf, layout: &Option<Layout>, ext32: &Option<Arc<Datatype>>, buf: *mut c_void, count: c_int) -> Cow<'a, [u8]> {
+    let bytes = layout.as_ref().map_or(raw.len, |l| l.bytes());
+    if bytes == 0 {
+        return Cow::Borrowed(&[]);
+    }
+    let mut data = vec![0u8; bytes];
+    match (ext32, layout) {
+        // SAFETY (all three): per the contract, the buffer holds `count` items of the type.
+        (Some(t), _) => unsafe { t.pack_external32(buf as *const u8, count as usize, &mut data) },
+        (None, Some(l)) => unsafe { l.dt.pack(l.base, l.count, &mut data) },
+        (None, None) => return Cow::Borrowed(unsafe { std::slice::from_raw_parts(raw.ptr, raw.len) }),
+    };
+    Cow::Owned(data)
+}
+
+/// Does one access of this process: checks, moves the data, updates the pointer. Returns
+/// the status (bytes moved).
+fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: c_int, dt: MPI_Datatype) -> Result<Status, Failure> {
+    let (raw, layout) = crate::p2p_args::buffer(buf, count, dt)?;
+    let mut st = f.lock();
+    let (start, n) = start_of(&st, dir, ptr, count, dt)?;
     let pos = st.core.stream_pos(start);
     let bytes = layout.as_ref().map_or(raw.len, |l| l.bytes());
-    // "external32" views: values are converted on the way (see `same_external32`).
-    let ext32 = if st.datarep == "external32" {
-        let t = crate::types::lookup(dt).ok_or((MPI_ERR_TYPE, format!("invalid datatype {dt:#x}")))?;
-        crate::io_view::same_external32(&t, count as usize, "buffer's datatype")?;
-        Some(t)
-    } else {
-        None
-    };
+    let ext32 = ext32_type(&st, dt, count)?;
     let done = match (dir, &layout) {
         (_, _) if bytes == 0 => 0,
-        (Dir::Write, _) if ext32.is_some() => {
-            let mut data = vec![0u8; bytes];
-            // SAFETY: `buffer` checked (buf, count, dt) describes the program's data.
-            unsafe { ext32.as_ref().expect("checked").pack_external32(buf as *const u8, count as usize, &mut data) };
+        (Dir::Write, _) => {
+            // SAFETY: made by `buffer` and `ext32_type` from the program's buffer.
+            let data = unsafe { file_bytes(raw, &layout, &ext32, buf, count) };
             st.core.write_stream(pos, &data).map_err(core_err)?;
             bytes
         }
@@ -99,19 +137,6 @@ fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: c_int, dt
             // SAFETY: `buffer` checked (buf, count, dt) describes the program's buffer.
             unsafe { ext32.as_ref().expect("checked").unpack_external32(&data[..got], buf as *mut u8, count as usize) };
             got
-        }
-        (Dir::Write, None) => {
-            // SAFETY: `buffer` checked the pointer covers `raw.len` bytes of the program's data.
-            let data = unsafe { std::slice::from_raw_parts(raw.ptr, raw.len) };
-            st.core.write_stream(pos, data).map_err(core_err)?;
-            bytes
-        }
-        (Dir::Write, Some(l)) => {
-            let mut data = vec![0u8; bytes];
-            // SAFETY: the layout describes the program's buffer of `count` items.
-            unsafe { l.dt.pack(l.base, l.count, &mut data) };
-            st.core.write_stream(pos, &data).map_err(core_err)?;
-            bytes
         }
         (Dir::Read, None) => {
             // SAFETY: `buffer` checked the pointer covers `raw.len` writable bytes.
@@ -132,15 +157,101 @@ fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: c_int, dt
     Ok(Status { bytes: done, ..empty_status() })
 }
 
+/// Largest write of one process that collective buffering takes (`MPI_Alltoallv` counts
+/// are C ints); larger ones write independently. Buffering starts when some process's
+/// pieces average less than `CB_PIECE` bytes: larger pieces are written as fast directly.
+const CB_MAX: usize = 1 << 30;
+const CB_PIECE: usize = 4096;
+
+/// A collective write (`write_all`, `write_at_all`, their split `_begin`): with
+/// collective buffering (`mpi_core::io::collective`) when some process's data lies in
+/// many small pieces of the file, else each process writes its own. Ends with every process's
+/// data in the file and the same error everywhere.
+fn collective_write(f: &OpenFile, ptr: Ptr, buf: *mut c_void, count: c_int, dt: MPI_Datatype) -> Result<Status, Failure> {
+    let prep = (|| -> Result<_, Failure> {
+        let (raw, layout) = crate::p2p_args::buffer(buf, count, dt)?;
+        let st = f.lock();
+        let (start, n) = start_of(&st, Dir::Write, ptr, count, dt)?;
+        let ext32 = ext32_type(&st, dt, count)?;
+        // SAFETY: made by `buffer` and `ext32_type` from the program's buffer.
+        let data = unsafe { file_bytes(raw, &layout, &ext32, buf, count) };
+        let pos = st.core.stream_pos(start);
+        let pieces = st.core.pieces(pos, data.len());
+        Ok((start, n, pos, data, pieces, st.core.atomic))
+    })();
+    // One reduction: errors, whether anyone has many small pieces, the file range, whether
+    // anyone's data is too large or the file is in atomic mode (then no buffering).
+    let mut v = [0i64, 0, i64::MIN, 0, 0, 0];
+    match &prep {
+        Err(e) => v[0] = e.0 as i64,
+        Ok((_, _, _, data, pieces, atomic)) => {
+            v[1] = (pieces.len() > 1 && data.len() / pieces.len() < CB_PIECE) as i64;
+            if let Some(lo) = pieces.iter().map(|p| p.0).min() {
+                v[2] = -(lo as i64);
+            }
+            v[3] = pieces.iter().map(|p| (p.0 + p.1 as u64) as i64).max().unwrap_or(0);
+            v[4] = (data.len() > CB_MAX) as i64;
+            v[5] = *atomic as i64;
+        }
+    }
+    allreduce_max(f.comm, &mut v);
+    if v[0] != 0 {
+        return Err(match prep {
+            Err(e) if e.0 as i64 == v[0] => e,
+            _ => (v[0] as c_int, "the call failed on another process of the file's communicator".to_string()),
+        });
+    }
+    let (start, n, pos, data, pieces, _) = prep.expect("agreed");
+    let buffered = f.size > 1 && v[1] != 0 && v[4] == 0 && v[5] == 0 && v[2] != i64::MIN;
+    let mine = if buffered {
+        let (lo, hi) = ((-v[2]) as u64, v[3] as u64);
+        let chunk = (hi - lo).div_ceil(f.size as u64).max(1);
+        let (meta, bytes) = collective::route(&pieces, &data, lo, chunk, f.size);
+        let (rmeta, rbytes) = exchange(f, &meta, &bytes);
+        let st = f.lock();
+        let m: Vec<&[u8]> = rmeta.iter().map(|x| x.as_slice()).collect();
+        let b: Vec<&[u8]> = rbytes.iter().map(|x| x.as_slice()).collect();
+        collective::write_domain(&st.core, &m, &b).err()
+    } else {
+        f.lock().core.write_stream(pos, &data).err()
+    };
+    if let Some(e) = agree(f.comm, mine.map(core_err)) {
+        return Err(e);
+    }
+    if matches!(ptr, Ptr::Individual) {
+        f.lock().core.pos = start + n;
+    }
+    Ok(Status { bytes: data.len(), ..empty_status() })
+}
+
+/// Sends `meta[d]` and `bytes[d]` to process `d` of the file's communicator; returns what
+/// each process sent here.
+fn exchange(f: &OpenFile, meta: &[Vec<u8>], bytes: &[Vec<u8>]) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let n = f.size;
+    let counts: Vec<c_int> = (0..n).flat_map(|d| [meta[d].len() as c_int, bytes[d].len() as c_int]).collect();
+    let mut rcounts = vec![0 as c_int; 2 * n];
+    // SAFETY: 2 ints per process in both buffers.
+    unsafe { crate::coll::PMPI_Alltoall(counts.as_ptr() as *const c_void, 2, MPI_INT, rcounts.as_mut_ptr() as *mut c_void, 2, MPI_INT, f.comm) };
+    let one = |parts: &[Vec<u8>], k: usize| -> Vec<Vec<u8>> {
+        let send: Vec<u8> = parts.concat();
+        let scounts: Vec<c_int> = parts.iter().map(|p| p.len() as c_int).collect();
+        let rc: Vec<c_int> = (0..n).map(|i| rcounts[2 * i + k]).collect();
+        let displs = |c: &[c_int]| -> Vec<c_int> { c.iter().scan(0, |acc, &x| { let d = *acc; *acc += x; Some(d) }).collect() };
+        let (sd, rd) = (displs(&scounts), displs(&rc));
+        let mut recv = vec![0u8; rc.iter().map(|&c| c as usize).sum()];
+        // SAFETY: counts and displacements describe the two buffers, in bytes.
+        unsafe { crate::coll::PMPI_Alltoallv(send.as_ptr() as *const c_void, scounts.as_ptr(), sd.as_ptr(), MPI_BYTE, recv.as_mut_ptr() as *mut c_void, rc.as_ptr(), rd.as_ptr(), MPI_BYTE, f.comm) };
+        (0..n).map(|i| recv[rd[i] as usize..(rd[i] + rc[i]) as usize].to_vec()).collect()
+    };
+    (one(meta, 0), one(bytes, 1))
+}
+
 /// A blocking access: status out, errors to the file's handler. `collective` write forms
 /// end with a barrier (even after an error, so no process is left waiting).
 fn blocking(func: &str, fh: MPI_File, dir: Dir, ptr: Ptr, buf: *mut c_void, count: c_int, dt: MPI_Datatype, status: *mut MPI_Status, collective: bool) -> c_int {
     require_init!(func);
     let f = tryf!(file_of(func, fh));
-    let r = transfer(&f, dir, ptr, buf, count, dt);
-    if collective && dir == Dir::Write {
-        crate::io::barrier(f.comm);
-    }
+    let r = if collective && dir == Dir::Write { collective_write(&f, ptr, buf, count, dt) } else { transfer(&f, dir, ptr, buf, count, dt) };
     finish(func, fh, r, status)
 }
 
@@ -227,13 +338,8 @@ fn split_begin(func: &str, fh: MPI_File, dir: Dir, ptr: Option<Ptr>, buf: *mut c
         return raise_file(fh, func, class, msg);
     }
     let r = match ptr {
-        Some(p) => {
-            let r = transfer(&f, dir, p, buf, count, dt);
-            if dir == Dir::Write {
-                crate::io::barrier(f.comm);
-            }
-            r
-        }
+        Some(p) if dir == Dir::Write => collective_write(&f, p, buf, count, dt),
+        Some(p) => transfer(&f, dir, p, buf, count, dt),
         None => ordered(&f, dir, buf, count, dt),
     };
     match r {

@@ -164,6 +164,29 @@ impl File {
         err.map_or(Ok(()), Err)
     }
 
+    /// Reads file bytes from `at` into `buf`, zeros past the end of file (collective
+    /// buffering fills the holes of a run with them).
+    pub fn read_raw(&self, at: u64, buf: &mut [u8]) -> MpiResult<()> {
+        let got = self.pread_full(buf, at)?;
+        buf[got..].fill(0);
+        Ok(())
+    }
+
+    /// Writes `data` at file byte `at`.
+    pub fn write_raw(&self, at: u64, data: &[u8]) -> MpiResult<()> {
+        self.os.write_all_at(data, at).map_err(|e| self.err(e, "cannot write"))
+    }
+
+    /// The file pieces of stream bytes `[pos, pos + len)`, in stream order.
+    pub fn pieces(&self, pos: u64, len: usize) -> Vec<(u64, usize)> {
+        let mut v = Vec::new();
+        self.view.pieces(pos, len, |at, _, n| {
+            v.push((at, n));
+            true
+        });
+        v
+    }
+
     /// Stream byte of etype offset `off`.
     pub fn stream_pos(&self, off: u64) -> u64 {
         off * self.view.etype_size as u64

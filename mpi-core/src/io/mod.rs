@@ -3,6 +3,7 @@
 //! the shared file pointer. The C layer (`mpi-capi/src/io*.rs`) runs the collective steps
 //! over the file's communicator and calls these local parts between them. See `docs/io.md`.
 
+pub mod collective;
 pub mod file;
 pub mod lock;
 pub mod os_error;
