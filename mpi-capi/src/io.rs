@@ -536,8 +536,16 @@ pub unsafe extern "C" fn PMPI_File_get_group(fh: MPI_File, group: *mut MPI_Group
 }
 
 /// Keys MPICH's ROMIO reports for every file, with the values that describe what OxMPI
-/// does (no collective buffering, no data sieving); the program's own pairs follow.
-const FILE_HINTS: &[(&str, &str)] = &[("romio_cb_read", "disable"), ("romio_cb_write", "disable"), ("romio_ds_read", "disable"), ("romio_ds_write", "disable")];
+/// does (collective buffering for writes and data sieving for reads when they pay,
+/// neither for the other direction); the program's own pairs follow. `romio_cb_write`
+/// is obeyed: "disable" turns collective buffering off, "enable" on for every
+/// non-contiguous collective write.
+const FILE_HINTS: &[(&str, &str)] = &[("romio_cb_read", "disable"), ("romio_cb_write", "automatic"), ("romio_ds_read", "automatic"), ("romio_ds_write", "disable")];
+
+/// The file's value of hint `key`, if the program set one.
+pub fn hint<'a>(st: &'a FileState, key: &str) -> Option<&'a str> {
+    st.info.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_get_info(fh: MPI_File, info_used: *mut MPI_Info) -> c_int {

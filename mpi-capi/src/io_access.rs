@@ -177,20 +177,25 @@ fn collective_write(f: &OpenFile, ptr: Ptr, buf: *mut c_void, count: c_int, dt: 
         let data = unsafe { file_bytes(raw, &layout, &ext32, buf, count) };
         let pos = st.core.stream_pos(start);
         let pieces = st.core.pieces(pos, data.len());
-        Ok((start, n, pos, data, pieces, st.core.atomic))
+        let cb = crate::io::hint(&st, "romio_cb_write").unwrap_or("automatic").to_string();
+        Ok((start, n, pos, data, pieces, st.core.atomic, cb))
     })();
     // One reduction: errors, whether anyone has many small pieces, the file range, whether
-    // anyone's data is too large or the file is in atomic mode (then no buffering).
+    // anyone's data is too large or buffering disabled, or the file is in atomic mode.
+    // The "romio_cb_write" hint: "disable" anywhere turns buffering off, "enable"
+    // turns it on for any number of pieces.
     let mut v = [0i64, 0, i64::MIN, 0, 0, 0];
     match &prep {
         Err(e) => v[0] = e.0 as i64,
-        Ok((_, _, _, data, pieces, atomic)) => {
-            v[1] = (pieces.len() > 1 && data.len() / pieces.len() < CB_PIECE) as i64;
+        Ok((_, _, _, data, pieces, atomic, cb)) => {
+            let small = data.len() / pieces.len().max(1) < CB_PIECE || cb == "enable";
+            v[1] = (pieces.len() > 1 && small) as i64;
+            v[4] = (cb == "disable") as i64;
             if let Some(lo) = pieces.iter().map(|p| p.0).min() {
                 v[2] = -(lo as i64);
             }
             v[3] = pieces.iter().map(|p| (p.0 + p.1 as u64) as i64).max().unwrap_or(0);
-            v[4] = (data.len() > CB_MAX) as i64;
+            v[4] |= (data.len() > CB_MAX) as i64;
             v[5] = *atomic as i64;
         }
     }
@@ -201,7 +206,7 @@ fn collective_write(f: &OpenFile, ptr: Ptr, buf: *mut c_void, count: c_int, dt: 
             _ => (v[0] as c_int, "the call failed on another process of the file's communicator".to_string()),
         });
     }
-    let (start, n, pos, data, pieces, _) = prep.expect("agreed");
+    let (start, n, pos, data, pieces, _, _) = prep.expect("agreed");
     let buffered = f.size > 1 && v[1] != 0 && v[4] == 0 && v[5] == 0 && v[2] != i64::MIN;
     let mine = if buffered {
         let (lo, hi) = ((-v[2]) as u64, v[3] as u64);
