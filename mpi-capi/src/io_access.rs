@@ -2,11 +2,12 @@
 //! pointer and through the shared one, in their blocking, collective, nonblocking, split
 //! collective and ordered forms (MPI 3.1 §13.4).
 //!
-//! Every form ends in `transfer`: pack the user buffer (non-contiguous types), map the
-//! view's stream range onto the file and `pwrite`/`pread` the pieces. The collective forms
-//! do each process's part independently (no collective buffering), and the blocking
-//! collective writes end with a barrier, so data written by any process is in the file for
-//! all when the call returns. Nonblocking forms do the access at the call and return a
+//! Most forms end in `transfer`: pack the user buffer (non-contiguous types), map the
+//! view's stream range onto the file and `pwrite`/`pread` the pieces. Blocking and split
+//! collective writes go through `collective_write` (collective buffering when the pieces
+//! are small), which ends with a reduction, so data written by any process is in the file
+//! for all when the call returns; collective reads are each process's own. Nonblocking
+//! forms do the access at the call and return a
 //! request that is already complete (MPI allows it). Ordered forms place each process's
 //! data after that of the lower ranks with an exclusive scan, rank 0 advancing the shared
 //! pointer by the total.
