@@ -105,12 +105,15 @@ unsafe fn file_bytes<'a>(raw: RawBuf, layout: &Option<Layout>, ext32: &Option<Ar
     if bytes == 0 {
         return Cow::Borrowed(&[]);
     }
+    // SAFETY (all three arms): per the contract, the buffer holds `count` items of the type.
+    if ext32.is_none() && layout.is_none() {
+        return Cow::Borrowed(unsafe { std::slice::from_raw_parts(raw.ptr, raw.len) });
+    }
     let mut data = vec![0u8; bytes];
     match (ext32, layout) {
-        // SAFETY (all three): per the contract, the buffer holds `count` items of the type.
         (Some(t), _) => unsafe { t.pack_external32(buf as *const u8, count as usize, &mut data) },
         (None, Some(l)) => unsafe { l.dt.pack(l.base, l.count, &mut data) },
-        (None, None) => return Cow::Borrowed(unsafe { std::slice::from_raw_parts(raw.ptr, raw.len) }),
+        (None, None) => unreachable!("contiguous data is borrowed above"),
     };
     Cow::Owned(data)
 }
