@@ -444,7 +444,10 @@ fn communicate(c: Call) -> c_int {
                 r
             }))
         }),
-        Ok(Some((what, origin, result, spec))) => runtime::with(|rt| mpi_core::rma::ops::communicate(rt, idx, what, c.func, origin, result, spec, want)),
+        Ok(Some((what, origin, result, spec))) => {
+            mpi_core::rma::sync::before_operation(idx, spec.rank);
+            runtime::with(|rt| mpi_core::rma::ops::communicate(rt, idx, what, c.func, origin, result, spec, want))
+        }
     };
     match outcome {
         Ok(r) => {
@@ -537,6 +540,7 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compa
         Err((c, m)) => return raise_win(win, F, c, m),
     };
     let byte = crate::types::lookup(MPI_BYTE).expect("MPI_BYTE");
+    mpi_core::rma::sync::before_operation(idx, rank);
     // SAFETY: the caller's three one-element buffers (checked non-null).
     match runtime::with(|rt| unsafe { mpi_core::rma::ops::compare_and_swap(rt, idx, origin_addr as *const u8, compare_addr as *const u8, result_addr as *mut u8, size, rank, target_disp as isize, byte) }) {
         Ok(()) => MPI_SUCCESS,

@@ -100,6 +100,14 @@ fn rma_lock_fairness() {
     rma_program("rma_lock_fairness", &[]);
 }
 
+/// Epochs whose lock a target reached by active messages learns of only with their first
+/// operation: empty epochs, MPI_Rget / MPI_Get_accumulate / MPI_Compare_and_swap first,
+/// lock_all with one target used, two windows' epochs open at once on one target.
+#[test]
+fn rma_lock_epochs() {
+    rma_program("rma_lock_epochs", &[]);
+}
+
 /// Many more operations than the defaults (which keep MPICH's oversubscribed runs short):
 /// 200 fetch-and-ops and 30 exclusive read-modify-writes per rank and target, 100 mutex
 /// rounds per rank and pass, on shared memory at 4 and 8 ranks and over TCP at 4.

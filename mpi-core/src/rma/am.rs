@@ -3,7 +3,8 @@
 //! the target's progress engine (`serve`).
 //!
 //! A request is one message (tag `TAG_REQUEST`): a fixed head, the target runs (window
-//! offsets, or addresses for dynamic windows), then the packed origin data. Every request
+//! offsets, or addresses for dynamic windows), then the packed origin data. The first
+//! operation of a passive-target epoch also carries the epoch's lock (`FLAG_LOCK`). Every request
 //! gets exactly one reply (tag `TAG_REPLY`): the data of a get, the old contents of a
 //! get-accumulate or compare-and-swap, or an empty acknowledgement once applied. The
 //! origin posts the receive for each reply when it sends the request, so replies — which a
@@ -18,6 +19,7 @@ use crate::error::{fatal, ErrorClass, MpiError, MpiResult};
 use crate::op::{Elem, PredefOp};
 use crate::request::{Layout, Op, RawBuf, ReqId, SendMode};
 use crate::runtime::Runtime;
+use std::collections::VecDeque;
 
 /// Tags on the window's private communicator.
 pub const TAG_REQUEST: i32 = 1;
@@ -36,13 +38,16 @@ pub enum Kind {
     GetAcc = 4,
     /// Compare-and-swap: payload = compare value, then the new value.
     Cas = 5,
-    /// Lock the target (`exclusive` flag); the reply grants it.
-    Lock = 6,
+    /// Release the lock this origin holds (`exclusive` flag: which kind).
     Unlock = 7,
 }
 
 const HEAD: usize = 16;
 const FLAG_EXCLUSIVE: u8 = 1;
+/// The request first takes the lock of the origin's passive-target epoch (exclusive with
+/// `FLAG_EXCLUSIVE`): the lock rides on the epoch's first operation, whose reply then also
+/// says it was granted.
+const FLAG_LOCK: u8 = 2;
 
 /// A decoded request.
 pub struct Request<'a> {
@@ -84,7 +89,6 @@ pub fn decode(b: &[u8]) -> Result<Request<'_>, String> {
         3 => Kind::Acc,
         4 => Kind::GetAcc,
         5 => Kind::Cas,
-        6 => Kind::Lock,
         7 => Kind::Unlock,
         k => return Err(format!("unknown one-sided request kind {k}")),
     };
@@ -103,11 +107,24 @@ pub fn decode(b: &[u8]) -> Result<Request<'_>, String> {
     Ok(Request { kind, op, elem, exclusive: b[3] & FLAG_EXCLUSIVE != 0, runs, payload: &b[runs_end..] })
 }
 
+/// Makes request `msg` take the origin's lock on the target before it applies.
+pub fn add_lock(msg: &mut [u8], exclusive: bool) {
+    msg[3] |= FLAG_LOCK | if exclusive { FLAG_EXCLUSIVE } else { 0 };
+}
+
+/// The lock request `msg` carries: `Some(exclusive)`.
+pub fn lock_of(msg: &[u8]) -> Option<bool> {
+    let flags = *msg.get(3)?;
+    (flags & FLAG_LOCK != 0).then_some(flags & FLAG_EXCLUSIVE != 0)
+}
+
 /// A reply this process (as origin) awaits from a target: the receive posted for it and,
 /// for a request-based operation (`MPI_Rget`, ...), the user's request it completes.
 pub struct PendingReply {
     pub rid: ReqId,
     pub user: Option<ReqId>,
+    /// The reply grants a lock (`Target::awaiting_grant`).
+    pub grant: bool,
 }
 
 /// A request received (or being received) by this process as target.
@@ -171,6 +188,9 @@ pub fn reap(rt: &mut Runtime, w: &mut Win) -> usize {
                 break;
             }
             let p = t.pending.pop_front().unwrap();
+            if p.grant {
+                t.awaiting_grant = false;
+            }
             let error = rt.engine.reqs.remove(p.rid).and_then(|r| r.status.error);
             if let Some(u) = p.user {
                 rt.engine.close_coll_request(u, error);
@@ -219,33 +239,71 @@ fn serve(rt: &mut Runtime, w: &mut Win) -> usize {
         }
         let inc = w.incoming.pop_front().unwrap();
         rt.engine.reqs.remove(inc.rid);
-        apply_request(rt, w, inc.src, &inc.buf);
+        apply_request(rt, w, inc.src, inc.buf);
         n += 1;
     }
     n += grant_locks(rt, w);
     n
 }
 
-/// Grants queued lock requests while the lock allows, in arrival order.
+/// Grants every queued lock request the lock allows now, in arrival order. A shared
+/// request is granted past an exclusive one that waits (as MPICH does, and as direct shared
+/// lockers take the word): with `MPI_Win_lock_all`'s shared locks held while it waits for
+/// others, a writer-first queue closes deadlock cycles (lock_all holder -> its request
+/// behind a waiting exclusive one -> that one waiting for another lock_all holder -> ...).
 fn grant_locks(rt: &mut Runtime, w: &mut Win) -> usize {
     let mut n = 0;
-    while let Some(&(src, exclusive)) = w.lock_queue.front() {
+    let mut i = 0;
+    while let Some(&(src, exclusive)) = w.lock_queue.get(i) {
         // SAFETY: my_words points into the node segment, mapped while the window lives.
         let words = unsafe { &*w.my_words };
         if !words.try_grant(exclusive) {
-            break;
+            i += 1;
+            continue;
         }
         words.queued.fetch_sub(1, std::sync::atomic::Ordering::Release);
-        w.lock_queue.pop_front();
-        send(rt, w, src, TAG_REPLY, Vec::new());
-        n += 1;
+        w.lock_queue.remove(i);
+        n += 1 + replay_parked(rt, w, src);
+        i = 0; // the replay may have queued, granted or released locks: look again
     }
     n
 }
 
-/// Applies one request from window rank `src` to this process's window memory and replies.
-fn apply_request(rt: &mut Runtime, w: &mut Win, src: usize, b: &[u8]) {
-    let req = decode(b).unwrap_or_else(|e| fatal(&format!("from rank {src} of a window: {e}")));
+/// Applies, in arrival order, the requests of `src` held back while its lock waited. One of
+/// them may be a new lock request that waits again: `apply_request` then holds back the
+/// rest once more.
+fn replay_parked(rt: &mut Runtime, w: &mut Win, src: usize) -> usize {
+    if w.parked.is_empty() {
+        return 0;
+    }
+    let (mine, others): (VecDeque<_>, VecDeque<_>) = std::mem::take(&mut w.parked).into_iter().partition(|(s, _)| *s == src);
+    w.parked = others;
+    let n = mine.len();
+    for (_, b) in mine {
+        apply_request(rt, w, src, b);
+    }
+    n
+}
+
+/// Applies one request from window rank `src` to this process's window memory and replies;
+/// holds it back (`Win::parked`) while a lock request of `src` waits.
+fn apply_request(rt: &mut Runtime, w: &mut Win, src: usize, b: Vec<u8>) {
+    if w.lock_queue.iter().any(|&(s, _)| s == src) || w.parked.iter().any(|(s, _)| *s == src) {
+        w.parked.push_back((src, b));
+        return;
+    }
+    if let Some(exclusive) = lock_of(&b) {
+        // Queue the lock and hold the operation back behind it: granting replays it.
+        let mut b = b;
+        b[3] &= !(FLAG_LOCK | FLAG_EXCLUSIVE);
+        w.lock_queue.push_back((src, exclusive));
+        // SAFETY: my_words points into the node segment, mapped while the window lives.
+        unsafe { &*w.my_words }.queued.fetch_add(1, std::sync::atomic::Ordering::Release);
+        w.parked.push_back((src, b));
+        grant_locks(rt, w);
+        return;
+    }
+    let req = decode(&b).unwrap_or_else(|e| fatal(&format!("from rank {src} of a window: {e}")));
     if let Err(e) = check_runs(w, &req.runs) {
         fatal(&format!("one-sided operation from rank {src} of a window: {}", e.msg));
     }
@@ -273,12 +331,6 @@ fn apply_request(rt: &mut Runtime, w: &mut Win, src: usize, b: &[u8]) {
             let half = req.payload.len() / 2;
             reply = vec![0u8; half];
             unsafe { apply::compare_and_swap(access, words, &req.runs, &req.payload[half..], &req.payload[..half], &mut reply) }
-        }
-        Kind::Lock => {
-            w.lock_queue.push_back((src, req.exclusive));
-            words.queued.fetch_add(1, std::sync::atomic::Ordering::Release);
-            grant_locks(rt, w);
-            return;
         }
         Kind::Unlock => {
             words.unlock(req.exclusive);

@@ -182,6 +182,8 @@ pub fn build(rt: &mut Runtime, spec: Spec, cards: &[Card], mut segment: Segment)
             disp_unit: c.disp_unit,
             words: if local { words(r) } else { std::ptr::null() },
             held: Held::None,
+            lock_unsent: None,
+            awaiting_grant: false,
             pending: VecDeque::new(),
         });
     }
@@ -215,6 +217,7 @@ pub fn build(rt: &mut Runtime, spec: Spec, cards: &[Card], mut segment: Segment)
         sends: Vec::new(),
         incoming: VecDeque::new(),
         lock_queue: VecDeque::new(),
+        parked: VecDeque::new(),
     };
     (rt.wins.insert(w), my_base)
 }

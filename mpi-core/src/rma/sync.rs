@@ -122,13 +122,16 @@ pub fn fence_end(idx: usize, open: bool) {
     });
 }
 
-/// Takes a lock on `target` as seen from origin window `w` (blocking until granted).
+/// Takes a lock on `target` as seen from origin window `w`: blocking until granted for a
+/// target whose lock words are mapped here; for an active-message target only noted, the
+/// request rides on the epoch's first operation (`before_operation`).
 fn acquire(idx: usize, target: usize, exclusive: bool) -> MpiResult<()> {
-    let access = runtime::with(|rt| rt.wins.get(idx).map(|w| w.targets[target].access)).ok_or_else(win_err)?;
-    if access == Access::Am {
-        let msg = am::encode(Kind::Lock, PredefOp::NoOp, Elem::Byte, exclusive, &[], &[]);
-        runtime::with(|rt| super::ops::issue(rt, idx, target, msg, (RawBuf::EMPTY, None), None));
-        wait_replies(idx, Some(target));
+    let deferred = runtime::with(|rt| {
+        let w = rt.wins.get_mut(idx)?;
+        let t = &mut w.targets[target];
+        (t.access == Access::Am).then(|| t.lock_unsent = Some(exclusive))
+    });
+    if deferred.is_some() {
         return Ok(());
     }
     let words = runtime::with(|rt| rt.wins.get(idx).map(|w| w.targets[target].words as usize)).ok_or_else(win_err)?;
@@ -141,26 +144,73 @@ fn acquire(idx: usize, target: usize, exclusive: bool) -> MpiResult<()> {
     Ok(())
 }
 
-/// Releases a lock on `target` after completing the operations to it.
-fn release(idx: usize, target: usize, held: Held) -> MpiResult<()> {
-    let access = runtime::with(|rt| rt.wins.get(idx).map(|w| w.targets[target].access)).ok_or_else(win_err)?;
-    let exclusive = held == Held::Exclusive;
-    if held == Held::NoCheck {
-        wait_replies(idx, Some(target));
-    } else if access == Access::Am {
-        let msg = am::encode(Kind::Unlock, PredefOp::NoOp, Elem::Byte, exclusive, &[], &[]);
-        runtime::with(|rt| super::ops::issue(rt, idx, target, msg, (RawBuf::EMPTY, None), None));
-        wait_replies(idx, Some(target));
-    } else {
-        wait_replies(idx, Some(target));
-        runtime::with(|rt| {
-            if let Some(w) = rt.wins.get(idx) {
-                // SAFETY: as in `acquire`.
-                unsafe { &*w.targets[target].words }.unlock(exclusive);
-            }
+/// Before an operation toward window rank `target` (called outside the runtime lock): if
+/// the epoch on it deferred its lock request, which the operation will carry
+/// (`take_deferred_lock`), waits until no other lock request of this process awaits its
+/// grant. One at a time, a process acquires its locks in the order of the epochs' first
+/// operations: a second request sent while the first waited could be granted first and
+/// close a deadlock cycle with a process that blocks in `MPI_Win_lock` on its own window.
+pub fn before_operation(idx: usize, target: usize) {
+    let deferred = |rt: &mut Runtime| rt.wins.get(idx).is_some_and(|w| w.targets.get(target).is_some_and(|t| t.lock_unsent.is_some()));
+    if runtime::with(deferred) {
+        runtime::wait_until(|rt| !grants_awaited(rt));
+    }
+}
+
+/// The deferred lock request (exclusive?) of the epoch on `target`, taken to ride on the
+/// operation being issued; the target holds back this origin's later requests until it
+/// grants the lock (`am::serve`).
+pub(super) fn take_deferred_lock(rt: &mut Runtime, idx: usize, target: usize) -> Option<bool> {
+    rt.wins.get_mut(idx).and_then(|w| w.targets[target].lock_unsent.take())
+}
+
+/// Whether this process awaits the grant of some lock request (on any window).
+fn grants_awaited(rt: &mut Runtime) -> bool {
+    let mut awaited = false;
+    for idx in 0..rt.wins.slots_len() {
+        if !rt.wins.get(idx).is_some_and(|w| w.targets.iter().any(|t| t.awaiting_grant)) {
+            continue;
+        }
+        let _ = with_win(rt, idx, |rt, w| {
+            am::reap(rt, w);
+            awaited |= w.targets.iter().any(|t| t.awaiting_grant);
         });
     }
-    Ok(())
+    awaited
+}
+
+/// Starts releasing the lock on active-message target `target`: sends the unlock, whose
+/// reply follows those of the epoch's operations. Nothing to send for a lock never sent (no
+/// operation in the epoch), a `NOCHECK` epoch or a target reached directly.
+fn send_unlock(idx: usize, target: usize, held: Held) {
+    runtime::with(|rt| {
+        let Some(t) = rt.wins.get_mut(idx).map(|w| &mut w.targets[target]) else { return };
+        if held == Held::NoCheck || t.access != Access::Am || t.lock_unsent.take().is_some() {
+            return;
+        }
+        let msg = am::encode(Kind::Unlock, PredefOp::NoOp, Elem::Byte, held == Held::Exclusive, &[], &[]);
+        super::ops::issue(rt, idx, target, msg, (RawBuf::EMPTY, None), None);
+    });
+}
+
+/// Releases the lock words of a target reached directly (its operations completed when
+/// they were issued).
+fn unlock_words(idx: usize, target: usize, held: Held) {
+    runtime::with(|rt| {
+        if let Some(w) = rt.wins.get(idx) {
+            if matches!(held, Held::Shared | Held::Exclusive) && w.targets[target].access != Access::Am {
+                // SAFETY: as in `acquire`.
+                unsafe { &*w.targets[target].words }.unlock(held == Held::Exclusive);
+            }
+        }
+    });
+}
+
+/// Releases a lock on `target` after completing the operations to it.
+fn release(idx: usize, target: usize, held: Held) {
+    send_unlock(idx, target, held);
+    wait_replies(idx, Some(target));
+    unlock_words(idx, target, held);
 }
 
 /// `MPI_Win_lock`.
@@ -196,7 +246,7 @@ pub fn unlock(idx: usize, target: usize) -> MpiResult<()> {
     if held.0 || held.1 == Held::None {
         return Err(sync_err(format!("MPI_Win_unlock of rank {target}, which this process has not locked with MPI_Win_lock")));
     }
-    release(idx, target, held.1)?;
+    release(idx, target, held.1);
     runtime::with(|rt| {
         rt.wins.get_mut(idx).map(|w| {
             w.targets[target].held = Held::None;
@@ -238,9 +288,14 @@ pub fn unlock_all(idx: usize) -> MpiResult<()> {
     if !n.0 {
         return Err(sync_err("MPI_Win_unlock_all without MPI_Win_lock_all".into()));
     }
-    for t in 0..n.1 {
-        let held = runtime::with(|rt| rt.wins.get(idx).map(|w| w.targets[t].held)).ok_or_else(win_err)?;
-        release(idx, t, held)?;
+    // Every unlock goes out before any reply is awaited: one round trip for all targets.
+    let held: Vec<Held> = runtime::with(|rt| rt.wins.get(idx).map(|w| w.targets.iter().map(|t| t.held).collect())).ok_or_else(win_err)?;
+    for (t, &h) in held.iter().enumerate() {
+        send_unlock(idx, t, h);
+    }
+    wait_replies(idx, None);
+    for (t, &h) in held.iter().enumerate() {
+        unlock_words(idx, t, h);
         runtime::with(|rt| rt.wins.get_mut(idx).map(|w| w.targets[t].held = Held::None));
     }
     runtime::with(|rt| {

@@ -53,6 +53,14 @@ pub struct Target {
     pub words: *const TargetWords,
     /// Passive-target epoch this process holds on the target.
     pub held: Held,
+    /// A lock on an active-message target whose request is not sent yet (exclusive?):
+    /// `MPI_Win_lock` need not block (MPI 4.1 §12.5.3), so the request rides on the epoch's
+    /// first operation — lock, operations and unlock cost one round trip instead of three,
+    /// and an epoch without operations sends nothing (`sync::before_operation`).
+    pub lock_unsent: Option<bool>,
+    /// The lock request is sent and its grant (the reply to the operation carrying it) has
+    /// not arrived yet.
+    pub awaiting_grant: bool,
     /// Replies (acknowledgements or data) awaited from the target, in issue order.
     pub pending: VecDeque<PendingReply>,
 }
@@ -112,6 +120,9 @@ pub struct Win {
     pub incoming: VecDeque<Incoming>,
     /// Lock requests from active-message origins not granted yet: (origin rank, exclusive).
     pub lock_queue: VecDeque<(usize, bool)>,
+    /// Requests held back, in arrival order, from origins whose lock request waits in
+    /// `lock_queue` (an origin sends its lock with its first operation, not before).
+    pub parked: VecDeque<(usize, Vec<u8>)>,
     /// Bytes the fast path copied since this process last synchronised the window (flush,
     /// fence, unlock, complete): once more than the cache holds, its copies stream
     /// (`fast::copy`).
