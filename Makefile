@@ -4,7 +4,7 @@ CARGO ?= cargo
 PYTHON ?= python3
 RELEASE_DIR := target/release
 
-.PHONY: all build gen install demo check check-mpi4py check-mpich check-verbs check-slurm deps clean
+.PHONY: all build gen install demo check check-mpi4py check-mpich check-mpich-binaries check-verbs check-slurm deps clean
 
 all: install
 
@@ -37,7 +37,8 @@ demo: deps install
 	@scripts/demo.sh "$(PREFIX)"
 
 ## check: the whole suite (scripts/check.sh), mpi4py's own test suite (check-mpi4py),
-## MPICH's own test suite (check-mpich), the RDMA verbs suite on Soft-RoCE VMs (check-verbs)
+## MPICH's own test suite (check-mpich), Debian's MPICH-built ScaLAPACK and OpenCoarrays
+## tests on our library (check-mpich-binaries), the RDMA verbs suite on Soft-RoCE VMs (check-verbs)
 ## where qemu is there or installable (root), then the Slurm suite against a real Slurm
 ## started for it (check-slurm; root); all run even if one fails; the exit status is
 ## non-zero if any did.
@@ -45,11 +46,12 @@ check: deps install
 	@status=0; scripts/check.sh "$(PREFIX)" || status=1; \
 	tests/external/mpi4py.sh "$(PREFIX)" || status=1; \
 	tests/external/mpich-testsuite.sh "$(PREFIX)" || status=1; \
+	tests/external/mpich-binaries.sh "$(PREFIX)" || status=1; \
 	if command -v qemu-system-x86_64 >/dev/null || [ "$$(id -u)" = 0 ]; then \
 		tests/softroce/deps.sh && tests/softroce/mpi-suite.sh "$(PREFIX)" || status=1; \
 	else echo "check: RDMA verbs suite skipped: qemu-system-x86 not installed and not root (make check-verbs)"; fi; \
 	tests/slurm/run-tests.sh "$(PREFIX)" || status=1; \
-	if [ $$status = 0 ]; then echo "make check: PASS (test suite, mpi4py, MPICH's test suite, verbs on Soft-RoCE, Slurm)"; else echo "make check: FAIL"; fi; \
+	if [ $$status = 0 ]; then echo "make check: PASS (test suite, mpi4py, MPICH's test suite, MPICH-built binaries, verbs on Soft-RoCE, Slurm)"; else echo "make check: FAIL"; fi; \
 	exit $$status
 
 ## check-verbs: the RDMA verbs transport on real Soft-RoCE (rdma_rxe) in qemu VMs: one VM
@@ -72,6 +74,12 @@ check-mpi4py: deps install
 ## network access to the Debian archive once.
 check-mpich: deps install
 	@tests/external/mpich-testsuite.sh "$(PREFIX)"
+
+## check-mpich-binaries: programs Debian compiled against MPICH (ScaLAPACK's and OpenCoarrays'
+## test suites, packages scalapack-mpi-test and libcoarrays-mpich-dev, installed when root) run
+## unchanged on our libmpich.so.12, on shared memory and on two nodes of this machine.
+check-mpich-binaries: deps install
+	@tests/external/mpich-binaries.sh "$(PREFIX)"
 
 clean:
 	$(CARGO) clean

@@ -1,0 +1,218 @@
+#!/usr/bin/env bash
+# Programs Debian built against MPICH, run unchanged on OxMPI: the MPICH ABI gate.
+#
+#   tests/external/mpich-binaries.sh PREFIX
+#
+# PREFIX is an OxMPI install tree. Its lib/libmpich.so.12 (and libmpi.so.12) stand in for
+# MPICH's library: the programs below were compiled and linked by Debian against MPICH
+# 4.0.2, and run here with LD_LIBRARY_PATH=PREFIX/lib under PREFIX/bin/mpirun, not rebuilt.
+#
+# 1. ScaLAPACK 2.2.1's own tests (Debian package scalapack-mpi-test, its mpich-tests
+#    tree): the 70 LAPACK-level drivers (LU, Cholesky, QR, eigen- and singular values, ...
+#    in four precisions), the 12 PBLAS testers and the BLACS testers (C and Fortran
+#    interfaces: point-to-point, broadcasts and combines over every grid shape, then
+#    BLACS_ABORT, which must end the job), at 4 ranks as Debian's CTest files run them. A
+#    test passes on its own residual checks (no "tests completed and failed", no FAILED).
+# 2. OpenCoarrays 2.10.1's tests (libcoarrays-mpich-dev): coarray Fortran on MPI-3 RMA
+#    (dynamic and allocated windows, lock/lock_all/flush, put/get with derived types,
+#    accumulate, fetch_and_op, compare_and_swap) and collectives, at the image counts the
+#    tests are written for. A test passes when it prints "Test passed".
+# Both run on shared memory, then on two "nodes" of this machine (OXMPI_PROCESS_MAPPING:
+# shared memory inside a node, TCP between them) and, on request, with every peer on TCP
+# (OXMPI_TRANSPORT=tcp); the passes beyond shared memory run a subset of the ScaLAPACK
+# drivers (REMOTE_SCALAPACK) to keep the gate short (about 2.5 minutes on 2 cores).
+#
+# Installs the two packages with apt-get when missing (root); without root and without
+# them it prints a line saying so and exits 0. Exits non-zero if a test fails that the
+# exclusion lists below do not name.
+#
+# Environment:
+#   OXMPI_BINARIES_LOGS   outputs of every run (default /tmp/mpich-binaries-logs)
+#   OXMPI_BINARIES_MODES  which passes (default "shm nodes"; "tcp" is the third)
+#   MPIEXEC_TIMEOUT       seconds per run (default 120)
+set -uo pipefail
+
+# ---------------------------------------------------------------------------------------
+# Exclusions, with the reason; everything else must pass.
+CAF_EXCLUDED=(
+    'image_fail_*                  failed images (FAIL IMAGE) need a fault-tolerant (ULFM) MPI and an OpenCoarrays built for it; Debian builds neither (MPICH fails them too)'
+    'increment_my_neighbor         racy: reads a neighbour before it is initialised (no SYNC ALL first); upstream does not run it'
+    'issue-488-multi-dim-cobounds  reads its input from standard input'
+)
+# Over TCP and across nodes only: libcaf reads the buffer of an MPI_Get before the epoch
+# completes (MPI 4.1 §12.5: undefined until the flush or unlock); that works only where a
+# get completes at once, as on shared memory. MPICH fails these too.
+CAF_EXCLUDED_REMOTE=(
+    'sendget_convert_nums          libcaf uses an MPI_Get result before completing it'
+    'sendget_convert_char_array    libcaf uses an MPI_Get result before completing it'
+)
+# Image counts the tests are written for (default 4).
+caf_images() {
+    case $1 in
+    coarray_burgers_pde | issue-515-mimic-mpi-gatherv | issue-552-send_by_ref-singleton) echo 2 ;;
+    sync_team | team_number | issue-493-coindex-slice) echo 8 ;;
+    *) echo 4 ;;
+    esac
+}
+# ScaLAPACK drivers beyond shared memory: double precision and double complex (the
+# single-precision twins communicate alike) but the MRRR eigensolvers (*evr: 30 s of
+# arithmetic on 2 cores for little communication).
+REMOTE_SCALAPACK='x[dz]*'
+REMOTE_SCALAPACK_SKIP='*evr'
+# ---------------------------------------------------------------------------------------
+
+if [ $# -ne 1 ]; then
+    echo "usage: $0 PREFIX   (an OxMPI install tree: bin/mpirun, lib/libmpich.so.12)" >&2
+    exit 2
+fi
+PREFIX=$(cd "$1" && pwd)
+for f in bin/mpirun lib/libmpich.so.12 lib/libmpi.so.12; do
+    if [ ! -e "$PREFIX/$f" ]; then
+        echo "mpich-binaries.sh: $PREFIX/$f is missing: not an OxMPI install tree" >&2
+        exit 2
+    fi
+done
+LOGS=${OXMPI_BINARIES_LOGS:-/tmp/mpich-binaries-logs}
+MODES=${OXMPI_BINARIES_MODES:-shm nodes}
+TIMEOUT=${MPIEXEC_TIMEOUT:-120}
+say() { printf '== mpich-binaries.sh: %s\n' "$*"; }
+
+# --- packages ---------------------------------------------------------------------------
+PACKAGES=(scalapack-mpi-test libcoarrays-mpich-dev)
+missing=()
+for p in "${PACKAGES[@]}"; do
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    if [ "$(id -u)" != 0 ]; then
+        say "skipped: needs the Debian packages ${missing[*]} (as root: apt-get install ${missing[*]})"
+        exit 0
+    fi
+    say "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+        { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null; } ||
+        { echo "mpich-binaries.sh: apt-get install ${missing[*]} failed" >&2; exit 1; }
+fi
+SL_SRC=/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests
+CAF_DIR=/usr/lib/x86_64-linux-gnu/open-coarrays/mpich/bin/OpenCoarrays-2.10.1-tests
+for d in "$SL_SRC" "$CAF_DIR"; do
+    [ -d "$d" ] || { echo "mpich-binaries.sh: $d is missing after installing ${PACKAGES[*]}" >&2; exit 1; }
+done
+
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+# The ScaLAPACK testers read their .dat inputs from the working directory (symlinks into
+# /usr/share): a private copy with the links resolved.
+WORK="$LOGS/scalapack"
+cp -rL "$SL_SRC" "$WORK"
+
+passed=0
+failed=()
+# mode_env MODE NP: the environment of one pass.
+mode_env() {
+    case $1 in
+    shm) echo "" ;;
+    tcp) echo "OXMPI_TRANSPORT=tcp" ;;
+    nodes) echo "OXMPI_PROCESS_MAPPING=(vector,(0,2,$(($2 / 2))))" ;;
+    esac
+}
+# run MODE NP LOG DIR PROGRAM...: one job; its exit status.
+run() {
+    local mode=$1 np=$2 log=$3 dir=$4
+    shift 4
+    # shellcheck disable=SC2046
+    (cd "$dir" && env LD_LIBRARY_PATH="$PREFIX/lib" $(mode_env "$mode" "$np") \
+        timeout $((TIMEOUT + 30)) "$PREFIX/bin/mpirun" --timeout "$TIMEOUT" -n "$np" "$@") >"$log" 2>&1
+}
+verdict() { # NAME OK(0/1) LOG
+    if [ "$2" = 0 ]; then
+        passed=$((passed + 1))
+    else
+        failed+=("$1")
+        echo "FAIL $1 (output: $3)"
+        grep -v '^Note: The following floating-point' "$3" | tail -n 8 | sed 's/^/    /'
+    fi
+}
+excluded() { # NAME LIST...
+    local name=$1
+    shift
+    for e in "$@"; do
+        # shellcheck disable=SC2254
+        case $name in ${e%% *}) return 0 ;; esac
+    done
+    return 1
+}
+
+scalapack_pass() { # MODE
+    local mode=$1 t log ok
+    local pattern='x*' skip='-'
+    [ "$mode" = shm ] || { pattern=$REMOTE_SCALAPACK; skip=$REMOTE_SCALAPACK_SKIP; }
+    for t in $(sed -n 's/^add_test(\([a-z]*\) .*/\1/p' "$WORK/CTestTestfile.cmake"); do
+        # shellcheck disable=SC2254
+        case $t in $skip) continue ;; $pattern) ;; *) continue ;; esac
+        log="$LOGS/$mode-scalapack-$t.out"
+        run "$mode" 4 "$log" "$WORK" "./$t"
+        ok=$?
+        if [ $ok = 0 ]; then
+            grep -Eq 'END OF TESTS|End of tests|PASSED' "$log" || ok=1
+            grep -Eq '[1-9][0-9]* tests completed and failed|FAILED *$|^ *Failed' "$log" && ok=1
+        fi
+        verdict "$mode/scalapack/$t" $ok "$log"
+    done
+    [ "$mode" = shm ] || return 0
+    for t in "$WORK"/PBLAS/*tst; do
+        t=$(basename "$t")
+        log="$LOGS/$mode-pblas-$t.out"
+        run "$mode" 4 "$log" "$WORK/PBLAS" "./$t"
+        ok=$?
+        if [ $ok = 0 ]; then
+            grep -q 'End of Tests' "$log" || ok=1
+            # Summary rows: | NAME  TOTAL  PASSED  FAILED  SKIPPED
+            awk '$1 == "|" && $5 != 0 { bad = 1 } END { exit bad }' "$log" || ok=1
+        fi
+        verdict "$mode/pblas/$t" $ok "$log"
+    done
+}
+
+blacs_pass() { # MODE: both testers end in BLACS_ABORT, which must end the job non-zero
+    local mode=$1 t log ok
+    for t in xCbtest xFbtest; do
+        log="$LOGS/$mode-blacs-$t.out"
+        run "$mode" 4 "$log" "$WORK/BLACS" "./$t" && ok=1 || ok=0
+        grep -q 'The final auxiliary test is for BLACS_ABORT' "$log" || ok=1
+        grep -q 'called MPI_Abort' "$log" || ok=1
+        grep -Eq '[1-9][0-9]* FAILED\.|^ *FAILED' "$log" && ok=1
+        [ "$(grep -c ' 0 FAILED\.' "$log")" -ge 22 ] || ok=1
+        verdict "$mode/blacs/$t" $ok "$log"
+    done
+}
+
+caf_pass() { # MODE
+    local mode=$1 t np log ok
+    for t in $(ls "$CAF_DIR"); do
+        excluded "$t" "${CAF_EXCLUDED[@]}" && continue
+        [ "$mode" != shm ] && excluded "$t" "${CAF_EXCLUDED_REMOTE[@]}" && continue
+        np=$(caf_images "$t")
+        log="$LOGS/$mode-caf-$t.out"
+        run "$mode" "$np" "$log" "$LOGS" "$CAF_DIR/$t"
+        ok=$?
+        grep -qi 'test passed' "$log" || ok=1
+        verdict "$mode/opencoarrays/$t" $ok "$log"
+    done
+}
+
+T0=$(date +%s)
+for mode in $MODES; do
+    t=$(date +%s)
+    scalapack_pass "$mode"
+    blacs_pass "$mode"
+    caf_pass "$mode"
+    say "$mode: done in $(($(date +%s) - t)) s"
+done
+
+say "passed ${passed}, failed ${#failed[@]} ($(($(date +%s) - T0)) s; logs in $LOGS)"
+if ((${#failed[@]})); then
+    printf '  failed: %s\n' "${failed[@]}"
+    exit 1
+fi
