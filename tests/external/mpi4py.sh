@@ -40,6 +40,7 @@ EXCLUSIONS=(
     '-e ^test_dynproc\.py$  dynamic processes: Open_port/Comm_accept/Comm_connect/Comm_join/Publish_name not supported'
     '-x test_util_pool.TestProcessPool.*  dynamic processes: mpi4py.futures pool workers start with MPI_Comm_spawn (hangs: manager thread dies)'
     '-x test_io.TestDatarep.testRegister  MPI_Register_datarep not supported (mpi4py skips only on NotImplementedError)'
+    '-x test_util_pool.TestThreadPool.test_terminate  no MPI call in it: Python threads of mpi4py.util.pool sleeping 0.1 s each; once on a loaded 2-core host (wheel, 4 ranks) the last of 101 queued tasks counted as successful after terminate()'
 )
 # ---------------------------------------------------------------------------------------
 
