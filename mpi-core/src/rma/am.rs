@@ -113,7 +113,7 @@ pub fn add_lock(msg: &mut [u8], exclusive: bool) {
 }
 
 /// The lock request `msg` carries: `Some(exclusive)`.
-pub fn lock_of(msg: &[u8]) -> Option<bool> {
+fn lock_of(msg: &[u8]) -> Option<bool> {
     let flags = *msg.get(3)?;
     (flags & FLAG_LOCK != 0).then_some(flags & FLAG_EXCLUSIVE != 0)
 }

@@ -172,25 +172,28 @@ pub fn communicate(rt: &mut Runtime, idx: usize, what: What, func: &str, origin:
         What::Get | What::GetAcc(PredefOp::NoOp, _) => Vec::new(),
         _ => origin.packed().into_owned(),
     };
-    let mut msg = am::encode(kind, op, elem, false, &runs, &[&payload]);
+    let msg = am::encode(kind, op, elem, false, &runs, &[&payload]);
     let reply = match (what, result, origin) {
         (What::Get, _, o) => (o.raw, o.layout),
         (What::GetAcc(..), Some(r), _) => (r.raw, r.layout),
         _ => (RawBuf::EMPTY, None),
     };
     let user = want_request.then(|| rt.engine.open_coll_request());
-    if let Some(exclusive) = super::sync::take_deferred_lock(rt, idx, spec.rank) {
-        am::add_lock(&mut msg, exclusive);
-    }
     issue(rt, idx, spec.rank, msg, reply, user);
     Ok(user)
 }
 
 /// Sends an active-message request and posts the receive of its reply.
-pub(super) fn issue(rt: &mut Runtime, idx: usize, target: usize, msg: Vec<u8>, reply: (RawBuf, Option<Layout>), user: Option<ReqId>) {
+/// The first request of an epoch whose lock was deferred carries the lock
+/// (`sync::before_operation`); its reply is then the grant.
+pub(super) fn issue(rt: &mut Runtime, idx: usize, target: usize, mut msg: Vec<u8>, reply: (RawBuf, Option<Layout>), user: Option<ReqId>) {
     let mut w = rt.wins.take(idx).expect("window exists");
     let rid = am::post_reply(rt, &w, target, reply.0, reply.1);
-    let grant = am::lock_of(&msg).is_some();
+    let deferred = w.targets[target].lock_unsent.take();
+    if let Some(exclusive) = deferred {
+        am::add_lock(&mut msg, exclusive);
+    }
+    let grant = deferred.is_some();
     am::send(rt, &mut w, target, am::TAG_REQUEST, msg);
     let t = &mut w.targets[target];
     t.awaiting_grant |= grant;
@@ -265,10 +268,7 @@ pub unsafe fn compare_and_swap(rt: &mut Runtime, idx: usize, origin: *const u8, 
         let out = unsafe { std::slice::from_raw_parts_mut(result, size) };
         return unsafe { apply::compare_and_swap(t.access, &*t.words, &runs, new, cmp, out) };
     }
-    let mut msg = am::encode(Kind::Cas, PredefOp::NoOp, Elem::Byte, false, &runs, &[cmp, new]);
-    if let Some(exclusive) = super::sync::take_deferred_lock(rt, idx, rank) {
-        am::add_lock(&mut msg, exclusive);
-    }
+    let msg = am::encode(Kind::Cas, PredefOp::NoOp, Elem::Byte, false, &runs, &[cmp, new]);
     issue(rt, idx, rank, msg, (RawBuf { ptr: result, len: size }, None), None);
     Ok(())
 }

@@ -146,7 +146,8 @@ fn acquire(idx: usize, target: usize, exclusive: bool) -> MpiResult<()> {
 
 /// Before an operation toward window rank `target` (called outside the runtime lock): if
 /// the epoch on it deferred its lock request, which the operation will carry
-/// (`take_deferred_lock`), waits until no other lock request of this process awaits its
+/// (`ops::issue`; the target holds back this origin's later requests until it grants the
+/// lock), waits until no other lock request of this process awaits its
 /// grant. One at a time, a process acquires its locks in the order of the epochs' first
 /// operations: a second request sent while the first waited could be granted first and
 /// close a deadlock cycle with a process that blocks in `MPI_Win_lock` on its own window.
@@ -155,13 +156,6 @@ pub fn before_operation(idx: usize, target: usize) {
     if runtime::with(deferred) {
         runtime::wait_until(|rt| !grants_awaited(rt));
     }
-}
-
-/// The deferred lock request (exclusive?) of the epoch on `target`, taken to ride on the
-/// operation being issued; the target holds back this origin's later requests until it
-/// grants the lock (`am::serve`).
-pub(super) fn take_deferred_lock(rt: &mut Runtime, idx: usize, target: usize) -> Option<bool> {
-    rt.wins.get_mut(idx).and_then(|w| w.targets[target].lock_unsent.take())
 }
 
 /// Whether this process awaits the grant of some lock request (on any window).
