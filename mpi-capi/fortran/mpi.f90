@@ -15,6 +15,7 @@ module mpi
   integer, parameter :: MPI_MESSAGE_NO_PROC = 1811939328
   integer, parameter :: MPI_WIN_NULL = 536870912
   integer, parameter :: MPI_INFO_NULL = 469762048
+  integer, parameter :: MPI_SESSION_NULL = 939524096
   integer, parameter :: MPI_COMM_WORLD = 1140850688
   integer, parameter :: MPI_COMM_SELF = 1140850689
   integer, parameter :: MPI_GROUP_EMPTY = 1207959552
@@ -129,6 +130,8 @@ module mpi
   integer, parameter :: MPI_MAX_OBJECT_NAME = 127
   integer, parameter :: MPI_MAX_INFO_KEY = 254
   integer, parameter :: MPI_MAX_INFO_VAL = 1023
+  integer, parameter :: MPI_MAX_PSET_NAME_LEN = 255
+  integer, parameter :: MPI_MAX_STRINGTAG_LEN = 255
   integer, parameter :: MPI_MAX_DATAREP_STRING = 127
   integer, parameter :: MPI_UNDEFINED = -32766
   integer, parameter :: MPI_KEYVAL_INVALID = 603979776

@@ -56,6 +56,7 @@ module mpi_f08
   type(MPI_Message), parameter :: MPI_MESSAGE_NO_PROC = MPI_Message(1811939328)
   type(MPI_Win), parameter :: MPI_WIN_NULL = MPI_Win(536870912)
   type(MPI_Info), parameter :: MPI_INFO_NULL = MPI_Info(469762048)
+  integer, parameter :: MPI_SESSION_NULL = 939524096
   type(MPI_Comm), parameter :: MPI_COMM_WORLD = MPI_Comm(1140850688)
   type(MPI_Comm), parameter :: MPI_COMM_SELF = MPI_Comm(1140850689)
   type(MPI_Group), parameter :: MPI_GROUP_EMPTY = MPI_Group(1207959552)
@@ -170,6 +171,8 @@ module mpi_f08
   integer, parameter :: MPI_MAX_OBJECT_NAME = 127
   integer, parameter :: MPI_MAX_INFO_KEY = 254
   integer, parameter :: MPI_MAX_INFO_VAL = 1023
+  integer, parameter :: MPI_MAX_PSET_NAME_LEN = 255
+  integer, parameter :: MPI_MAX_STRINGTAG_LEN = 255
   integer, parameter :: MPI_MAX_DATAREP_STRING = 127
   integer, parameter :: MPI_UNDEFINED = -32766
   integer, parameter :: MPI_KEYVAL_INVALID = 603979776

@@ -39,7 +39,8 @@ NAMED = {
     "MPI_Aint", "MPI_Offset", "MPI_Count", "MPI_Fint", "MPI_Comm", "MPI_Datatype",
     "MPI_Group", "MPI_Win", "MPI_Op", "MPI_Errhandler", "MPI_Request", "MPI_Message",
     "MPI_Info", "MPI_File", "MPI_Status", "MPI_T_enum", "MPI_T_cvar_handle",
-    "MPI_T_pvar_handle", "MPI_T_pvar_session",
+    "MPI_T_pvar_handle", "MPI_T_pvar_session", "MPI_Session", "MPI_F08_status",
+    "MPI_T_event_registration", "MPI_T_event_instance", "MPI_T_cb_safety", "MPI_T_source_order",
 }
 # Callback typedefs: in C a parameter `MPI_X_function *fn`; in Rust the nullable
 # function pointer type `MPI_X_function` (an Option<extern "C" fn>).
@@ -52,7 +53,9 @@ CALLBACKS = {
     "MPI_Win_errhandler_function", "MPI_Handler_function",
     "MPI_Grequest_query_function", "MPI_Grequest_free_function",
     "MPI_Grequest_cancel_function", "MPI_Datarep_conversion_function",
-    "MPI_Datarep_extent_function",
+    "MPI_Datarep_extent_function", "MPI_User_function_c", "MPI_Session_errhandler_function",
+    "MPI_Datarep_conversion_function_c", "MPI_T_event_cb_function",
+    "MPI_T_event_free_cb_function", "MPI_T_event_dropped_cb_function",
 }
 RUST_KEYWORDS = set(
     "as break const continue crate else enum extern false fn for if impl in let loop match "

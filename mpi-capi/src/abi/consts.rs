@@ -26,6 +26,7 @@ pub const MPI_MESSAGE_NULL: MPI_Message = 0x2c000000 as MPI_Message;
 pub const MPI_MESSAGE_NO_PROC: MPI_Message = 0x6c000000 as MPI_Message;
 pub const MPI_WIN_NULL: MPI_Win = 0x20000000 as MPI_Win;
 pub const MPI_INFO_NULL: MPI_Info = 0x1c000000 as MPI_Info;
+pub const MPI_SESSION_NULL: MPI_Session = 0x38000000 as MPI_Session;
 
 // ---- Predefined communicators, groups, infos, error handlers -----------------------------
 pub const MPI_COMM_WORLD: MPI_Comm = 0x44000000 as MPI_Comm;
@@ -166,6 +167,8 @@ pub const MPI_MAX_PORT_NAME: c_int = 256;
 pub const MPI_MAX_OBJECT_NAME: c_int = 128;
 pub const MPI_MAX_INFO_KEY: c_int = 255;
 pub const MPI_MAX_INFO_VAL: c_int = 1024;
+pub const MPI_MAX_PSET_NAME_LEN: c_int = 256;
+pub const MPI_MAX_STRINGTAG_LEN: c_int = 256;
 pub const MPI_MAX_DATAREP_STRING: c_int = 128;
 
 // ---- Special values ----------------------------------------------------------------------
@@ -344,6 +347,12 @@ pub const MPI_T_ERR_NOT_SUPPORTED: c_int = 78;
 pub const MPI_ERR_LASTCODE: c_int = 0x3fffffff;
 
 // ---- MPI_T: verbosity, binding, scope, pvar classes --------------------------------------
+pub const MPI_T_CB_REQUIRE_NONE: MPI_T_cb_safety = 0;
+pub const MPI_T_CB_REQUIRE_MPI_RESTRICTED: MPI_T_cb_safety = 1;
+pub const MPI_T_CB_REQUIRE_THREAD_SAFE: MPI_T_cb_safety = 2;
+pub const MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE: MPI_T_cb_safety = 3;
+pub const MPI_T_SOURCE_ORDERED: MPI_T_source_order = 0;
+pub const MPI_T_SOURCE_UNORDERED: MPI_T_source_order = 1;
 pub const MPI_T_VERBOSITY_USER_BASIC: c_int = 221;
 pub const MPI_T_VERBOSITY_USER_DETAIL: c_int = 222;
 pub const MPI_T_VERBOSITY_USER_ALL: c_int = 223;
