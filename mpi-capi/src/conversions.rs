@@ -2,6 +2,7 @@
 //!
 //! On the MPICH ABI a Fortran handle *is* the C handle, so `MPI_X_c2f`/`MPI_X_f2c` are the
 //! identity; `MPI_File` is a pointer in C and an integer in Fortran (null <-> 0).
+use crate::abi::statics::{is_f08_status_ignore, is_f_status_ignore};
 use crate::abi::*;
 use std::os::raw::c_int;
 
@@ -154,7 +155,7 @@ pub unsafe extern "C" fn PMPI_Status_f2c(f_status: *const MPI_Fint, c_status: *m
     if f_status.is_null() || c_status.is_null() || c_status as usize == 1 {
         return MPI_ERR_ARG;
     }
-    if crate::abi::statics::is_f_status_ignore(f_status) {
+    if is_f_status_ignore(f_status) {
         return MPI_ERR_ARG;
     }
     // SAFETY: f_status points at 5 integers and c_status at an MPI_Status (both checked
@@ -170,6 +171,50 @@ pub unsafe extern "C" fn PMPI_Status_f2c(f_status: *const MPI_Fint, c_status: *m
         };
     }
     MPI_SUCCESS
+}
+
+// ---- The C view of mpi_f08's TYPE(MPI_Status) (MPI-4.0) ----------------------------------
+// MPI_F08_status has the five fields of MPI_Status in the same order, and a Fortran
+// INTEGER status array holds them too: every conversion copies five integers.
+
+/// Copies five integers from `from` to `to` when neither is null nor an IGNORE sentinel
+/// (the caller says which are); MPI_ERR_ARG otherwise.
+fn copy_status_fields(from: *const c_int, to: *mut c_int, ignored: bool) -> c_int {
+    if from.is_null() || to.is_null() || ignored {
+        return MPI_ERR_ARG;
+    }
+    // SAFETY: both point at a status (five integers: MPI_Status, MPI_F08_status and a
+    // Fortran status array have the same layout), as the MPI standard requires of callers.
+    unsafe { std::ptr::copy(from, to, 5) };
+    MPI_SUCCESS
+}
+
+/// `MPI_Status_c2f08`: an `MPI_Status` into an `MPI_F08_status`.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_c2f08(c_status: *const MPI_Status, f08_status: *mut MPI_F08_status) -> c_int {
+    let ignored = c_status as usize == 1 || is_f08_status_ignore(f08_status);
+    copy_status_fields(c_status as *const c_int, f08_status as *mut c_int, ignored)
+}
+
+/// `MPI_Status_f082c`: an `MPI_F08_status` into an `MPI_Status`.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_f082c(f08_status: *const MPI_F08_status, c_status: *mut MPI_Status) -> c_int {
+    let ignored = is_f08_status_ignore(f08_status) || c_status as usize == 1;
+    copy_status_fields(f08_status as *const c_int, c_status as *mut c_int, ignored)
+}
+
+/// `MPI_Status_f082f`: an `MPI_F08_status` into a Fortran `INTEGER(MPI_STATUS_SIZE)`.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_f082f(f08_status: *const MPI_F08_status, f_status: *mut MPI_Fint) -> c_int {
+    let ignored = is_f08_status_ignore(f08_status) || is_f_status_ignore(f_status);
+    copy_status_fields(f08_status as *const c_int, f_status, ignored)
+}
+
+/// `MPI_Status_f2f08`: a Fortran `INTEGER(MPI_STATUS_SIZE)` into an `MPI_F08_status`.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_f2f08(f_status: *const MPI_Fint, f08_status: *mut MPI_F08_status) -> c_int {
+    let ignored = is_f_status_ignore(f_status) || is_f08_status_ignore(f08_status);
+    copy_status_fields(f_status, f08_status as *mut c_int, ignored)
 }
 
 /// `MPI_Aint_add`: `base + disp` as an address (wrapping, like C pointer arithmetic on
@@ -198,6 +243,19 @@ mod tests {
             assert_eq!(PMPI_File_c2f(std::ptr::null_mut()), 0);
             assert!(PMPI_File_f2c(0).is_null());
             assert_eq!(PMPI_Aint_add(100, -4), 96);
+            let s = MPI_Status { count_lo: 7, count_hi_and_cancelled: 2, MPI_SOURCE: 3, MPI_TAG: 4, MPI_ERROR: 5 };
+            let mut f08 = MPI_F08_status::default();
+            let mut f = [0 as MPI_Fint; 5];
+            let mut f08b = MPI_F08_status::default();
+            let mut back = MPI_Status::default();
+            assert_eq!(PMPI_Status_c2f08(&s, &mut f08), MPI_SUCCESS);
+            assert_eq!(PMPI_Status_f082f(&f08, f.as_mut_ptr()), MPI_SUCCESS);
+            assert_eq!(f, [7, 2, 3, 4, 5]);
+            assert_eq!(PMPI_Status_f2f08(f.as_ptr(), &mut f08b), MPI_SUCCESS);
+            assert_eq!(PMPI_Status_f082c(&f08b, &mut back), MPI_SUCCESS);
+            assert_eq!((back.count_lo, back.count_hi_and_cancelled, back.MPI_SOURCE, back.MPI_TAG, back.MPI_ERROR), (7, 2, 3, 4, 5));
+            assert_eq!(PMPI_Status_c2f08(std::ptr::null(), &mut f08), MPI_ERR_ARG);
+            assert_eq!(PMPI_Status_f082c(crate::abi::statics::MPI_F08_STATUS_IGNORE, &mut back), MPI_ERR_ARG);
             assert_eq!(PMPI_Aint_diff(100, 4), 96);
         }
     }

@@ -3172,3 +3172,171 @@ pub unsafe extern "C" fn MPI_Info_create_env(argc: c_int, argv: *mut *mut c_char
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
     unsafe { crate::info::PMPI_Info_create_env(argc, argv, info) }
 }
+
+// int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_c2f08(c_status: *const MPI_Status, f08_status: *mut MPI_F08_status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::conversions::PMPI_Status_c2f08(c_status, f08_status) }
+}
+
+// int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_f082c(f08_status: *const MPI_F08_status, c_status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::conversions::PMPI_Status_f082c(f08_status, c_status) }
+}
+
+// int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_f082f(f08_status: *const MPI_F08_status, f_status: *mut MPI_Fint) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::conversions::PMPI_Status_f082f(f08_status, f_status) }
+}
+
+// int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Status_f2f08(f_status: *const MPI_Fint, f08_status: *mut MPI_F08_status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::conversions::PMPI_Status_f2f08(f_status, f08_status) }
+}
+
+// int MPI_T_category_get_events(int cat_index, int len, int indices[]);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_category_get_events(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_category_get_events(cat_index, len, indices) }
+}
+
+// int MPI_T_category_get_num_events(int cat_index, int *num_events);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_category_get_num_events(cat_index: c_int, num_events: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_category_get_num_events(cat_index, num_events) }
+}
+
+// int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info *info_used);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_callback_get_info(event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info_used: *mut MPI_Info) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_callback_get_info(event_registration, cb_safety, info_used) }
+}
+
+// int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_callback_set_info(event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_callback_set_info(event_registration, cb_safety, info) }
+}
+
+// int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_copy(event_instance: MPI_T_event_instance, buffer: *mut c_void) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_copy(event_instance, buffer) }
+}
+
+// int MPI_T_event_get_index(const char *name, int *event_index);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_index(name: *const c_char, event_index: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_get_index(name, event_index) }
+}
+
+// int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity, MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_info(event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut MPI_Datatype, array_of_displacements: *mut MPI_Aint, num_elements: *mut c_int, enumtype: *mut MPI_T_enum, info: *mut MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind) }
+}
+
+// int MPI_T_event_get_num(int *num_events);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_num(num_events: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_get_num(num_events) }
+}
+
+// int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_source(event_instance: MPI_T_event_instance, source_index: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_get_source(event_instance, source_index) }
+}
+
+// int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_get_timestamp(event_instance: MPI_T_event_instance, event_timestamp: *mut MPI_Count) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_get_timestamp(event_instance, event_timestamp) }
+}
+
+// int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info, MPI_T_event_registration *event_registration);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_handle_alloc(event_index: c_int, obj_handle: *mut c_void, info: MPI_Info, event_registration: *mut MPI_T_event_registration) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_handle_alloc(event_index, obj_handle, info, event_registration) }
+}
+
+// int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data, MPI_T_event_free_cb_function *free_cb_function);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_handle_free(event_registration: MPI_T_event_registration, user_data: *mut c_void, free_cb_function: MPI_T_event_free_cb_function) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_handle_free(event_registration, user_data, free_cb_function) }
+}
+
+// int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_handle_get_info(event_registration: MPI_T_event_registration, info_used: *mut MPI_Info) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_handle_get_info(event_registration, info_used) }
+}
+
+// int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_handle_set_info(event_registration: MPI_T_event_registration, info: MPI_Info) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_handle_set_info(event_registration, info) }
+}
+
+// int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_read(event_instance: MPI_T_event_instance, element_index: c_int, buffer: *mut c_void) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_read(event_instance, element_index, buffer) }
+}
+
+// int MPI_T_event_register_callback(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data, MPI_T_event_cb_function *event_cb_function);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_register_callback(event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info, user_data: *mut c_void, event_cb_function: MPI_T_event_cb_function) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function) }
+}
+
+// int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration, MPI_T_event_dropped_cb_function *dropped_cb_function);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_event_set_dropped_handler(event_registration: MPI_T_event_registration, dropped_cb_function: MPI_T_event_dropped_cb_function) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_event_set_dropped_handler(event_registration, dropped_cb_function) }
+}
+
+// int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_source_get_info(source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut MPI_T_source_order, ticks_per_second: *mut MPI_Count, max_ticks: *mut MPI_Count, info: *mut MPI_Info) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info) }
+}
+
+// int MPI_T_source_get_num(int *num_sources);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_source_get_num(num_sources: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_source_get_num(num_sources) }
+}
+
+// int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_T_source_get_timestamp(source_index: c_int, timestamp: *mut MPI_Count) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::tool_interface::PMPI_T_source_get_timestamp(source_index, timestamp) }
+}

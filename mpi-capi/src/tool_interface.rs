@@ -1,7 +1,7 @@
 //! The MPI tool information interface (`MPI_T_*`) and `MPI_Pcontrol`.
 //!
 //! A real but empty implementation: OxMPI exposes no control variables, performance
-//! variables or categories yet. Initialisation is reference counted, counts are 0, every
+//! variables, categories, events or event sources (MPI-4.0) yet. Initialisation is reference counted, counts are 0, every
 //! index is invalid, and performance-variable sessions can be created and freed (tools do
 //! that unconditionally). Every call returns an `MPI_T_ERR_*` class rather than crashing.
 //! MPI_T functions return their error codes directly; they never invoke error handlers.
@@ -383,6 +383,185 @@ pub unsafe extern "C" fn PMPI_T_pvar_write(
     code(check_session(session).and(Err(MPI_T_ERR_INVALID_HANDLE)))
 }
 
+// ---- Events and event sources (MPI-4.0): none exist, so no registration can ---------------
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_get_num(num_events: *mut c_int) -> c_int {
+    code(check_init().and_then(|_| put_int(num_events, 0)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_source_get_num(num_sources: *mut c_int) -> c_int {
+    code(check_init().and_then(|_| put_int(num_sources, 0)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_get_info(
+    event_index: c_int,
+    name: *mut c_char,
+    name_len: *mut c_int,
+    verbosity: *mut c_int,
+    array_of_datatypes: *mut MPI_Datatype,
+    array_of_displacements: *mut MPI_Aint,
+    num_elements: *mut c_int,
+    enumtype: *mut MPI_T_enum,
+    info: *mut MPI_Info,
+    desc: *mut c_char,
+    desc_len: *mut c_int,
+    bind: *mut c_int,
+) -> c_int {
+    let _ = (event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements);
+    let _ = (num_elements, enumtype, info, desc, desc_len, bind);
+    code(check_init().and(Err(MPI_T_ERR_INVALID_INDEX)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_get_index(name: *const c_char, event_index: *mut c_int) -> c_int {
+    let _ = event_index;
+    if name.is_null() {
+        return code(check_init().and(Err(MPI_T_ERR_INVALID)));
+    }
+    code(check_init().and(Err(MPI_T_ERR_INVALID_NAME)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_source_get_info(
+    source_index: c_int,
+    name: *mut c_char,
+    name_len: *mut c_int,
+    desc: *mut c_char,
+    desc_len: *mut c_int,
+    ordering: *mut MPI_T_source_order,
+    ticks_per_second: *mut MPI_Count,
+    max_ticks: *mut MPI_Count,
+    info: *mut MPI_Info,
+) -> c_int {
+    let _ = (source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info);
+    code(check_init().and(Err(MPI_T_ERR_INVALID_INDEX)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_source_get_timestamp(source_index: c_int, timestamp: *mut MPI_Count) -> c_int {
+    let _ = (source_index, timestamp);
+    code(check_init().and(Err(MPI_T_ERR_INVALID_INDEX)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_category_get_num_events(cat_index: c_int, num_events: *mut c_int) -> c_int {
+    let _ = (cat_index, num_events);
+    code(check_init().and(Err(MPI_T_ERR_INVALID_INDEX)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_category_get_events(cat_index: c_int, len: c_int, indices: *mut c_int) -> c_int {
+    let _ = (cat_index, len, indices);
+    code(check_init().and(Err(MPI_T_ERR_INVALID_INDEX)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_handle_alloc(
+    event_index: c_int,
+    obj_handle: *mut c_void,
+    info: MPI_Info,
+    event_registration: *mut MPI_T_event_registration,
+) -> c_int {
+    let _ = (event_index, obj_handle, info, event_registration);
+    code(check_init().and(Err(MPI_T_ERR_INVALID_INDEX)))
+}
+
+/// The calls on a registration or an event instance: none can exist, so every handle is
+/// invalid.
+fn no_event_handle() -> c_int {
+    code(check_init().and(Err(MPI_T_ERR_INVALID_HANDLE)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_handle_free(
+    event_registration: MPI_T_event_registration,
+    user_data: *mut c_void,
+    free_cb_function: MPI_T_event_free_cb_function,
+) -> c_int {
+    let _ = (event_registration, user_data, free_cb_function);
+    no_event_handle()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_handle_get_info(event_registration: MPI_T_event_registration, info_used: *mut MPI_Info) -> c_int {
+    let _ = (event_registration, info_used);
+    no_event_handle()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_handle_set_info(event_registration: MPI_T_event_registration, info: MPI_Info) -> c_int {
+    let _ = (event_registration, info);
+    no_event_handle()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_register_callback(
+    event_registration: MPI_T_event_registration,
+    cb_safety: MPI_T_cb_safety,
+    info: MPI_Info,
+    user_data: *mut c_void,
+    event_cb_function: MPI_T_event_cb_function,
+) -> c_int {
+    let _ = (event_registration, cb_safety, info, user_data, event_cb_function);
+    no_event_handle()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_callback_get_info(
+    event_registration: MPI_T_event_registration,
+    cb_safety: MPI_T_cb_safety,
+    info_used: *mut MPI_Info,
+) -> c_int {
+    let _ = (event_registration, cb_safety, info_used);
+    no_event_handle()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_callback_set_info(
+    event_registration: MPI_T_event_registration,
+    cb_safety: MPI_T_cb_safety,
+    info: MPI_Info,
+) -> c_int {
+    let _ = (event_registration, cb_safety, info);
+    no_event_handle()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_set_dropped_handler(
+    event_registration: MPI_T_event_registration,
+    dropped_cb_function: MPI_T_event_dropped_cb_function,
+) -> c_int {
+    let _ = (event_registration, dropped_cb_function);
+    no_event_handle()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_read(event_instance: MPI_T_event_instance, element_index: c_int, buffer: *mut c_void) -> c_int {
+    let _ = (event_instance, element_index, buffer);
+    no_event_handle()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_copy(event_instance: MPI_T_event_instance, buffer: *mut c_void) -> c_int {
+    let _ = (event_instance, buffer);
+    no_event_handle()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_get_timestamp(event_instance: MPI_T_event_instance, event_timestamp: *mut MPI_Count) -> c_int {
+    let _ = (event_instance, event_timestamp);
+    no_event_handle()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_T_event_get_source(event_instance: MPI_T_event_instance, source_index: *mut c_int) -> c_int {
+    let _ = (event_instance, source_index);
+    no_event_handle()
+}
+
 // ---- Profiling control ------------------------------------------------------------------
 
 /// `MPI_Pcontrol(level, ...)`: no profiling levels to change; always succeeds. Declared
@@ -420,6 +599,14 @@ mod tests {
                 PMPI_T_cvar_get_info(0, none as _, none, none, none as _, none as _, none as _, none, none, none),
                 MPI_T_ERR_INVALID_INDEX
             );
+            assert_eq!(PMPI_T_event_get_num(&mut n), MPI_SUCCESS);
+            assert_eq!(n, 0);
+            assert_eq!(PMPI_T_source_get_num(&mut n), MPI_SUCCESS);
+            assert_eq!(n, 0);
+            let mut reg: MPI_T_event_registration = std::ptr::null_mut();
+            assert_eq!(PMPI_T_event_handle_alloc(0, none as _, MPI_INFO_NULL, &mut reg), MPI_T_ERR_INVALID_INDEX);
+            assert_eq!(PMPI_T_event_handle_free(reg, none as _, None), MPI_T_ERR_INVALID_HANDLE);
+            assert_eq!(PMPI_T_event_get_index(c"x".as_ptr(), &mut n), MPI_T_ERR_INVALID_NAME);
             assert_eq!(PMPI_T_pvar_session_create(&mut session), MPI_SUCCESS);
             assert!(!session.is_null());
             let all = crate::abi::statics::MPI_T_PVAR_ALL_HANDLES;

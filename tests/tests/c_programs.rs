@@ -185,6 +185,12 @@ fn mpi4_comm_info() {
     run_program_all("mpi4_comm_info", &[]);
 }
 
+/// MPI-4.0's MPI_T event interface (no events exist) and mpi_f08 status conversions.
+#[test]
+fn mpi4_tool_status() {
+    run_program_all("mpi4_tool_status", &[]);
+}
+
 /// MPI-4.0's MPI_Isendrecv and MPI_Isendrecv_replace.
 #[test]
 fn isendrecv() {

@@ -72,6 +72,12 @@ pub fn is_f_status_ignore(p: *const MPI_Fint) -> bool {
         || std::ptr::eq(p, &raw const MPIR_F_MPI_STATUSES_IGNORE_OBJ as *const MPI_Fint)
 }
 
+/// Whether `p` is `MPI_F08_STATUS_IGNORE` or `MPI_F08_STATUSES_IGNORE`.
+pub fn is_f08_status_ignore(p: *const MPI_F08_status) -> bool {
+    std::ptr::eq(p, &raw const MPIR_F08_MPI_STATUS_IGNORE_OBJ)
+        || std::ptr::eq(p, &raw const MPIR_F08_MPI_STATUSES_IGNORE_OBJ as *const MPI_F08_status)
+}
+
 /// The attribute copy callback behind `MPI_DUP_FN` / `MPI_COMM_DUP_FN` / `MPI_TYPE_DUP_FN` /
 /// `MPI_WIN_DUP_FN`: copies the attribute value and sets `*flag = 1`.
 /// (`MPIR_Dup_fn` is the name programs built against MPICH's header refer to.)
