@@ -3340,3 +3340,290 @@ pub unsafe extern "C" fn MPI_T_source_get_timestamp(source_index: c_int, timesta
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
     unsafe { crate::tool_interface::PMPI_T_source_get_timestamp(source_index, timestamp) }
 }
+
+// int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Accumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
+}
+
+// int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_get_type_extent_c(fh: MPI_File, datatype: MPI_Datatype, extent: *mut MPI_Count) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_view::PMPI_File_get_type_extent_c(fh, datatype, extent) }
+}
+
+// int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_all_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_iread_all_c(fh, buf, count, datatype, request) }
+}
+
+// int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request) }
+}
+
+// int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_at_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request) }
+}
+
+// int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_iread_c(fh, buf, count, datatype, request) }
+}
+
+// int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iread_shared_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_iread_shared_c(fh, buf, count, datatype, request) }
+}
+
+// int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_all_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_iwrite_all_c(fh, buf, count, datatype, request) }
+}
+
+// int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request) }
+}
+
+// int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_at_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request) }
+}
+
+// int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_iwrite_c(fh, buf, count, datatype, request) }
+}
+
+// int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_iwrite_shared_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request) }
+}
+
+// int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_all_begin_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_read_all_begin_c(fh, buf, count, datatype) }
+}
+
+// int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_all_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_read_all_c(fh, buf, count, datatype, status) }
+}
+
+// int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_at_all_begin_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype) }
+}
+
+// int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void * buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status) }
+}
+
+// int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_at_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_read_at_c(fh, offset, buf, count, datatype, status) }
+}
+
+// int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_read_c(fh, buf, count, datatype, status) }
+}
+
+// int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_ordered_begin_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_read_ordered_begin_c(fh, buf, count, datatype) }
+}
+
+// int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_ordered_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_read_ordered_c(fh, buf, count, datatype, status) }
+}
+
+// int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_read_shared_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_read_shared_c(fh, buf, count, datatype, status) }
+}
+
+// int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_all_begin_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_write_all_begin_c(fh, buf, count, datatype) }
+}
+
+// int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_all_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_write_all_c(fh, buf, count, datatype, status) }
+}
+
+// int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_at_all_begin_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype) }
+}
+
+// int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status) }
+}
+
+// int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void * buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_at_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_write_at_c(fh, offset, buf, count, datatype, status) }
+}
+
+// int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_write_c(fh, buf, count, datatype, status) }
+}
+
+// int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_ordered_begin_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_write_ordered_begin_c(fh, buf, count, datatype) }
+}
+
+// int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_ordered_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_write_ordered_c(fh, buf, count, datatype, status) }
+}
+
+// int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_write_shared_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::io_access::PMPI_File_write_shared_c(fh, buf, count, datatype, status) }
+}
+
+// int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win) }
+}
+
+// int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Get_c(origin_addr: *mut c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
+}
+
+// int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Put_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) }
+}
+
+// int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Raccumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
+}
+
+// int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) }
+}
+
+// int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rget_c(origin_addr: *mut c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
+}
+
+// int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Rput_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) }
+}
+
+// int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate_c(size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win) }
+}
+
+// int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_allocate_shared_c(size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win) }
+}
+
+// int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_create_c(base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Win_create_c(base, size, disp_unit, info, comm, win) }
+}
+
+// int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Win_shared_query_c(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, baseptr: *mut c_void) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::rma::PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr) }
+}

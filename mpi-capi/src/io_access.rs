@@ -11,6 +11,9 @@
 //! request that is already complete (MPI allows it). Ordered forms place each process's
 //! data after that of the lower ranks with an exclusive scan, rank 0 advancing the shared
 //! pointer by the total.
+//!
+//! The MPI-4.0 large-count forms (`MPI_File_read_c`, ...) take an `MPI_Count` count; the
+//! code below counts in `MPI_Count`, each int form widening its count.
 
 use crate::abi::*;
 use crate::handles::request_handle;
@@ -47,8 +50,8 @@ enum Ptr {
 type Failure = (c_int, String);
 
 /// Etypes the access of (`count`, `dt`) covers under the view of `st`.
-fn etypes_of(st: &crate::io::FileState, count: c_int, dt: MPI_Datatype) -> Result<u64, Failure> {
-    let (raw, layout) = crate::p2p_args::buffer(std::ptr::dangling::<u8>() as *const c_void, count, dt)?;
+fn etypes_of(st: &crate::io::FileState, count: MPI_Count, dt: MPI_Datatype) -> Result<u64, Failure> {
+    let (raw, layout) = crate::rma::buffer_c(std::ptr::dangling::<u8>() as *const c_void, count, dt)?;
     let bytes = layout.map_or(raw.len, |l| l.bytes());
     let e = st.core.view.etype_size;
     if bytes % e != 0 {
@@ -59,7 +62,7 @@ fn etypes_of(st: &crate::io::FileState, count: c_int, dt: MPI_Datatype) -> Resul
 
 /// The checks of an access of (`count`, `dt`) at `ptr`, and the etype offset where it
 /// starts with the etypes it covers (a shared-pointer access advances the pointer here).
-fn start_of(st: &FileState, dir: Dir, ptr: Ptr, count: c_int, dt: MPI_Datatype) -> Result<(u64, u64), Failure> {
+fn start_of(st: &FileState, dir: Dir, ptr: Ptr, count: MPI_Count, dt: MPI_Datatype) -> Result<(u64, u64), Failure> {
     match dir {
         Dir::Read => st.core.check_readable(),
         Dir::Write => st.core.check_writable(),
@@ -85,7 +88,7 @@ fn core_err(e: mpi_core::error::MpiError) -> Failure {
 
 /// For an "external32" view, the engine type of the buffer, whose values are converted on
 /// the way (see `same_external32`).
-fn ext32_type(st: &FileState, dt: MPI_Datatype, count: c_int) -> Result<Option<Arc<Datatype>>, Failure> {
+fn ext32_type(st: &FileState, dt: MPI_Datatype, count: MPI_Count) -> Result<Option<Arc<Datatype>>, Failure> {
     if st.datarep != "external32" {
         return Ok(None);
     }
@@ -100,7 +103,7 @@ fn ext32_type(st: &FileState, dt: MPI_Datatype, count: c_int) -> Result<Option<A
 /// # Safety
 /// (`buf`, `count`) with `raw`/`layout`/`ext32` must be what `p2p_args::buffer` and
 /// `ext32_type` made of the program's valid buffer, alive for `'a`.
-unsafe fn file_bytes<'a>(raw: RawBuf, layout: &Option<Layout>, ext32: &Option<Arc<Datatype>>, buf: *mut c_void, count: c_int) -> Cow<'a, [u8]> {
+unsafe fn file_bytes<'a>(raw: RawBuf, layout: &Option<Layout>, ext32: &Option<Arc<Datatype>>, buf: *mut c_void, count: MPI_Count) -> Cow<'a, [u8]> {
     let bytes = layout.as_ref().map_or(raw.len, |l| l.bytes());
     if bytes == 0 {
         return Cow::Borrowed(&[]);
@@ -120,8 +123,8 @@ unsafe fn file_bytes<'a>(raw: RawBuf, layout: &Option<Layout>, ext32: &Option<Ar
 
 /// Does one access of this process: checks, moves the data, updates the pointer. Returns
 /// the status (bytes moved).
-fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: c_int, dt: MPI_Datatype) -> Result<Status, Failure> {
-    let (raw, layout) = crate::p2p_args::buffer(buf, count, dt)?;
+fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype) -> Result<Status, Failure> {
+    let (raw, layout) = crate::rma::buffer_c(buf, count, dt)?;
     let mut st = f.lock();
     let (start, n) = start_of(&st, dir, ptr, count, dt)?;
     let pos = st.core.stream_pos(start);
@@ -171,9 +174,9 @@ const CB_PIECE: usize = 4096;
 /// collective buffering (`mpi_core::io::collective`) when some process's data lies in
 /// many small pieces of the file, else each process writes its own. Ends with every process's
 /// data in the file and the same error everywhere.
-fn collective_write(f: &OpenFile, ptr: Ptr, buf: *mut c_void, count: c_int, dt: MPI_Datatype) -> Result<Status, Failure> {
+fn collective_write(f: &OpenFile, ptr: Ptr, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype) -> Result<Status, Failure> {
     let prep = (|| -> Result<_, Failure> {
-        let (raw, layout) = crate::p2p_args::buffer(buf, count, dt)?;
+        let (raw, layout) = crate::rma::buffer_c(buf, count, dt)?;
         let st = f.lock();
         let (start, n) = start_of(&st, Dir::Write, ptr, count, dt)?;
         let ext32 = ext32_type(&st, dt, count)?;
@@ -257,7 +260,7 @@ fn exchange(f: &OpenFile, meta: &[Vec<u8>], bytes: &[Vec<u8>]) -> (Vec<Vec<u8>>,
 
 /// A blocking access: status out, errors to the file's handler. `collective` write forms
 /// end with a barrier (even after an error, so no process is left waiting).
-fn blocking(func: &str, fh: MPI_File, dir: Dir, ptr: Ptr, buf: *mut c_void, count: c_int, dt: MPI_Datatype, status: *mut MPI_Status, collective: bool) -> c_int {
+fn blocking(func: &str, fh: MPI_File, dir: Dir, ptr: Ptr, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype, status: *mut MPI_Status, collective: bool) -> c_int {
     require_init!(func);
     let f = tryf!(file_of(func, fh));
     let r = if collective && dir == Dir::Write { collective_write(&f, ptr, buf, count, dt) } else { transfer(&f, dir, ptr, buf, count, dt) };
@@ -276,7 +279,7 @@ fn finish(func: &str, fh: MPI_File, r: Result<Status, Failure>, status: *mut MPI
 }
 
 /// A nonblocking access: done now, returned as a complete request.
-fn nonblocking(func: &str, fh: MPI_File, dir: Dir, ptr: Ptr, buf: *mut c_void, count: c_int, dt: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+fn nonblocking(func: &str, fh: MPI_File, dir: Dir, ptr: Ptr, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype, request: *mut MPI_Request) -> c_int {
     require_init!(func);
     let f = tryf!(file_of(func, fh));
     if request.is_null() {
@@ -295,7 +298,7 @@ fn nonblocking(func: &str, fh: MPI_File, dir: Dir, ptr: Ptr, buf: *mut c_void, c
 
 /// An ordered access (collective): each process's data follows that of the lower ranks,
 /// from the shared file pointer, which ends past all of it.
-fn ordered(f: &Arc<OpenFile>, dir: Dir, buf: *mut c_void, count: c_int, dt: MPI_Datatype) -> Result<Status, Failure> {
+fn ordered(f: &Arc<OpenFile>, dir: Dir, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype) -> Result<Status, Failure> {
     let mine = {
         let st = f.lock();
         etypes_of(&st, count, dt)
@@ -328,7 +331,7 @@ fn ordered(f: &Arc<OpenFile>, dir: Dir, buf: *mut c_void, count: c_int, dt: MPI_
     r
 }
 
-fn ordered_call(func: &str, fh: MPI_File, dir: Dir, buf: *mut c_void, count: c_int, dt: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+fn ordered_call(func: &str, fh: MPI_File, dir: Dir, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype, status: *mut MPI_Status) -> c_int {
     require_init!(func);
     let f = tryf!(file_of(func, fh));
     let r = ordered(&f, dir, buf, count, dt);
@@ -338,7 +341,7 @@ fn ordered_call(func: &str, fh: MPI_File, dir: Dir, buf: *mut c_void, count: c_i
 /// Begins a split collective: runs it now and keeps its status for the `_end` call. A
 /// second begin before the end is `MPI_ERR_IO`, as in ROMIO (the standard makes it
 /// erroneous).
-fn split_begin(func: &str, fh: MPI_File, dir: Dir, ptr: Option<Ptr>, buf: *mut c_void, count: c_int, dt: MPI_Datatype) -> c_int {
+fn split_begin(func: &str, fh: MPI_File, dir: Dir, ptr: Option<Ptr>, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype) -> c_int {
     require_init!(func);
     let f = tryf!(file_of(func, fh));
     let busy = f.lock().split.is_some();
@@ -374,117 +377,232 @@ fn split_end(func: &str, fh: MPI_File, status: *mut MPI_Status) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    blocking("MPI_File_read", fh, Dir::Read, Ptr::Individual, buf, count, datatype, status, false)
+    blocking("MPI_File_read", fh, Dir::Read, Ptr::Individual, buf, count.into(), datatype, status, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    blocking("MPI_File_read_c", fh, Dir::Read, Ptr::Individual, buf, count, datatype, status, false)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    blocking("MPI_File_write", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count, datatype, status, false)
+    blocking("MPI_File_write", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count.into(), datatype, status, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    blocking("MPI_File_write_c", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count, datatype, status, false)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    blocking("MPI_File_read_all", fh, Dir::Read, Ptr::Individual, buf, count, datatype, status, true)
+    blocking("MPI_File_read_all", fh, Dir::Read, Ptr::Individual, buf, count.into(), datatype, status, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_all_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    blocking("MPI_File_read_all_c", fh, Dir::Read, Ptr::Individual, buf, count, datatype, status, true)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    blocking("MPI_File_write_all", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count, datatype, status, true)
+    blocking("MPI_File_write_all", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count.into(), datatype, status, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_all_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    blocking("MPI_File_write_all_c", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count, datatype, status, true)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    blocking("MPI_File_read_at", fh, Dir::Read, Ptr::At(offset), buf, count, datatype, status, false)
+    blocking("MPI_File_read_at", fh, Dir::Read, Ptr::At(offset), buf, count.into(), datatype, status, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    blocking("MPI_File_read_at_c", fh, Dir::Read, Ptr::At(offset), buf, count, datatype, status, false)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    blocking("MPI_File_write_at", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count, datatype, status, false)
+    blocking("MPI_File_write_at", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count.into(), datatype, status, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    blocking("MPI_File_write_at_c", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count, datatype, status, false)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    blocking("MPI_File_read_at_all", fh, Dir::Read, Ptr::At(offset), buf, count, datatype, status, true)
+    blocking("MPI_File_read_at_all", fh, Dir::Read, Ptr::At(offset), buf, count.into(), datatype, status, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    blocking("MPI_File_read_at_all_c", fh, Dir::Read, Ptr::At(offset), buf, count, datatype, status, true)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at_all(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    blocking("MPI_File_write_at_all", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count, datatype, status, true)
+    blocking("MPI_File_write_at_all", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count.into(), datatype, status, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    blocking("MPI_File_write_at_all_c", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count, datatype, status, true)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_shared(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    blocking("MPI_File_read_shared", fh, Dir::Read, Ptr::Shared, buf, count, datatype, status, false)
+    blocking("MPI_File_read_shared", fh, Dir::Read, Ptr::Shared, buf, count.into(), datatype, status, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_shared_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    blocking("MPI_File_read_shared_c", fh, Dir::Read, Ptr::Shared, buf, count, datatype, status, false)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_shared(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    blocking("MPI_File_write_shared", fh, Dir::Write, Ptr::Shared, buf as *mut c_void, count, datatype, status, false)
+    blocking("MPI_File_write_shared", fh, Dir::Write, Ptr::Shared, buf as *mut c_void, count.into(), datatype, status, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_shared_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    blocking("MPI_File_write_shared_c", fh, Dir::Write, Ptr::Shared, buf as *mut c_void, count, datatype, status, false)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    ordered_call("MPI_File_read_ordered", fh, Dir::Read, buf, count, datatype, status)
+    ordered_call("MPI_File_read_ordered", fh, Dir::Read, buf, count.into(), datatype, status)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_ordered_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    ordered_call("MPI_File_read_ordered_c", fh, Dir::Read, buf, count, datatype, status)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
-    ordered_call("MPI_File_write_ordered", fh, Dir::Write, buf as *mut c_void, count, datatype, status)
+    ordered_call("MPI_File_write_ordered", fh, Dir::Write, buf as *mut c_void, count.into(), datatype, status)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_ordered_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int {
+    ordered_call("MPI_File_write_ordered_c", fh, Dir::Write, buf as *mut c_void, count, datatype, status)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    nonblocking("MPI_File_iread", fh, Dir::Read, Ptr::Individual, buf, count, datatype, request)
+    nonblocking("MPI_File_iread", fh, Dir::Read, Ptr::Individual, buf, count.into(), datatype, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    nonblocking("MPI_File_iread_c", fh, Dir::Read, Ptr::Individual, buf, count, datatype, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    nonblocking("MPI_File_iwrite", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count, datatype, request)
+    nonblocking("MPI_File_iwrite", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count.into(), datatype, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    nonblocking("MPI_File_iwrite_c", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count, datatype, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_all(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    nonblocking("MPI_File_iread_all", fh, Dir::Read, Ptr::Individual, buf, count, datatype, request)
+    nonblocking("MPI_File_iread_all", fh, Dir::Read, Ptr::Individual, buf, count.into(), datatype, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_all_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    nonblocking("MPI_File_iread_all_c", fh, Dir::Read, Ptr::Individual, buf, count, datatype, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_all(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    nonblocking("MPI_File_iwrite_all", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count, datatype, request)
+    nonblocking("MPI_File_iwrite_all", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count.into(), datatype, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_all_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    nonblocking("MPI_File_iwrite_all_c", fh, Dir::Write, Ptr::Individual, buf as *mut c_void, count, datatype, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_at(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    nonblocking("MPI_File_iread_at", fh, Dir::Read, Ptr::At(offset), buf, count, datatype, request)
+    nonblocking("MPI_File_iread_at", fh, Dir::Read, Ptr::At(offset), buf, count.into(), datatype, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_at_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    nonblocking("MPI_File_iread_at_c", fh, Dir::Read, Ptr::At(offset), buf, count, datatype, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_at(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    nonblocking("MPI_File_iwrite_at", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count, datatype, request)
+    nonblocking("MPI_File_iwrite_at", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count.into(), datatype, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_at_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    nonblocking("MPI_File_iwrite_at_c", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count, datatype, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_at_all(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    nonblocking("MPI_File_iread_at_all", fh, Dir::Read, Ptr::At(offset), buf, count, datatype, request)
+    nonblocking("MPI_File_iread_at_all", fh, Dir::Read, Ptr::At(offset), buf, count.into(), datatype, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    nonblocking("MPI_File_iread_at_all_c", fh, Dir::Read, Ptr::At(offset), buf, count, datatype, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_at_all(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    nonblocking("MPI_File_iwrite_at_all", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count, datatype, request)
+    nonblocking("MPI_File_iwrite_at_all", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count.into(), datatype, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    nonblocking("MPI_File_iwrite_at_all_c", fh, Dir::Write, Ptr::At(offset), buf as *mut c_void, count, datatype, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iread_shared(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    nonblocking("MPI_File_iread_shared", fh, Dir::Read, Ptr::Shared, buf, count, datatype, request)
+    nonblocking("MPI_File_iread_shared", fh, Dir::Read, Ptr::Shared, buf, count.into(), datatype, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iread_shared_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    nonblocking("MPI_File_iread_shared_c", fh, Dir::Read, Ptr::Shared, buf, count, datatype, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_iwrite_shared(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
-    nonblocking("MPI_File_iwrite_shared", fh, Dir::Write, Ptr::Shared, buf as *mut c_void, count, datatype, request)
+    nonblocking("MPI_File_iwrite_shared", fh, Dir::Write, Ptr::Shared, buf as *mut c_void, count.into(), datatype, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_iwrite_shared_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int {
+    nonblocking("MPI_File_iwrite_shared_c", fh, Dir::Write, Ptr::Shared, buf as *mut c_void, count, datatype, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_all_begin(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    split_begin("MPI_File_read_all_begin", fh, Dir::Read, Some(Ptr::Individual), buf, count, datatype)
+    split_begin("MPI_File_read_all_begin", fh, Dir::Read, Some(Ptr::Individual), buf, count.into(), datatype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_all_begin_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    split_begin("MPI_File_read_all_begin_c", fh, Dir::Read, Some(Ptr::Individual), buf, count, datatype)
 }
 
 #[no_mangle]
@@ -495,7 +613,12 @@ pub unsafe extern "C" fn PMPI_File_read_all_end(fh: MPI_File, buf: *mut c_void, 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_all_begin(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    split_begin("MPI_File_write_all_begin", fh, Dir::Write, Some(Ptr::Individual), buf as *mut c_void, count, datatype)
+    split_begin("MPI_File_write_all_begin", fh, Dir::Write, Some(Ptr::Individual), buf as *mut c_void, count.into(), datatype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_all_begin_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    split_begin("MPI_File_write_all_begin_c", fh, Dir::Write, Some(Ptr::Individual), buf as *mut c_void, count, datatype)
 }
 
 #[no_mangle]
@@ -506,7 +629,12 @@ pub unsafe extern "C" fn PMPI_File_write_all_end(fh: MPI_File, buf: *const c_voi
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_at_all_begin(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    split_begin("MPI_File_read_at_all_begin", fh, Dir::Read, Some(Ptr::At(offset)), buf, count, datatype)
+    split_begin("MPI_File_read_at_all_begin", fh, Dir::Read, Some(Ptr::At(offset)), buf, count.into(), datatype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_at_all_begin_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    split_begin("MPI_File_read_at_all_begin_c", fh, Dir::Read, Some(Ptr::At(offset)), buf, count, datatype)
 }
 
 #[no_mangle]
@@ -517,7 +645,12 @@ pub unsafe extern "C" fn PMPI_File_read_at_all_end(fh: MPI_File, buf: *mut c_voi
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_at_all_begin(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    split_begin("MPI_File_write_at_all_begin", fh, Dir::Write, Some(Ptr::At(offset)), buf as *mut c_void, count, datatype)
+    split_begin("MPI_File_write_at_all_begin", fh, Dir::Write, Some(Ptr::At(offset)), buf as *mut c_void, count.into(), datatype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_at_all_begin_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    split_begin("MPI_File_write_at_all_begin_c", fh, Dir::Write, Some(Ptr::At(offset)), buf as *mut c_void, count, datatype)
 }
 
 #[no_mangle]
@@ -528,7 +661,12 @@ pub unsafe extern "C" fn PMPI_File_write_at_all_end(fh: MPI_File, buf: *const c_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_read_ordered_begin(fh: MPI_File, buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    split_begin("MPI_File_read_ordered_begin", fh, Dir::Read, None, buf, count, datatype)
+    split_begin("MPI_File_read_ordered_begin", fh, Dir::Read, None, buf, count.into(), datatype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_read_ordered_begin_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    split_begin("MPI_File_read_ordered_begin_c", fh, Dir::Read, None, buf, count, datatype)
 }
 
 #[no_mangle]
@@ -539,7 +677,12 @@ pub unsafe extern "C" fn PMPI_File_read_ordered_end(fh: MPI_File, buf: *mut c_vo
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_File_write_ordered_begin(fh: MPI_File, buf: *const c_void, count: c_int, datatype: MPI_Datatype) -> c_int {
-    split_begin("MPI_File_write_ordered_begin", fh, Dir::Write, None, buf as *mut c_void, count, datatype)
+    split_begin("MPI_File_write_ordered_begin", fh, Dir::Write, None, buf as *mut c_void, count.into(), datatype)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_write_ordered_begin_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    split_begin("MPI_File_write_ordered_begin_c", fh, Dir::Write, None, buf as *mut c_void, count, datatype)
 }
 
 #[no_mangle]

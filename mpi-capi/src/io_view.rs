@@ -6,7 +6,7 @@ use crate::abi::*;
 use crate::io::{agree, agreed, allreduce_max, barrier, bcast, c_str, file_of, free_view_types, merge_info, raise_file, raise_file_core, tryf, FileState};
 use mpi_core::error::MpiError;
 use mpi_core::io::View;
-use std::os::raw::{c_char, c_int};
+use std::os::raw::{c_char, c_int, c_void};
 
 /// The data representations views may name. "internal" is ours to define: it is "native".
 fn check_datarep(rep: &str) -> Result<(), (c_int, String)> {
@@ -165,20 +165,40 @@ pub unsafe extern "C" fn PMPI_File_get_byte_offset(fh: MPI_File, offset: MPI_Off
     MPI_SUCCESS
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_File_get_type_extent(fh: MPI_File, datatype: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
-    let func = "MPI_File_get_type_extent";
-    require_init!(func);
-    tryf!(file_of(func, fh));
+/// `MPI_File_get_type_extent` and its `_c` form: the extent of `datatype` in the file, for
+/// the caller to store in `extent` (checked non-null here).
+fn type_extent(func: &str, fh: MPI_File, datatype: MPI_Datatype, extent: *const c_void) -> Result<isize, c_int> {
+    if !mpi_core::runtime::is_active() {
+        return Err(crate::errors::not_initialized(func));
+    }
+    file_of(func, fh)?;
     let Some(t) = crate::types::lookup(datatype) else {
-        return raise_file(fh, func, MPI_ERR_TYPE, format!("invalid datatype {datatype:#x}"));
+        return Err(raise_file(fh, func, MPI_ERR_TYPE, format!("invalid datatype {datatype:#x}")));
     };
     if extent.is_null() {
-        return raise_file(fh, func, MPI_ERR_ARG, "extent is NULL");
+        return Err(raise_file(fh, func, MPI_ERR_ARG, "extent is NULL"));
     }
     // "native" and "internal" store data as in memory.
-    // SAFETY: checked non-null.
-    unsafe { *extent = t.extent() as MPI_Aint };
+    Ok(t.extent())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_type_extent(fh: MPI_File, datatype: MPI_Datatype, extent: *mut MPI_Aint) -> c_int {
+    match type_extent("MPI_File_get_type_extent", fh, datatype, extent as *const c_void) {
+        // SAFETY: checked non-null by `type_extent`.
+        Ok(e) => unsafe { *extent = e as MPI_Aint },
+        Err(rc) => return rc,
+    }
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_get_type_extent_c(fh: MPI_File, datatype: MPI_Datatype, extent: *mut MPI_Count) -> c_int {
+    match type_extent("MPI_File_get_type_extent_c", fh, datatype, extent as *const c_void) {
+        // SAFETY: checked non-null by `type_extent`.
+        Ok(e) => unsafe { *extent = e as MPI_Count },
+        Err(rc) => return rc,
+    }
     MPI_SUCCESS
 }
 

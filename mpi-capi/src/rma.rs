@@ -2,11 +2,16 @@
 //! communication calls (put, get, the accumulates, compare-and-swap, request forms) and
 //! synchronisation (fence, PSCW, locks, flushes). Arguments are checked here; the engine's
 //! `mpi_core::rma` does the work. The window object's other calls are in `window.rs`.
+//!
+//! The MPI-4.0 large-count forms (`MPI_Put_c`, `MPI_Win_create_c`, ...) take `MPI_Count`
+//! counts and `MPI_Aint` displacement units; each is a one-line call into the code of its
+//! int form, which widens its arguments to those types (the engine counts in `usize`).
 
 use crate::abi::*;
 use crate::errors::{not_initialized, raise, raise_win, raise_win_core};
 use crate::handles::{request_handle, win_handle, win_index};
 use crate::p2p_args::{buffer, ArgError};
+use mpi_core::request::{Layout, RawBuf};
 use mpi_core::error::MpiError;
 use mpi_core::op::{Elem, PredefOp};
 use mpi_core::request::ReqId;
@@ -27,7 +32,7 @@ fn info_pairs(info: MPI_Info) -> Result<Vec<(String, String)>, ArgError> {
 }
 
 /// The collective construction shared by every flavor. Returns (window, base address).
-unsafe fn construct(func: &str, flavor: Flavor, base: *mut u8, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm) -> Result<(MPI_Win, *mut u8), c_int> {
+unsafe fn construct(func: &str, flavor: Flavor, base: *mut u8, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm) -> Result<(MPI_Win, *mut u8), c_int> {
     if !runtime::is_active() {
         return Err(not_initialized(func));
     }
@@ -109,13 +114,13 @@ unsafe fn construct(func: &str, flavor: Flavor, base: *mut u8, size: MPI_Aint, d
     Ok((win_handle(idx), base))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_create(base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
+/// `MPI_Win_create` and `MPI_Win_create_c`.
+unsafe fn create(func: &str, base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
     if win.is_null() {
-        return raise(comm, "MPI_Win_create", MPI_ERR_ARG, "win is NULL");
+        return raise(comm, func, MPI_ERR_ARG, "win is NULL");
     }
     // SAFETY: forwarded arguments; `win` checked above.
-    match unsafe { construct("MPI_Win_create", Flavor::Create, base as *mut u8, size, disp_unit, info, comm) } {
+    match unsafe { construct(func, Flavor::Create, base as *mut u8, size, disp_unit, info, comm) } {
         Ok((w, _)) => {
             unsafe { *win = w };
             MPI_SUCCESS
@@ -124,8 +129,20 @@ pub unsafe extern "C" fn PMPI_Win_create(base: *mut c_void, size: MPI_Aint, disp
     }
 }
 
-/// `MPI_Win_allocate` and `MPI_Win_allocate_shared`.
-unsafe fn allocate(func: &str, flavor: Flavor, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create(base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { create("MPI_Win_create", base, size, disp_unit.into(), info, comm, win) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_create_c(base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { create("MPI_Win_create_c", base, size, disp_unit, info, comm, win) }
+}
+
+/// `MPI_Win_allocate` and `MPI_Win_allocate_shared`, and their `_c` forms.
+unsafe fn allocate(func: &str, flavor: Flavor, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
     if win.is_null() || baseptr.is_null() {
         return raise(comm, func, MPI_ERR_ARG, "baseptr or win is NULL");
     }
@@ -145,13 +162,25 @@ unsafe fn allocate(func: &str, flavor: Flavor, size: MPI_Aint, disp_unit: c_int,
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_allocate(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
     // SAFETY: forwarded.
-    unsafe { allocate("MPI_Win_allocate", Flavor::Allocate, size, disp_unit, info, comm, baseptr, win) }
+    unsafe { allocate("MPI_Win_allocate", Flavor::Allocate, size, disp_unit.into(), info, comm, baseptr, win) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_allocate_c(size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { allocate("MPI_Win_allocate_c", Flavor::Allocate, size, disp_unit, info, comm, baseptr, win) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_allocate_shared(size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
     // SAFETY: forwarded.
-    unsafe { allocate("MPI_Win_allocate_shared", Flavor::Shared, size, disp_unit, info, comm, baseptr, win) }
+    unsafe { allocate("MPI_Win_allocate_shared", Flavor::Shared, size, disp_unit.into(), info, comm, baseptr, win) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_allocate_shared_c(size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int {
+    // SAFETY: forwarded.
+    unsafe { allocate("MPI_Win_allocate_shared_c", Flavor::Shared, size, disp_unit, info, comm, baseptr, win) }
 }
 
 #[no_mangle]
@@ -215,20 +244,17 @@ pub unsafe extern "C" fn PMPI_Win_free(win: *mut MPI_Win) -> c_int {
     MPI_SUCCESS
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Win_shared_query(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
-    const F: &str = "MPI_Win_shared_query";
-    let idx = match window(F, win) {
-        Ok(i) => i,
-        Err(rc) => return rc,
-    };
+/// `MPI_Win_shared_query` and its `_c` form: writes the size and base address of `rank`'s
+/// memory and returns its displacement unit, for the caller to store.
+fn shared_query(func: &str, win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_void, baseptr: *mut c_void) -> Result<usize, c_int> {
+    let idx = window(func, win)?;
     if size.is_null() || disp_unit.is_null() || baseptr.is_null() {
-        return raise_win(win, F, MPI_ERR_ARG, "an output argument is NULL");
+        return Err(raise_win(win, func, MPI_ERR_ARG, "an output argument is NULL"));
     }
     let r = runtime::with(|rt| {
         let w = rt.wins.get(idx).unwrap();
         if w.flavor != Flavor::Shared && w.flavor != Flavor::Allocate {
-            return Err((MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query needs a window from MPI_Win_allocate_shared or MPI_Win_allocate".to_string()));
+            return Err((MPI_ERR_RMA_FLAVOR, format!("{func} needs a window from MPI_Win_allocate_shared or MPI_Win_allocate")));
         }
         let r = match rank {
             MPI_PROC_NULL => None,
@@ -242,12 +268,40 @@ pub unsafe extern "C" fn PMPI_Win_shared_query(win: MPI_Win, rank: c_int, size: 
             // SAFETY: out-pointers checked non-null.
             unsafe {
                 *size = s as MPI_Aint;
-                *disp_unit = d as c_int;
                 *(baseptr as *mut *mut c_void) = p as *mut c_void;
             }
+            Ok(d)
+        }
+        Err((c, m)) => Err(raise_win(win, func, c, m)),
+    }
+}
+
+/// A displacement unit above `INT_MAX` (from `MPI_Win_allocate_shared_c`) does not fit the
+/// int form's output: `MPI_ERR_VALUE_TOO_LARGE`, the MPI-4.0 class for an output value its
+/// int argument cannot hold (`MPI_Win_shared_query_c` returns it).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_shared_query(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int {
+    const F: &str = "MPI_Win_shared_query";
+    match shared_query(F, win, rank, size, disp_unit as *mut c_void, baseptr).map(c_int::try_from) {
+        Ok(Ok(d)) => {
+            // SAFETY: checked non-null by `shared_query`.
+            unsafe { *disp_unit = d };
             MPI_SUCCESS
         }
-        Err((c, m)) => raise_win(win, F, c, m),
+        Ok(Err(_)) => raise_win(win, F, MPI_ERR_VALUE_TOO_LARGE, "the displacement unit does not fit in an int; use MPI_Win_shared_query_c"),
+        Err(rc) => rc,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Win_shared_query_c(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, baseptr: *mut c_void) -> c_int {
+    match shared_query("MPI_Win_shared_query_c", win, rank, size, disp_unit as *mut c_void, baseptr) {
+        Ok(d) => {
+            // SAFETY: checked non-null by `shared_query`.
+            unsafe { *disp_unit = d as MPI_Aint };
+            MPI_SUCCESS
+        }
+        Err(rc) => rc,
     }
 }
 
@@ -305,7 +359,7 @@ fn fast(win: MPI_Win, f: impl FnOnce(&mut runtime::Runtime, usize) -> bool) -> b
 /// Put or get of `count` elements of one builtin type on both sides.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn fast_copy(buf: *const c_void, count: c_int, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: c_int, tdt: MPI_Datatype, win: MPI_Win, get: bool) -> bool {
+fn fast_copy(buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: MPI_Count, tdt: MPI_Datatype, win: MPI_Win, get: bool) -> bool {
     let Some(size) = builtin_size(dt) else { return false };
     if dt != tdt || count != tcount || count < 0 || (buf.is_null() && count > 0) {
         return false;
@@ -317,7 +371,7 @@ fn fast_copy(buf: *const c_void, count: c_int, dt: MPI_Datatype, rank: c_int, di
 /// Accumulate-family call of `count` elements of one basic type on every side.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn fast_acc(origin: *const c_void, result: *mut c_void, count: c_int, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, op: MPI_Op, win: MPI_Win) -> bool {
+fn fast_acc(origin: *const c_void, result: *mut c_void, count: MPI_Count, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, op: MPI_Op, win: MPI_Win) -> bool {
     let (Some(elem), Some(p)) = (crate::ops::elem_of(dt), crate::ops::predef_op(op)) else { return false };
     if count <= 0 || (origin.is_null() && p != PredefOp::NoOp) {
         return false;
@@ -338,6 +392,28 @@ fn target_of(idx: usize, rank: c_int) -> Result<Option<usize>, ArgError> {
         return Err((MPI_ERR_RANK, format!("target rank {rank} is not in the window's group of {n}")));
     }
     Ok(Some(rank as usize))
+}
+
+/// `p2p_args::buffer` for an `MPI_Count` count (the `_c` forms here and in `io_access.rs`):
+/// a count beyond an int is checked as one element, then scaled (no check depends on the
+/// size of a positive count).
+pub(crate) fn buffer_c(buf: *const c_void, count: MPI_Count, dt: MPI_Datatype) -> Result<(RawBuf, Option<Layout>), ArgError> {
+    if let Ok(n) = c_int::try_from(count) {
+        return buffer(buf, n, dt);
+    }
+    if count < 0 {
+        return Err((MPI_ERR_COUNT, format!("negative count {count}")));
+    }
+    let (raw, layout) = buffer(buf, 1, dt).map_err(|(c, m)| if c == MPI_ERR_BUFFER { (c, format!("buffer is NULL but count is {count}")) } else { (c, m) })?;
+    let n = count as usize;
+    let too_large = || (MPI_ERR_COUNT, format!("count {count} times the datatype's size overflows the address space"));
+    match layout {
+        Some(l) => {
+            n.checked_mul(l.dt.size()).ok_or_else(too_large)?;
+            Ok((raw, Some(Layout { count: n, ..l })))
+        }
+        None => Ok((RawBuf { len: raw.len.checked_mul(n).ok_or_else(too_large)?, ..raw }, None)),
+    }
 }
 
 /// A committed datatype (predefined or derived).
@@ -374,9 +450,9 @@ fn acc_elem(op: PredefOp, dt: MPI_Datatype, empty: bool) -> Result<Elem, ArgErro
 struct Call {
     func: &'static str,
     win: MPI_Win,
-    origin: (*const c_void, c_int, MPI_Datatype),
-    result: Option<(*mut c_void, c_int, MPI_Datatype)>,
-    target: (c_int, MPI_Aint, c_int, MPI_Datatype),
+    origin: (*const c_void, MPI_Count, MPI_Datatype),
+    result: Option<(*mut c_void, MPI_Count, MPI_Datatype)>,
+    target: (c_int, MPI_Aint, MPI_Count, MPI_Datatype),
     op: Option<MPI_Op>,
     get: bool,
     request: *mut MPI_Request,
@@ -399,7 +475,7 @@ fn communicate(c: Call) -> c_int {
         }
         let no_op = c.op.is_some_and(|o| o == MPI_NO_OP);
         let (obuf, ocount, odt) = c.origin;
-        let (oraw, olayout) = if no_op { (mpi_core::request::RawBuf::EMPTY, None) } else { buffer(obuf, ocount, odt)? };
+        let (oraw, olayout) = if no_op { (RawBuf::EMPTY, None) } else { buffer_c(obuf, ocount, odt)? };
         let tdt_t = datatype(tdt, "target")?;
         let what = match c.op {
             None if c.get => What::Get,
@@ -425,7 +501,7 @@ fn communicate(c: Call) -> c_int {
         };
         let result = match c.result {
             Some((rbuf, rcount, rdt)) => {
-                let (raw, layout) = buffer(rbuf, rcount, rdt)?;
+                let (raw, layout) = buffer_c(rbuf, rcount, rdt)?;
                 Some(Buf { raw, layout })
             }
             None => None,
@@ -461,37 +537,65 @@ fn communicate(c: Call) -> c_int {
     }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
-    if fast_copy(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, false) {
+/// `MPI_Put` and `MPI_Get` (`get`), and their `_c` forms.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn put_get(func: &'static str, origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, get: bool) -> c_int {
+    if fast_copy(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, get) {
         return MPI_SUCCESS;
     }
-    communicate(Call { func: "MPI_Put", win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: None, get: false, request: std::ptr::null_mut() })
+    communicate(Call { func, win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: None, get, request: std::ptr::null_mut() })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Put(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
+    put_get("MPI_Put", origin_addr, origin_count.into(), origin_datatype, target_rank, target_disp, target_count.into(), target_datatype, win, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Put_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
+    put_get("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, false)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
-    if fast_copy(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, true) {
+    put_get("MPI_Get", origin_addr, origin_count.into(), origin_datatype, target_rank, target_disp, target_count.into(), target_datatype, win, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_c(origin_addr: *mut c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int {
+    put_get("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, true)
+}
+
+/// `MPI_Accumulate` and `MPI_Accumulate_c`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn accumulate(func: &'static str, origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
+    if origin_datatype == target_datatype && origin_count == target_count && fast_acc(origin_addr, std::ptr::null_mut(), origin_count, origin_datatype, target_rank, target_disp, op, win) {
         return MPI_SUCCESS;
     }
-    communicate(Call { func: "MPI_Get", win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: None, get: true, request: std::ptr::null_mut() })
+    communicate(Call { func, win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: Some(op), get: false, request: std::ptr::null_mut() })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
-    if origin_datatype == target_datatype && origin_count == target_count && fast_acc(origin_addr, std::ptr::null_mut(), origin_count, origin_datatype, target_rank, target_disp, op, win) {
-        return MPI_SUCCESS;
-    }
-    communicate(Call { func: "MPI_Accumulate", win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: Some(op), get: false, request: std::ptr::null_mut() })
+    accumulate("MPI_Accumulate", origin_addr, origin_count.into(), origin_datatype, target_rank, target_disp, target_count.into(), target_datatype, op, win)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
+pub unsafe extern "C" fn PMPI_Accumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
+    accumulate("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
+}
+
+/// `MPI_Get_accumulate` and `MPI_Get_accumulate_c`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn get_accumulate(func: &'static str, origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
     if origin_datatype == target_datatype && result_datatype == target_datatype && origin_count == target_count && result_count == target_count && !result_addr.is_null() && fast_acc(origin_addr, result_addr, target_count, target_datatype, target_rank, target_disp, op, win) {
         return MPI_SUCCESS;
     }
     communicate(Call {
-        func: "MPI_Get_accumulate",
+        func,
         win,
         origin: (origin_addr, origin_count, origin_datatype),
         result: Some((result_addr, result_count, result_datatype)),
@@ -500,6 +604,16 @@ pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_
         get: false,
         request: std::ptr::null_mut(),
     })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
+    get_accumulate("MPI_Get_accumulate", origin_addr, origin_count.into(), origin_datatype, result_addr, result_count.into(), result_datatype, target_rank, target_disp, target_count.into(), target_datatype, op, win)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int {
+    get_accumulate("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
 }
 
 #[no_mangle]
@@ -548,46 +662,56 @@ pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compa
     }
 }
 
-/// The request forms: the same call with a request out-pointer.
-fn with_request(request: *mut MPI_Request, func: &'static str, win: MPI_Win, mut call: Call) -> c_int {
+/// The request forms (`MPI_Rput`, ..., and their `_c` forms): the same call with a request
+/// out-pointer. `result` is the result buffer of `MPI_Rget_accumulate`.
+#[allow(clippy::too_many_arguments)]
+fn with_request(func: &'static str, origin: (*const c_void, MPI_Count, MPI_Datatype), result: Option<(*mut c_void, MPI_Count, MPI_Datatype)>, target: (c_int, MPI_Aint, MPI_Count, MPI_Datatype), op: Option<MPI_Op>, get: bool, win: MPI_Win, request: *mut MPI_Request) -> c_int {
     if request.is_null() {
         return raise_win(win, func, MPI_ERR_ARG, "request is NULL");
     }
-    call.request = request;
-    communicate(call)
+    communicate(Call { func, win, origin, result, target, op, get, request })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rput(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int {
-    let call = Call { func: "MPI_Rput", win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: None, get: false, request };
-    with_request(request, "MPI_Rput", win, call)
+    with_request("MPI_Rput", (origin_addr, origin_count.into(), origin_datatype), None, (target_rank, target_disp, target_count.into(), target_datatype), None, false, win, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rput_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int {
+    with_request("MPI_Rput_c", (origin_addr, origin_count, origin_datatype), None, (target_rank, target_disp, target_count, target_datatype), None, false, win, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget(origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int {
-    let call = Call { func: "MPI_Rget", win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: None, get: true, request };
-    with_request(request, "MPI_Rget", win, call)
+    with_request("MPI_Rget", (origin_addr, origin_count.into(), origin_datatype), None, (target_rank, target_disp, target_count.into(), target_datatype), None, true, win, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rget_c(origin_addr: *mut c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int {
+    with_request("MPI_Rget_c", (origin_addr, origin_count, origin_datatype), None, (target_rank, target_disp, target_count, target_datatype), None, true, win, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Raccumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int {
-    let call = Call { func: "MPI_Raccumulate", win, origin: (origin_addr, origin_count, origin_datatype), result: None, target: (target_rank, target_disp, target_count, target_datatype), op: Some(op), get: false, request };
-    with_request(request, "MPI_Raccumulate", win, call)
+    with_request("MPI_Raccumulate", (origin_addr, origin_count.into(), origin_datatype), None, (target_rank, target_disp, target_count.into(), target_datatype), Some(op), false, win, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Raccumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int {
+    with_request("MPI_Raccumulate_c", (origin_addr, origin_count, origin_datatype), None, (target_rank, target_disp, target_count, target_datatype), Some(op), false, win, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rget_accumulate(origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int {
-    let call = Call {
-        func: "MPI_Rget_accumulate",
-        win,
-        origin: (origin_addr, origin_count, origin_datatype),
-        result: Some((result_addr, result_count, result_datatype)),
-        target: (target_rank, target_disp, target_count, target_datatype),
-        op: Some(op),
-        get: false,
-        request,
-    };
-    with_request(request, "MPI_Rget_accumulate", win, call)
+    let result = Some((result_addr, result_count.into(), result_datatype));
+    with_request("MPI_Rget_accumulate", (origin_addr, origin_count.into(), origin_datatype), result, (target_rank, target_disp, target_count.into(), target_datatype), Some(op), false, win, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int {
+    let result = Some((result_addr, result_count, result_datatype));
+    with_request("MPI_Rget_accumulate_c", (origin_addr, origin_count, origin_datatype), result, (target_rank, target_disp, target_count, target_datatype), Some(op), false, win, request)
 }
 
 // ------------------------------------------------------------------ synchronisation

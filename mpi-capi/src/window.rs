@@ -300,7 +300,9 @@ pub unsafe extern "C" fn PMPI_Win_set_attr(win: MPI_Win, win_keyval: c_int, attr
 /// (`*(void **)attribute_val = base`), the others a pointer to the value (`MPI_Aint` for
 /// `MPI_WIN_SIZE`, `int` for `MPI_WIN_DISP_UNIT`, `MPI_WIN_CREATE_FLAVOR` and
 /// `MPI_WIN_MODEL`, always `MPI_WIN_UNIFIED`: every window's public and private copies are
-/// the same memory).
+/// the same memory). A displacement unit above `INT_MAX` (from `MPI_Win_create_c` and the
+/// other `_c` constructors) does not fit `MPI_WIN_DISP_UNIT`'s int: `MPI_ERR_VALUE_TOO_LARGE`,
+/// as `MPI_Win_shared_query` does.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Win_get_attr(win: MPI_Win, win_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> c_int {
     let func = "MPI_Win_get_attr";
@@ -310,12 +312,15 @@ pub unsafe extern "C" fn PMPI_Win_get_attr(win: MPI_Win, win_keyval: c_int, attr
         return attributes::get_attr(func, Kind::Win, ErrOn::Win(win), win, win_keyval, attribute_val, flag);
     }
     let fields = with_win(win, |w| {
-        let c = Cells { size: w.size as MPI_Aint, disp_unit: w.disp_unit as c_int, flavor: flavor_value(w.flavor), model: MPI_WIN_UNIFIED };
+        let c = Cells { size: w.size as MPI_Aint, disp_unit: c_int::try_from(w.disp_unit).unwrap_or(MPI_UNDEFINED), flavor: flavor_value(w.flavor), model: MPI_WIN_UNIFIED };
         (w.base as *mut c_void, c)
     });
     let Some((base, cells)) = fields else {
         return bad_win(func, win);
     };
+    if win_keyval == MPI_WIN_DISP_UNIT && cells.disp_unit == MPI_UNDEFINED {
+        return raise_win(win, func, MPI_ERR_VALUE_TOO_LARGE, "the window's displacement unit does not fit in the attribute's int");
+    }
     if attribute_val.is_null() || flag.is_null() {
         return raise_win(win, func, MPI_ERR_ARG, "attribute_val or flag is NULL");
     }

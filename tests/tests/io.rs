@@ -85,6 +85,15 @@ fn io_nonblocking() {
     io_program("io_nonblocking");
 }
 
+/// The MPI-4.0 large-count calls (`MPI_File_read_c`, ..., `MPI_File_get_type_extent_c`):
+/// explicit offsets, individual, shared and ordered pointers, nonblocking and split
+/// collective forms, bytes read back and status counts checked; a count above INT_MAX
+/// reaching the read whole.
+#[test]
+fn io_large_count() {
+    io_program("io_large_count");
+}
+
 /// The Fortran bindings with INTEGER file handles, both `use mpi` and `mpif.h`.
 #[test]
 fn io_fortran() {

@@ -154,6 +154,15 @@ fn rma_request_ops() {
     rma_program("rma_request_ops", &[]);
 }
 
+/// The MPI-4.0 large-count calls (`MPI_Put_c`, ..., `MPI_Win_create_c`,
+/// `MPI_Win_shared_query_c`) in fence and lock epochs, counts above INT_MAX reaching the
+/// checks whole, and a displacement unit above INT_MAX (MPI_ERR_VALUE_TOO_LARGE from the
+/// int query and attribute).
+#[test]
+fn rma_large_count() {
+    rma_program("rma_large_count", &[]);
+}
+
 /// MPI_Win_create_dynamic: attach, exchange addresses, RMA at absolute displacements,
 /// detach, attach other regions, re-attach.
 #[test]
