@@ -16,7 +16,8 @@
  *  - a count above INT_MAX is not truncated: MPI_File_read_at_c of 2^32+4 bytes 16 bytes
  *    before the end of the file reads those 16 (a count cut to 32 bits would read 4; the
  *    buffer is reserved, only its first page is touched); a negative count is
- *    MPI_ERR_COUNT. */
+ *    MPI_ERR_COUNT (OxMPI; skipped with IO_LENIENT: MPICH 4.0.2's ROMIO asserts
+ *    count <= INT_MAX in MPI_File_read_at_c). */
 #include "testutil.h"
 
 #define K 8
@@ -256,7 +257,8 @@ static void ordered(MPI_File fh)
             CHECK(got[i] == mine[i], "%s: int %d is %d, expected %d", r, i, got[i], mine[i]);
         MPI_Offset end = -1;
         MPI_OK(MPI_File_get_position_shared(fh, &end));
-        CHECK(end == start + (MPI_Offset)total * 4, "%s: shared pointer at %lld, expected %lld", r, (long long)end, (long long)(start + (MPI_Offset)total * 4));
+        /* MPICH 4.0.2's shared pointer is off here (as in io_shared): OxMPI only */
+        CHECK(getenv("IO_LENIENT") || end == start + (MPI_Offset)total * 4, "%s: shared pointer at %lld, expected %lld", r, (long long)end, (long long)(start + (MPI_Offset)total * 4));
     }
 }
 
@@ -276,7 +278,7 @@ static void extents_and_counts(MPI_File fh)
     MPI_Offset size = -1;
     MPI_OK(MPI_File_get_size(fh, &size));
     const MPI_Count big = ((MPI_Count)1 << 32) + 4;
-    unsigned char *huge = malloc((size_t)big);
+    unsigned char *huge = getenv("IO_LENIENT") ? NULL : malloc((size_t)big);
     if (huge) {
         MPI_Status st;
         MPI_OK(MPI_File_read_at_c(fh, size - 16, huge, big, MPI_BYTE, &st));
@@ -289,7 +291,7 @@ static void extents_and_counts(MPI_File fh)
         MPI_OK(MPI_File_read_at(fh, size - 16, last, 4, MPI_INT, &st));
         CHECK(memcmp(huge, last, 16) == 0, "MPI_File_read_at_c of 2^32+4 bytes: the 16 bytes read differ from the file's");
         free(huge);
-    } else if (rank == 0) {
+    } else if (rank == 0 && !getenv("IO_LENIENT")) {
         printf("io_large_count: no address space for a 4 GiB buffer, large read skipped\n");
     }
     int b[1] = {0};
