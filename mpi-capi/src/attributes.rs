@@ -381,7 +381,7 @@ pub(crate) fn delete_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c
 
 /// Checks that MPI is up and `comm` exists.
 fn comm_ok(func: &str, comm: MPI_Comm) -> Result<(), c_int> {
-    if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
+    if !mpi_core::runtime::is_active() {
         return Err(not_initialized(func));
     }
     let ok = crate::handles::comm_index(comm).is_some_and(|i| mpi_core::runtime::with(|rt| rt.comms.get(i).is_some()));

@@ -171,7 +171,7 @@ pub fn reported_handler(h: MPI_Errhandler) -> MPI_Errhandler {
 /// handle or an unset handler) and the communicator a user handler is called with, if MPI
 /// is up.
 pub fn handler_of(comm: MPI_Comm) -> Option<(MPI_Errhandler, MPI_Comm)> {
-    if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
+    if !mpi_core::runtime::is_active() {
         return None;
     }
     let g = mpi_core::runtime::lock();
@@ -321,7 +321,7 @@ pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> c_int {
-    if !mpi_core::runtime::is_initialized() {
+    if !(mpi_core::runtime::is_initialized() || mpi_core::runtime::is_active()) {
         return not_initialized("MPI_Comm_set_errhandler");
     }
     if !matches!(errhandler, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) && !crate::errhandlers::is_comm_handler(errhandler) {
@@ -348,7 +348,7 @@ pub unsafe extern "C" fn PMPI_Comm_set_errhandler(comm: MPI_Comm, errhandler: MP
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> c_int {
-    if !mpi_core::runtime::is_initialized() {
+    if !(mpi_core::runtime::is_initialized() || mpi_core::runtime::is_active()) {
         return not_initialized("MPI_Comm_get_errhandler");
     }
     let h = {

@@ -87,7 +87,7 @@ pub unsafe extern "C" fn PMPI_Abort(_comm: MPI_Comm, errorcode: c_int) -> c_int 
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Query_thread(provided: *mut c_int) -> c_int {
-    if !mpi_core::runtime::is_initialized() {
+    if !(mpi_core::runtime::is_initialized() || mpi_core::runtime::is_active()) {
         return not_initialized("MPI_Query_thread");
     }
     let level = mpi_core::runtime::thread_level();

@@ -72,7 +72,7 @@ fn map_huge(size: usize) -> Option<(*mut c_void, usize)> {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) -> c_int {
     const F: &str = "MPI_Alloc_mem";
-    if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
+    if !mpi_core::runtime::is_active() {
         return not_initialized(F);
     }
     if size < 0 {
@@ -107,7 +107,7 @@ pub unsafe extern "C" fn PMPI_Alloc_mem(size: MPI_Aint, info: MPI_Info, baseptr:
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Free_mem(base: *mut c_void) -> c_int {
     const F: &str = "MPI_Free_mem";
-    if !mpi_core::runtime::is_initialized() || mpi_core::runtime::is_finalized() {
+    if !mpi_core::runtime::is_active() {
         return not_initialized(F);
     }
     if base.is_null() {

@@ -378,7 +378,7 @@ fn is_in_place(p: *const c_void) -> bool {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_create(user_fn: MPI_User_function, commute: c_int, op: *mut MPI_Op) -> c_int {
     const F: &str = "MPI_Op_create";
-    if !mpi_core::runtime::is_initialized() {
+    if !(mpi_core::runtime::is_initialized() || mpi_core::runtime::is_active()) {
         return not_initialized(F);
     }
     let Some(f) = user_fn else {
@@ -400,7 +400,7 @@ pub unsafe extern "C" fn PMPI_Op_create(user_fn: MPI_User_function, commute: c_i
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_free(op: *mut MPI_Op) -> c_int {
     const F: &str = "MPI_Op_free";
-    if !mpi_core::runtime::is_initialized() {
+    if !(mpi_core::runtime::is_initialized() || mpi_core::runtime::is_active()) {
         return not_initialized(F);
     }
     if op.is_null() {
@@ -422,7 +422,7 @@ pub unsafe extern "C" fn PMPI_Op_free(op: *mut MPI_Op) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_commutative(op: MPI_Op, commute: *mut c_int) -> c_int {
     const F: &str = "MPI_Op_commutative";
-    if !mpi_core::runtime::is_initialized() {
+    if !(mpi_core::runtime::is_initialized() || mpi_core::runtime::is_active()) {
         return not_initialized(F);
     }
     if commute.is_null() {
@@ -441,7 +441,7 @@ pub unsafe extern "C" fn PMPI_Op_commutative(op: MPI_Op, commute: *mut c_int) ->
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op) -> c_int {
     const F: &str = "MPI_Reduce_local";
-    if !mpi_core::runtime::is_initialized() {
+    if !(mpi_core::runtime::is_initialized() || mpi_core::runtime::is_active()) {
         return not_initialized(F);
     }
     if is_in_place(inbuf) || is_in_place(inoutbuf) {

@@ -138,6 +138,11 @@ const _: () = assert!(NONBLOCKING_TAG as u32 | SEQ_TAG_MASK == COLL_TAG_MASK);
 pub const WORLD: usize = 0;
 pub const SELF: usize = 1;
 
+/// Slot whose collective context carries the context agreements of the constructors that
+/// have no parent communicator (`MPI_Comm_create_from_group`,
+/// `MPI_Intercomm_create_from_groups`): never handed to a communicator.
+pub const SESSION_SLOT: usize = 2;
+
 /// Context of a communicator from `MPI_Comm_idup` whose agreement has not ended: no
 /// slot's context, so nothing matches it (using the communicator then is erroneous).
 pub const PENDING_CTX: u32 = u32::MAX - 1;
@@ -190,7 +195,7 @@ pub struct ContextAlloc {
 impl ContextAlloc {
     fn new() -> ContextAlloc {
         let mut used = [0u64; MASK_WORDS];
-        used[0] = 0b11; // world and self
+        used[0] = 0b111; // world, self and the sessions' constructors (`SESSION_SLOT`)
         ContextAlloc { used, eager_owner: None, owner: None, waiting: BTreeSet::new() }
     }
 
@@ -262,7 +267,7 @@ impl ContextAlloc {
     /// Returns the slot of context `ctx` to the free pool.
     pub fn release(&mut self, ctx: u32) {
         let slot = (ctx / 2) as usize;
-        if slot > 1 && slot < CONTEXT_SLOTS {
+        if slot > SESSION_SLOT && slot < CONTEXT_SLOTS {
             self.used[slot / 64] &= !(1 << (slot % 64));
         }
     }
@@ -350,13 +355,14 @@ mod tests {
         let mut a = ContextAlloc::new();
         let (m, held) = a.offer(0, true);
         assert_eq!(held, Held::Eager);
-        assert_eq!(a.conclude(0, held, true, &m), Some(2));
+        assert_eq!(a.conclude(0, held, true, &m), Some(4), "slot 2 is reserved, slot 3 is a local one");
         let (m2, held) = a.offer(0, true);
-        assert_eq!(a.conclude(0, held, true, &m2), Some(4), "slot 3 is a local one");
-        a.release(slot_ctx(2));
+        assert_eq!(a.conclude(0, held, true, &m2), Some(5));
+        a.release(slot_ctx(4));
+        a.release(slot_ctx(SESSION_SLOT));
         let (m3, held) = a.offer(0, true);
-        assert_eq!(a.conclude(0, held, true, &m3), Some(2));
-        assert_eq!(a.in_use(), 4);
+        assert_eq!(a.conclude(0, held, true, &m3), Some(4));
+        assert_eq!(a.in_use(), 5);
     }
 
     /// A first round holding the eager slots (its peers have not all started it) never
@@ -377,7 +383,7 @@ mod tests {
             assert_eq!(x & y, 0, "eager and main slots never overlap");
         }
         assert_eq!(a.conclude(100, held_main, false, &main), Some(EAGER_WORDS * 64));
-        assert_eq!(a.conclude(8, held, true, &eager), Some(2));
+        assert_eq!(a.conclude(8, held, true, &eager), Some(4));
     }
 
     /// Queued agreements take turns, lowest key first, whatever order they queued in.

@@ -189,11 +189,47 @@ pub fn is_finalized() -> bool {
     STATE.load(Ordering::Acquire) == FINALIZED
 }
 
-/// Initialized and not yet finalized: the state every MPI call but a few requires (one
-/// load, on every call's path).
+/// The engine is up and held by the World model or a session: the state every MPI call but
+/// a few requires (one load, on every call's path). `is_initialized`/`is_finalized`
+/// answer for the World model only, as `MPI_Initialized`/`MPI_Finalized` must.
 #[inline]
 pub fn is_active() -> bool {
-    STATE.load(Ordering::Acquire) == INITIALIZED
+    ACTIVE.load(Ordering::Acquire)
+}
+
+/// Someone holds the engine (`Holders`).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// Who holds the engine up: the World model (between `MPI_Init` and `MPI_Finalize`) and
+/// each live session (MPI-4.0 §11.3). The first holder starts the engine, which is reference
+/// counted from then on. `MPI_Finalize` with no session left tears it down at once, as it
+/// always did; when the last holder is a session, the engine is parked instead (idle but
+/// kept), so that `MPI_Session_init` or `MPI_Init` can take it again — PMI cannot be
+/// started twice in a process — and is torn down when the process exits.
+struct Holders {
+    world: bool,
+    sessions: usize,
+    /// The engine exists (held or parked).
+    started: bool,
+    /// `MPI_Finalize` tore it down: nothing can start it again.
+    torn_down: bool,
+    exit_hook: bool,
+}
+
+static HOLDERS: Mutex<Holders> = Mutex::new(Holders { world: false, sessions: 0, started: false, torn_down: false, exit_hook: false });
+
+fn holders() -> MutexGuard<'static, Holders> {
+    HOLDERS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Raises the provided thread level to at least `level` (the engine provides every level:
+/// `MPI_THREAD_MULTIPLE` only makes it take its mutex on entry). Returns the level now
+/// provided.
+fn raise_thread_level(level: i32) -> i32 {
+    if level >= THREAD_MULTIPLE {
+        RUNTIME.multiple.store(true, Ordering::Relaxed);
+    }
+    THREAD_LEVEL.fetch_max(level, Ordering::Relaxed).max(level)
 }
 
 /// Enters the runtime. Callers that need the runtime itself check `is_initialized` first
@@ -310,12 +346,76 @@ pub fn wait_until(mut done: impl FnMut(&mut Runtime) -> bool) {
     }
 }
 
-/// Initialises MPI: bootstrap, shared-memory wire-up, communicators. Returns a one-line
-/// error naming the fix on failure.
+/// Initialises the World model (`MPI_Init`): starts the engine unless a session already
+/// did. Returns a one-line error naming the fix on failure.
 pub fn init(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
+    let mut h = holders();
     if STATE.compare_exchange(NOT_INITIALIZED, INITIALIZED, Ordering::AcqRel, Ordering::Acquire).is_err() {
         return Err("MPI_Init called twice (or after MPI_Finalize)".into());
     }
+    if h.started {
+        raise_thread_level(thread_level);
+    } else {
+        start(thread_level, default_errhandler)?;
+        h.started = true;
+    }
+    h.world = true;
+    ACTIVE.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// Takes the engine for a new session (`MPI_Session_init`), starting it if nobody holds it
+/// yet. Returns the thread level provided to the session: `thread_level` or more.
+pub fn session_init(thread_level: i32, default_errhandler: i32) -> Result<i32, String> {
+    let mut h = holders();
+    if h.torn_down {
+        return Err("MPI_Finalize ended MPI in this process while no session was alive; a session cannot start MPI again after that".into());
+    }
+    let provided = if h.started {
+        raise_thread_level(thread_level)
+    } else {
+        start(thread_level, default_errhandler)?;
+        h.started = true;
+        thread_level
+    };
+    h.sessions += 1;
+    ACTIVE.store(true, Ordering::Release);
+    Ok(provided)
+}
+
+/// Gives back a session's hold on the engine (`MPI_Session_finalize`): the last holder
+/// parks it (see `Holders`).
+pub fn session_finalize() {
+    let mut h = holders();
+    h.sessions = h.sessions.saturating_sub(1);
+    if h.sessions > 0 || h.world {
+        return;
+    }
+    ACTIVE.store(false, Ordering::Release);
+    if !h.exit_hook {
+        h.exit_hook = true;
+        // SAFETY: registers a plain `extern "C" fn()`; glibc runs it from `exit`.
+        unsafe { libc::atexit(teardown_at_exit) };
+    }
+}
+
+/// Tears down an engine the last session parked (run by `exit`). An engine still held
+/// (a session or the World model never finalized) is left alone, as an exit before
+/// `MPI_Finalize` always was: the launcher reports it.
+extern "C" fn teardown_at_exit() {
+    let mut h = holders();
+    if !h.started || h.world || h.sessions > 0 {
+        return;
+    }
+    h.started = false;
+    h.torn_down = true;
+    if let Err(e) = teardown() {
+        eprintln!("OxMPI: ending MPI at exit: {e}");
+    }
+}
+
+/// Starts the engine: bootstrap, shared-memory wire-up, communicators.
+fn start(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
     let mut bs = Bootstrap::init().map_err(|e| e.0)?;
     let rank = bs.rank();
     let size = bs.size();
@@ -373,17 +473,33 @@ fn start_progress_thread() {
 }
 
 
-/// Finalizes MPI: drains queued sends, synchronises with the other ranks, tells the PMI
-/// server, and unmaps shared memory.
+/// Finalizes the World model (`MPI_Finalize`). With no session alive it ends MPI: drains
+/// queued sends, synchronises with the other ranks, tells the PMI server, and unmaps
+/// shared memory. Live sessions keep the engine up (see `Holders`).
 pub fn finalize() -> Result<(), String> {
+    let mut h = holders();
     if STATE.load(Ordering::Acquire) != INITIALIZED {
         return Err("MPI_Finalize called without MPI_Init or twice".into());
     }
+    h.world = false;
+    if h.sessions > 0 {
+        STATE.store(FINALIZED, Ordering::Release);
+        return Ok(());
+    }
+    h.started = false;
+    h.torn_down = true;
+    let r = teardown();
+    STATE.store(FINALIZED, Ordering::Release);
+    r
+}
+
+/// Ends the engine (see `finalize`).
+fn teardown() -> Result<(), String> {
     wait_until(|rt| !rt.engine.has_outgoing());
+    ACTIVE.store(false, Ordering::Release);
     let mut rt = lock().take().expect("runtime present");
     rt.bootstrap.fence().map_err(|e| e.0)?;
     let r = rt.bootstrap.finalize().map_err(|e| e.0);
-    STATE.store(FINALIZED, Ordering::Release);
     drop(rt);
     r
 }
