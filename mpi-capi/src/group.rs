@@ -26,17 +26,7 @@ pub fn new_group(members: Arc<[usize]>) -> MPI_Group {
     if members.is_empty() {
         return MPI_GROUP_EMPTY;
     }
-    let mut t = GROUPS.lock().unwrap_or_else(|p| p.into_inner());
-    match t.iter().position(|s| s.is_none()) {
-        Some(i) => {
-            t[i] = Some(members);
-            group_handle(i)
-        }
-        None => {
-            t.push(Some(members));
-            group_handle(t.len() - 1)
-        }
-    }
+    group_handle(crate::handles::store_in_free_slot(&mut GROUPS.lock().unwrap_or_else(|p| p.into_inner()), members))
 }
 
 /// This process's world rank.

@@ -15,6 +15,9 @@ const INFO_DIRECT: u32 = 0x9c00_0000;
 const KEYVAL_DIRECT: u32 = 0xa400_0000;
 const WIN_DIRECT: u32 = 0xa000_0000;
 const FILE_DIRECT: u32 = 0xb800_0000;
+/// MPICH's session kind (`MPI_SESSION_NULL` is 0x3800_0000); the same bits as `FILE_DIRECT`,
+/// which is harmless: `MPI_File` is a pointer type, never confused with an `MPI_Session`.
+const SESSION_DIRECT: u32 = 0xb800_0000;
 
 /// Decodes a user handle of kind `kind` into its table index.
 #[inline]
@@ -26,6 +29,21 @@ fn direct_index(h: c_int, kind: u32) -> Option<usize> {
 fn direct_handle(idx: usize, kind: u32) -> c_int {
     debug_assert!(idx as u32 <= INDEX_MASK);
     (kind | idx as u32) as c_int
+}
+
+/// Stores `v` in the first free slot of handle table `t` (a freed object's), else at its
+/// end: the table index of the new object.
+pub fn store_in_free_slot<T>(t: &mut Vec<Option<T>>, v: T) -> usize {
+    match t.iter().position(|s| s.is_none()) {
+        Some(i) => {
+            t[i] = Some(v);
+            i
+        }
+        None => {
+            t.push(Some(v));
+            t.len() - 1
+        }
+    }
 }
 
 /// User group handle → index in the group table (`MPI_GROUP_EMPTY` and null: None).
@@ -89,6 +107,15 @@ pub fn file_handle(idx: usize) -> MPI_File {
     direct_handle(idx, FILE_DIRECT) as u32 as usize as MPI_File
 }
 
+/// Session handle → index in the session table (`MPI_SESSION_NULL`: None).
+pub fn session_index(s: MPI_Session) -> Option<usize> {
+    direct_index(s, SESSION_DIRECT)
+}
+
+pub fn session_handle(idx: usize) -> MPI_Session {
+    direct_handle(idx, SESSION_DIRECT)
+}
+
 /// Communicator handle → index in the runtime's communicator table.
 #[inline]
 pub fn comm_index(c: MPI_Comm) -> Option<usize> {
@@ -142,5 +169,7 @@ mod tests {
         assert_eq!(keyval_index(keyval_handle(5)), Some(5));
         assert_eq!(file_index(file_handle(9)), Some(9));
         assert_eq!(file_index(std::ptr::null_mut()), None);
+        assert_eq!(session_index(session_handle(2)), Some(2));
+        assert_eq!(session_index(MPI_SESSION_NULL), None);
     }
 }

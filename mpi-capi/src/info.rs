@@ -75,17 +75,7 @@ pub fn set_pair(h: MPI_Info, key: &str, value: &str) -> bool {
 
 /// A new info object holding `p`.
 pub fn new_info(p: Pairs) -> MPI_Info {
-    let mut t = table();
-    match t.iter().position(|s| s.is_none()) {
-        Some(i) => {
-            t[i] = Some(p);
-            info_handle(i)
-        }
-        None => {
-            t.push(Some(p));
-            info_handle(t.len() - 1)
-        }
-    }
+    info_handle(crate::handles::store_in_free_slot(&mut table(), p))
 }
 
 /// Runs `f` on the pairs of user info `h` (writable; `MPI_INFO_ENV` is not).

@@ -360,19 +360,7 @@ pub unsafe extern "C" fn PMPI_File_open(comm: MPI_Comm, filename: *const c_char,
     }
     let state = FileState { core, amode, etype: MPI_BYTE, filetype: MPI_BYTE, datarep: "native".into(), owned_types: Vec::new(), info: pairs, split: None };
     let of = Arc::new(OpenFile { comm: fcomm, rank, size, errhandler: AtomicI32::new(DEFAULT_FILE_ERRHANDLER.load(Ordering::Relaxed)), state: Mutex::new(state) });
-    let idx = {
-        let mut t = files();
-        match t.iter().position(|s| s.is_none()) {
-            Some(i) => {
-                t[i] = Some(of);
-                i
-            }
-            None => {
-                t.push(Some(of));
-                t.len() - 1
-            }
-        }
-    };
+    let idx = crate::handles::store_in_free_slot(&mut files(), of);
     // SAFETY: checked non-null.
     unsafe { *fh = file_handle(idx) };
     MPI_SUCCESS
