@@ -3122,6 +3122,194 @@ module mpi
       INTEGER :: info
       integer :: ierror
     end subroutine PMPI_Info_create_env
+    subroutine MPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierror)
+      implicit none
+      INTEGER :: group
+      CHARACTER(LEN=*) :: stringtag
+      INTEGER :: info
+      INTEGER :: errhandler
+      INTEGER :: newcomm
+      integer :: ierror
+    end subroutine MPI_Comm_create_from_group
+    subroutine PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm, ierror)
+      implicit none
+      INTEGER :: group
+      CHARACTER(LEN=*) :: stringtag
+      INTEGER :: info
+      INTEGER :: errhandler
+      INTEGER :: newcomm
+      integer :: ierror
+    end subroutine PMPI_Comm_create_from_group
+    subroutine MPI_Group_from_session_pset(session, pset_name, newgroup, ierror)
+      implicit none
+      INTEGER :: session
+      CHARACTER(LEN=*) :: pset_name
+      INTEGER :: newgroup
+      integer :: ierror
+    end subroutine MPI_Group_from_session_pset
+    subroutine PMPI_Group_from_session_pset(session, pset_name, newgroup, ierror)
+      implicit none
+      INTEGER :: session
+      CHARACTER(LEN=*) :: pset_name
+      INTEGER :: newgroup
+      integer :: ierror
+    end subroutine PMPI_Group_from_session_pset
+    subroutine MPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, &
+        remote_leader, stringtag, info, errhandler, newintercomm, ierror)
+      implicit none
+      INTEGER :: local_group
+      INTEGER :: local_leader
+      INTEGER :: remote_group
+      INTEGER :: remote_leader
+      CHARACTER(LEN=*) :: stringtag
+      INTEGER :: info
+      INTEGER :: errhandler
+      INTEGER :: newintercomm
+      integer :: ierror
+    end subroutine MPI_Intercomm_create_from_groups
+    subroutine PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, &
+        remote_leader, stringtag, info, errhandler, newintercomm, ierror)
+      implicit none
+      INTEGER :: local_group
+      INTEGER :: local_leader
+      INTEGER :: remote_group
+      INTEGER :: remote_leader
+      CHARACTER(LEN=*) :: stringtag
+      INTEGER :: info
+      INTEGER :: errhandler
+      INTEGER :: newintercomm
+      integer :: ierror
+    end subroutine PMPI_Intercomm_create_from_groups
+    subroutine MPI_Session_call_errhandler(session, errorcode, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: errorcode
+      integer :: ierror
+    end subroutine MPI_Session_call_errhandler
+    subroutine PMPI_Session_call_errhandler(session, errorcode, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: errorcode
+      integer :: ierror
+    end subroutine PMPI_Session_call_errhandler
+    subroutine MPI_Session_create_errhandler(session_errhandler_fn, errhandler, ierror)
+      implicit none
+      EXTERNAL :: session_errhandler_fn
+      INTEGER :: errhandler
+      integer :: ierror
+    end subroutine MPI_Session_create_errhandler
+    subroutine PMPI_Session_create_errhandler(session_errhandler_fn, errhandler, ierror)
+      implicit none
+      EXTERNAL :: session_errhandler_fn
+      INTEGER :: errhandler
+      integer :: ierror
+    end subroutine PMPI_Session_create_errhandler
+    subroutine MPI_Session_finalize(session, ierror)
+      implicit none
+      INTEGER :: session
+      integer :: ierror
+    end subroutine MPI_Session_finalize
+    subroutine PMPI_Session_finalize(session, ierror)
+      implicit none
+      INTEGER :: session
+      integer :: ierror
+    end subroutine PMPI_Session_finalize
+    subroutine MPI_Session_get_errhandler(session, errhandler, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: errhandler
+      integer :: ierror
+    end subroutine MPI_Session_get_errhandler
+    subroutine PMPI_Session_get_errhandler(session, errhandler, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: errhandler
+      integer :: ierror
+    end subroutine PMPI_Session_get_errhandler
+    subroutine MPI_Session_get_info(session, info_used, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: info_used
+      integer :: ierror
+    end subroutine MPI_Session_get_info
+    subroutine PMPI_Session_get_info(session, info_used, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: info_used
+      integer :: ierror
+    end subroutine PMPI_Session_get_info
+    subroutine MPI_Session_get_nth_pset(session, info, n, pset_len, pset_name, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: info
+      INTEGER :: n
+      INTEGER :: pset_len
+      CHARACTER(LEN=*) :: pset_name
+      integer :: ierror
+    end subroutine MPI_Session_get_nth_pset
+    subroutine PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: info
+      INTEGER :: n
+      INTEGER :: pset_len
+      CHARACTER(LEN=*) :: pset_name
+      integer :: ierror
+    end subroutine PMPI_Session_get_nth_pset
+    subroutine MPI_Session_get_num_psets(session, info, npset_names, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: info
+      INTEGER :: npset_names
+      integer :: ierror
+    end subroutine MPI_Session_get_num_psets
+    subroutine PMPI_Session_get_num_psets(session, info, npset_names, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: info
+      INTEGER :: npset_names
+      integer :: ierror
+    end subroutine PMPI_Session_get_num_psets
+    subroutine MPI_Session_get_pset_info(session, pset_name, info, ierror)
+      implicit none
+      INTEGER :: session
+      CHARACTER(LEN=*) :: pset_name
+      INTEGER :: info
+      integer :: ierror
+    end subroutine MPI_Session_get_pset_info
+    subroutine PMPI_Session_get_pset_info(session, pset_name, info, ierror)
+      implicit none
+      INTEGER :: session
+      CHARACTER(LEN=*) :: pset_name
+      INTEGER :: info
+      integer :: ierror
+    end subroutine PMPI_Session_get_pset_info
+    subroutine MPI_Session_init(info, errhandler, session, ierror)
+      implicit none
+      INTEGER :: info
+      INTEGER :: errhandler
+      INTEGER :: session
+      integer :: ierror
+    end subroutine MPI_Session_init
+    subroutine PMPI_Session_init(info, errhandler, session, ierror)
+      implicit none
+      INTEGER :: info
+      INTEGER :: errhandler
+      INTEGER :: session
+      integer :: ierror
+    end subroutine PMPI_Session_init
+    subroutine MPI_Session_set_errhandler(session, errhandler, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: errhandler
+      integer :: ierror
+    end subroutine MPI_Session_set_errhandler
+    subroutine PMPI_Session_set_errhandler(session, errhandler, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: errhandler
+      integer :: ierror
+    end subroutine PMPI_Session_set_errhandler
   end interface
   interface MPI_Sizeof
     module procedure mpi_sizeof_i1, mpi_sizeof_i2, mpi_sizeof_i4, mpi_sizeof_i8, mpi_sizeof_i16, mpi_sizeof_r4

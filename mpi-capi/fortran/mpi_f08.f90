@@ -39,6 +39,9 @@ module mpi_f08
   type, bind(C) :: MPI_File
     integer(c_int) :: MPI_VAL
   end type MPI_File
+  type, bind(C) :: MPI_Session
+    integer(c_int) :: MPI_VAL
+  end type MPI_Session
   ! The MPICH ABI's C MPI_Status: count_lo, count_hi_and_cancelled, then the public fields.
   type, bind(C) :: MPI_Status
     integer(c_int) :: count_lo, count_hi_and_cancelled
@@ -56,7 +59,7 @@ module mpi_f08
   type(MPI_Message), parameter :: MPI_MESSAGE_NO_PROC = MPI_Message(1811939328)
   type(MPI_Win), parameter :: MPI_WIN_NULL = MPI_Win(536870912)
   type(MPI_Info), parameter :: MPI_INFO_NULL = MPI_Info(469762048)
-  integer, parameter :: MPI_SESSION_NULL = 939524096
+  type(MPI_Session), parameter :: MPI_SESSION_NULL = MPI_Session(939524096)
   type(MPI_Comm), parameter :: MPI_COMM_WORLD = MPI_Comm(1140850688)
   type(MPI_Comm), parameter :: MPI_COMM_SELF = MPI_Comm(1140850689)
   type(MPI_Group), parameter :: MPI_GROUP_EMPTY = MPI_Group(1207959552)
@@ -350,10 +353,12 @@ module mpi_f08
   interface operator(==)
     module procedure mpi_comm_eq, mpi_datatype_eq, mpi_group_eq, mpi_info_eq, mpi_op_eq
     module procedure mpi_request_eq, mpi_errhandler_eq, mpi_message_eq, mpi_win_eq, mpi_file_eq
+    module procedure mpi_session_eq
   end interface
   interface operator(/=)
     module procedure mpi_comm_ne, mpi_datatype_ne, mpi_group_ne, mpi_info_ne, mpi_op_ne
     module procedure mpi_request_ne, mpi_errhandler_ne, mpi_message_ne, mpi_win_ne, mpi_file_ne
+    module procedure mpi_session_ne
   end interface
   abstract interface
     subroutine MPI_User_function(invec, inoutvec, len, datatype)
@@ -460,6 +465,12 @@ module mpi_f08
       type(MPI_File) :: file
       integer :: error_code
     end subroutine MPI_File_errhandler_function
+    subroutine MPI_Session_errhandler_function(session, error_code)
+      import
+      implicit none
+      type(MPI_Session) :: session
+      integer :: error_code
+    end subroutine MPI_Session_errhandler_function
   end interface
   ! Predefined callbacks (Fortran entry points of libmpi).
   procedure(MPI_Copy_function) :: MPI_NULL_COPY_FN, MPI_DUP_FN
@@ -6621,6 +6632,191 @@ module mpi_f08
   interface PMPI_Info_create_env
     procedure :: pmpi_info_create_env
   end interface PMPI_Info_create_env
+  interface MPI_Comm_create_from_group
+    subroutine mpi_comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, ierror)
+      import
+      implicit none
+      type(MPI_Group), intent(in) :: group
+      character(len=*), intent(in) :: stringtag
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Errhandler), intent(in) :: errhandler
+      type(MPI_Comm) :: newcomm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_comm_create_from_group_f08
+  end interface MPI_Comm_create_from_group
+  procedure(mpi_comm_create_from_group_f08) :: pmpi_comm_create_from_group
+  interface PMPI_Comm_create_from_group
+    procedure :: pmpi_comm_create_from_group
+  end interface PMPI_Comm_create_from_group
+  interface MPI_Group_from_session_pset
+    subroutine mpi_group_from_session_pset_f08(session, pset_name, newgroup, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      character(len=*), intent(in) :: pset_name
+      type(MPI_Group) :: newgroup
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_group_from_session_pset_f08
+  end interface MPI_Group_from_session_pset
+  procedure(mpi_group_from_session_pset_f08) :: pmpi_group_from_session_pset
+  interface PMPI_Group_from_session_pset
+    procedure :: pmpi_group_from_session_pset
+  end interface PMPI_Group_from_session_pset
+  interface MPI_Intercomm_create_from_groups
+    subroutine mpi_intercomm_create_from_groups_f08(local_group, local_leader, remote_group, &
+        remote_leader, stringtag, info, errhandler, newintercomm, ierror)
+      import
+      implicit none
+      type(MPI_Group), intent(in) :: local_group
+      integer, intent(in) :: local_leader
+      type(MPI_Group), intent(in) :: remote_group
+      integer, intent(in) :: remote_leader
+      character(len=*), intent(in) :: stringtag
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Errhandler), intent(in) :: errhandler
+      type(MPI_Comm) :: newintercomm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_intercomm_create_from_groups_f08
+  end interface MPI_Intercomm_create_from_groups
+  procedure(mpi_intercomm_create_from_groups_f08) :: pmpi_intercomm_create_from_groups
+  interface PMPI_Intercomm_create_from_groups
+    procedure :: pmpi_intercomm_create_from_groups
+  end interface PMPI_Intercomm_create_from_groups
+  interface MPI_Session_call_errhandler
+    subroutine mpi_session_call_errhandler_f08(session, errorcode, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      integer, intent(in) :: errorcode
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_call_errhandler_f08
+  end interface MPI_Session_call_errhandler
+  procedure(mpi_session_call_errhandler_f08) :: pmpi_session_call_errhandler
+  interface PMPI_Session_call_errhandler
+    procedure :: pmpi_session_call_errhandler
+  end interface PMPI_Session_call_errhandler
+  interface MPI_Session_create_errhandler
+    subroutine mpi_session_create_errhandler_f08(session_errhandler_fn, errhandler, ierror)
+      import
+      implicit none
+      procedure(MPI_Session_errhandler_function) :: session_errhandler_fn
+      type(MPI_Errhandler) :: errhandler
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_create_errhandler_f08
+  end interface MPI_Session_create_errhandler
+  procedure(mpi_session_create_errhandler_f08) :: pmpi_session_create_errhandler
+  interface PMPI_Session_create_errhandler
+    procedure :: pmpi_session_create_errhandler
+  end interface PMPI_Session_create_errhandler
+  interface MPI_Session_finalize
+    subroutine mpi_session_finalize_f08(session, ierror)
+      import
+      implicit none
+      type(MPI_Session) :: session
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_finalize_f08
+  end interface MPI_Session_finalize
+  procedure(mpi_session_finalize_f08) :: pmpi_session_finalize
+  interface PMPI_Session_finalize
+    procedure :: pmpi_session_finalize
+  end interface PMPI_Session_finalize
+  interface MPI_Session_get_errhandler
+    subroutine mpi_session_get_errhandler_f08(session, errhandler, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      type(MPI_Errhandler) :: errhandler
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_get_errhandler_f08
+  end interface MPI_Session_get_errhandler
+  procedure(mpi_session_get_errhandler_f08) :: pmpi_session_get_errhandler
+  interface PMPI_Session_get_errhandler
+    procedure :: pmpi_session_get_errhandler
+  end interface PMPI_Session_get_errhandler
+  interface MPI_Session_get_info
+    subroutine mpi_session_get_info_f08(session, info_used, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      type(MPI_Info) :: info_used
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_get_info_f08
+  end interface MPI_Session_get_info
+  procedure(mpi_session_get_info_f08) :: pmpi_session_get_info
+  interface PMPI_Session_get_info
+    procedure :: pmpi_session_get_info
+  end interface PMPI_Session_get_info
+  interface MPI_Session_get_nth_pset
+    subroutine mpi_session_get_nth_pset_f08(session, info, n, pset_len, pset_name, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      type(MPI_Info), intent(in) :: info
+      integer, intent(in) :: n
+      integer :: pset_len
+      character(len=*) :: pset_name
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_get_nth_pset_f08
+  end interface MPI_Session_get_nth_pset
+  procedure(mpi_session_get_nth_pset_f08) :: pmpi_session_get_nth_pset
+  interface PMPI_Session_get_nth_pset
+    procedure :: pmpi_session_get_nth_pset
+  end interface PMPI_Session_get_nth_pset
+  interface MPI_Session_get_num_psets
+    subroutine mpi_session_get_num_psets_f08(session, info, npset_names, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      type(MPI_Info), intent(in) :: info
+      integer :: npset_names
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_get_num_psets_f08
+  end interface MPI_Session_get_num_psets
+  procedure(mpi_session_get_num_psets_f08) :: pmpi_session_get_num_psets
+  interface PMPI_Session_get_num_psets
+    procedure :: pmpi_session_get_num_psets
+  end interface PMPI_Session_get_num_psets
+  interface MPI_Session_get_pset_info
+    subroutine mpi_session_get_pset_info_f08(session, pset_name, info, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      character(len=*), intent(in) :: pset_name
+      type(MPI_Info) :: info
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_get_pset_info_f08
+  end interface MPI_Session_get_pset_info
+  procedure(mpi_session_get_pset_info_f08) :: pmpi_session_get_pset_info
+  interface PMPI_Session_get_pset_info
+    procedure :: pmpi_session_get_pset_info
+  end interface PMPI_Session_get_pset_info
+  interface MPI_Session_init
+    subroutine mpi_session_init_f08(info, errhandler, session, ierror)
+      import
+      implicit none
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Errhandler), intent(in) :: errhandler
+      type(MPI_Session) :: session
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_init_f08
+  end interface MPI_Session_init
+  procedure(mpi_session_init_f08) :: pmpi_session_init
+  interface PMPI_Session_init
+    procedure :: pmpi_session_init
+  end interface PMPI_Session_init
+  interface MPI_Session_set_errhandler
+    subroutine mpi_session_set_errhandler_f08(session, errhandler, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      type(MPI_Errhandler), intent(in) :: errhandler
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_set_errhandler_f08
+  end interface MPI_Session_set_errhandler
+  procedure(mpi_session_set_errhandler_f08) :: pmpi_session_set_errhandler
+  interface PMPI_Session_set_errhandler
+    procedure :: pmpi_session_set_errhandler
+  end interface PMPI_Session_set_errhandler
 contains
   elemental logical function mpi_comm_eq(a, b)
     type(MPI_Comm), intent(in) :: a, b
@@ -6702,6 +6898,14 @@ contains
     type(MPI_File), intent(in) :: a, b
     mpi_file_ne = a%MPI_VAL /= b%MPI_VAL
   end function mpi_file_ne
+  elemental logical function mpi_session_eq(a, b)
+    type(MPI_Session), intent(in) :: a, b
+    mpi_session_eq = a%MPI_VAL == b%MPI_VAL
+  end function mpi_session_eq
+  elemental logical function mpi_session_ne(a, b)
+    type(MPI_Session), intent(in) :: a, b
+    mpi_session_ne = a%MPI_VAL /= b%MPI_VAL
+  end function mpi_session_ne
   subroutine MPI_Status_f2f08(f_status, f08_status, ierror)
     integer, intent(in) :: f_status(MPI_STATUS_SIZE)
     type(MPI_Status), intent(out) :: f08_status

@@ -48,7 +48,7 @@ import gen_fortran as gf  # noqa: E402
 OUT = os.path.join(gf.CRATE, "fortran", "mpi_f08.f90")
 
 HANDLE_TYPES = ["MPI_Comm", "MPI_Datatype", "MPI_Group", "MPI_Info", "MPI_Op", "MPI_Request",
-                "MPI_Errhandler", "MPI_Message", "MPI_Win", "MPI_File"]
+                "MPI_Errhandler", "MPI_Message", "MPI_Win", "MPI_File", "MPI_Session"]
 # Removed in MPI-3.0: the standard gives them no mpi_f08 binding.
 REMOVED = {"MPI_Address", "MPI_Errhandler_create", "MPI_Errhandler_get", "MPI_Errhandler_set",
            "MPI_Type_extent", "MPI_Type_hindexed", "MPI_Type_hvector", "MPI_Type_lb",
@@ -89,7 +89,7 @@ for _obj, _old in (("Comm", "oldcomm"), ("Type", "oldtype"), ("Win", "oldwin")):
          ["type(%s) :: %s" % (_h, _old[3:]), "integer :: %s, ierror" % _k,
           "integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state"]),
     ]
-for _obj in ("Comm", "Win", "File"):
+for _obj in ("Comm", "Win", "File", "Session"):
     ABSTRACT.append(("MPI_%s_errhandler_function" % _obj, "%s, error_code" % _obj.lower(),
                      ["type(MPI_%s) :: %s" % (_obj, _obj.lower()), "integer :: error_code"]))
 

@@ -45,7 +45,7 @@ OUT_MD = os.path.join(CRATE, "fortran", "unbound.md")
 
 HANDLES = {
     "MPI_Comm", "MPI_Datatype", "MPI_Group", "MPI_Win", "MPI_Op", "MPI_Errhandler",
-    "MPI_Request", "MPI_Message", "MPI_Info",
+    "MPI_Request", "MPI_Message", "MPI_Info", "MPI_Session",
 }
 WIDE = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Offset": "MPI_OFFSET_KIND", "MPI_Count": "MPI_COUNT_KIND"}
 # Integer arguments that are LOGICAL in Fortran (by parameter name).
@@ -53,7 +53,7 @@ LOGICAL_NAMES = {"flag", "reorder", "commute", "weighted", "periods", "remain_di
 # Callbacks whose Fortran procedure has the C calling sequence (all arguments by reference).
 DIRECT_CALLBACKS = {
     "MPI_User_function", "MPI_Comm_errhandler_function", "MPI_File_errhandler_function",
-    "MPI_Win_errhandler_function", "MPI_Handler_function",
+    "MPI_Win_errhandler_function", "MPI_Session_errhandler_function", "MPI_Handler_function",
 }
 # Attribute copy/delete callbacks: called through trampolines (Fortran passes everything by
 # reference and attribute values as integers).

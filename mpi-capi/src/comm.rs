@@ -581,6 +581,170 @@ fn create_group(func: &str, comm: MPI_Comm, group: MPI_Group, tag: c_int) -> Res
     }
 }
 
+// ------------------------------------------------------------------ constructors from groups
+
+/// The checked arguments of `MPI_Comm_create_from_group` and
+/// `MPI_Intercomm_create_from_groups`.
+struct FromGroups {
+    errhandler: MPI_Errhandler,
+    stringtag: String,
+    hints: Vec<(String, String)>,
+}
+
+/// Raises an error of a constructor from groups through the error handler it was given
+/// (there is no parent communicator); an unusable handler leaves `MPI_COMM_WORLD`'s.
+fn raise_given(h: MPI_Errhandler, func: &str, class: c_int, msg: impl Into<String>) -> c_int {
+    let msg = msg.into();
+    match h {
+        MPI_ERRORS_RETURN => crate::errors::make_code(class, format!("{func}: {msg}")),
+        _ if crate::errhandlers::is_comm_handler(h) => {
+            let code = crate::errors::make_code(class, format!("{func}: {msg}"));
+            let (mut c, mut e) = (MPI_COMM_NULL, code);
+            crate::errhandlers::call_user_handler(h, &mut c, &mut e);
+            code
+        }
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => crate::errors::fatal(func, class, &msg),
+        _ => raise(MPI_COMM_WORLD, func, class, msg),
+    }
+}
+
+/// Checks the arguments shared by the constructors from groups.
+///
+/// # Safety
+/// `stringtag` must be NULL or a NUL-terminated string.
+unsafe fn from_groups_args(func: &str, stringtag: *const c_char, info: MPI_Info, errhandler: MPI_Errhandler, out: *mut MPI_Comm) -> Result<FromGroups, c_int> {
+    if !matches!(errhandler, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) && !crate::errhandlers::is_comm_handler(errhandler) {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, format!("invalid error handler {errhandler:#x} (use a predefined one or one from MPI_Comm_create_errhandler)")));
+    }
+    let fail = |class, msg: &str| Err(raise_given(errhandler, func, class, msg));
+    if out.is_null() {
+        return fail(MPI_ERR_ARG, "the output communicator argument is NULL");
+    }
+    if stringtag.is_null() {
+        return fail(MPI_ERR_ARG, "stringtag is NULL");
+    }
+    // SAFETY: checked non-null; the caller passes a NUL-terminated string.
+    let stringtag = unsafe { CStr::from_ptr(stringtag) }.to_string_lossy().into_owned();
+    let Some(hints) = crate::info::pairs(info) else {
+        return fail(MPI_ERR_INFO, &format!("invalid info handle {info:#x}"));
+    };
+    Ok(FromGroups { errhandler, stringtag, hints })
+}
+
+/// The tag of a constructor from groups: a hash of its string tag and its groups, below
+/// `REMOTE_TAG` (the leaders' link adds it). Concurrent constructions over overlapping
+/// groups must have different string tags (MPI 4.0 §7.4.2); with the groups in the hash,
+/// one string tag used again over other groups gets another tag too. Two different
+/// constructions share a tag only by a hash collision (one chance in 2^29).
+fn tag_of(stringtag: &str, groups: &[&[usize]]) -> i32 {
+    // FNV-1a over the string and the members.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut eat = |b: u8| h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    stringtag.bytes().for_each(&mut eat);
+    for g in groups {
+        eat(0xff);
+        g.iter().flat_map(|w| (*w as u64).to_le_bytes()).for_each(&mut eat);
+    }
+    ((h ^ (h >> 29) ^ (h >> 58)) as u32 & (REMOTE_TAG as u32 - 1)) as i32
+}
+
+/// The collective context of the sessions' slot, where constructors from groups agree.
+fn session_coll_ctx() -> u32 {
+    slot_ctx(mpi_core::comm::SESSION_SLOT) + 1
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Comm_create_from_group(group: MPI_Group, stringtag: *const c_char, info: MPI_Info, errhandler: MPI_Errhandler, newcomm: *mut MPI_Comm) -> c_int {
+    let func = "MPI_Comm_create_from_group";
+    require_init!(func);
+    // SAFETY: the caller passes a NUL-terminated string (checked for NULL).
+    let r = unsafe { from_groups_args(func, stringtag, info, errhandler, newcomm) }.and_then(|a| create_from_group(func, group, a));
+    if !newcomm.is_null() {
+        // SAFETY: checked non-null; the caller passes a pointer to an MPI_Comm.
+        unsafe { *newcomm = r.unwrap_or(MPI_COMM_NULL) };
+    }
+    r.err().unwrap_or(MPI_SUCCESS)
+}
+
+/// `MPI_Comm_create_from_group`: the group's members agree on a context among themselves,
+/// on the sessions' context under a tag from the string tag (see `tag_of`).
+fn create_from_group(func: &str, group: MPI_Group, a: FromGroups) -> Result<MPI_Comm, c_int> {
+    let fail = |class, msg: &str| Err(raise_given(a.errhandler, func, class, msg));
+    let Some(g) = crate::group::lookup(group).filter(|g| !g.is_empty()) else {
+        return fail(MPI_ERR_GROUP, &format!("invalid or empty group {group:#x}"));
+    };
+    let Some(my) = g.iter().position(|&w| w == crate::group::my_world_rank()) else {
+        return fail(MPI_ERR_GROUP, "this process is not in the group (only its members call MPI_Comm_create_from_group)");
+    };
+    let t = tag_of(&a.stringtag, &[&g]);
+    let cc = CollComm::new(session_coll_ctx(), my, g.clone());
+    let key = Agreement::key_of(slot_ctx(mpi_core::comm::SESSION_SLOT), t);
+    match agree(Agreement::new(key, cc, t, None, false)) {
+        Ok(slot) => {
+            let mut c = Comm::intra(slot_ctx(slot), my, g, a.errhandler);
+            crate::info::keep_hints(crate::info::COMM_HINTS, &mut c.info, a.hints);
+            Ok(install(c))
+        }
+        Err((c, m)) => fail(c, &m),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Intercomm_create_from_groups(local_group: MPI_Group, local_leader: c_int, remote_group: MPI_Group, remote_leader: c_int, stringtag: *const c_char, info: MPI_Info, errhandler: MPI_Errhandler, newintercomm: *mut MPI_Comm) -> c_int {
+    let func = "MPI_Intercomm_create_from_groups";
+    require_init!(func);
+    // SAFETY: the caller passes a NUL-terminated string (checked for NULL).
+    let r = unsafe { from_groups_args(func, stringtag, info, errhandler, newintercomm) }.and_then(|a| intercomm_from_groups(func, (local_group, local_leader), (remote_group, remote_leader), a));
+    if !newintercomm.is_null() {
+        // SAFETY: checked non-null; the caller passes a pointer to an MPI_Comm.
+        unsafe { *newintercomm = r.unwrap_or(MPI_COMM_NULL) };
+    }
+    r.err().unwrap_or(MPI_SUCCESS)
+}
+
+/// `MPI_Intercomm_create_from_groups`: every member knows both groups, so only the context
+/// agreement runs: each group ANDs locally (its leader as rank 0), the leaders swap on the
+/// sessions' context, each broadcasts the result to its group.
+fn intercomm_from_groups(func: &str, local: (MPI_Group, c_int), remote: (MPI_Group, c_int), a: FromGroups) -> Result<MPI_Comm, c_int> {
+    let fail = |class, msg: &str| Err(raise_given(a.errhandler, func, class, msg));
+    let mut groups = Vec::new();
+    for (which, (h, leader)) in [("local", local), ("remote", remote)] {
+        let Some(g) = crate::group::lookup(h).filter(|g| !g.is_empty()) else {
+            return fail(MPI_ERR_GROUP, &format!("invalid or empty {which} group {h:#x}"));
+        };
+        if leader < 0 || leader as usize >= g.len() {
+            return fail(MPI_ERR_RANK, &format!("invalid {which}_leader {leader} (the {which} group has {} processes)", g.len()));
+        }
+        groups.push((g, leader as usize));
+    }
+    let (remote_g, remote_leader) = groups.pop().unwrap();
+    let (local_g, leader) = groups.pop().unwrap();
+    if local_g.iter().any(|w| remote_g.contains(w)) {
+        return fail(MPI_ERR_GROUP, "the local and remote groups overlap");
+    }
+    let Some(me) = local_g.iter().position(|&w| w == crate::group::my_world_rank()) else {
+        return fail(MPI_ERR_GROUP, "this process is not in the local group");
+    };
+    // The same tag in both groups: the groups in the order of their leaders' world ranks.
+    let (lw, rw) = (local_g[leader], remote_g[remote_leader]);
+    let t = if lw < rw { tag_of(&a.stringtag, &[&local_g, &remote_g]) } else { tag_of(&a.stringtag, &[&remote_g, &local_g]) };
+    let ctx = session_coll_ctx();
+    let n = local_g.len();
+    let rotated: Arc<[usize]> = (0..n).map(|i| local_g[(i + leader) % n]).collect();
+    let cc = CollComm::new(ctx, (me + n - leader) % n, rotated);
+    let link = (me == leader).then(|| LeaderLink { view: CollComm::new(ctx, 0, Arc::new([rw])), peer: 0, tag: t | REMOTE_TAG });
+    let key = Agreement::key_of(slot_ctx(mpi_core::comm::SESSION_SLOT), t);
+    match agree(Agreement::new(key, cc, t, link, true)) {
+        Ok(slot) => {
+            let mut c = Comm::intra(slot_ctx(slot), me, remote_g, a.errhandler);
+            c.local_ranks = Some(local_g);
+            crate::info::keep_hints(crate::info::COMM_HINTS, &mut c.info, a.hints);
+            Ok(install(c))
+        }
+        Err((c, m)) => fail(c, &m),
+    }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     let func = "MPI_Comm_free";

@@ -18,6 +18,19 @@ pub unsafe extern "C" fn PMPI_Comm_f2c(comm: MPI_Fint) -> MPI_Comm {
     comm
 }
 
+/// `MPI_Session_c2f` (MPI-4.0; a macro in MPICH's mpi.h): the Fortran handle equals the C
+/// handle.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_c2f(session: MPI_Session) -> MPI_Fint {
+    session
+}
+
+/// `MPI_Session_f2c`: the C handle equals the Fortran handle.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_f2c(session: MPI_Fint) -> MPI_Session {
+    session
+}
+
 /// `MPI_Type_c2f`: the Fortran handle equals the C handle.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_c2f(datatype: MPI_Datatype) -> MPI_Fint {

@@ -34,6 +34,7 @@ pub enum HandlerKind {
     Comm,
     Win,
     File,
+    Session,
 }
 
 /// The handler callbacks of every kind share one C type: the handle argument is an `int *`
@@ -148,6 +149,12 @@ pub fn create(func: &str, kind: HandlerKind, f: MPI_Comm_errhandler_function, er
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_create_errhandler(comm_errhandler_fn: MPI_Comm_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
     create("MPI_Comm_create_errhandler", HandlerKind::Comm, comm_errhandler_fn, errhandler)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Session_create_errhandler(session_errhandler_fn: MPI_Session_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
+    // A session handler has the communicator one's C type (`MPI_Session` is an int too).
+    create("MPI_Session_create_errhandler", HandlerKind::Session, session_errhandler_fn, errhandler)
 }
 
 #[no_mangle]

@@ -1253,6 +1253,32 @@ mod c_entry {
         pub(super) fn c_PMPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int;
         #[link_name = "PMPI_Info_create_env"]
         pub(super) fn c_PMPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut MPI_Info) -> c_int;
+        #[link_name = "PMPI_Comm_create_from_group"]
+        pub(super) fn c_PMPI_Comm_create_from_group(group: MPI_Group, stringtag: *const c_char, info: MPI_Info, errhandler: MPI_Errhandler, newcomm: *mut MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Group_from_session_pset"]
+        pub(super) fn c_PMPI_Group_from_session_pset(session: MPI_Session, pset_name: *const c_char, newgroup: *mut MPI_Group) -> c_int;
+        #[link_name = "PMPI_Intercomm_create_from_groups"]
+        pub(super) fn c_PMPI_Intercomm_create_from_groups(local_group: MPI_Group, local_leader: c_int, remote_group: MPI_Group, remote_leader: c_int, stringtag: *const c_char, info: MPI_Info, errhandler: MPI_Errhandler, newintercomm: *mut MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Session_call_errhandler"]
+        pub(super) fn c_PMPI_Session_call_errhandler(session: MPI_Session, errorcode: c_int) -> c_int;
+        #[link_name = "PMPI_Session_create_errhandler"]
+        pub(super) fn c_PMPI_Session_create_errhandler(session_errhandler_fn: MPI_Session_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int;
+        #[link_name = "PMPI_Session_finalize"]
+        pub(super) fn c_PMPI_Session_finalize(session: *mut MPI_Session) -> c_int;
+        #[link_name = "PMPI_Session_get_errhandler"]
+        pub(super) fn c_PMPI_Session_get_errhandler(session: MPI_Session, errhandler: *mut MPI_Errhandler) -> c_int;
+        #[link_name = "PMPI_Session_get_info"]
+        pub(super) fn c_PMPI_Session_get_info(session: MPI_Session, info_used: *mut MPI_Info) -> c_int;
+        #[link_name = "PMPI_Session_get_nth_pset"]
+        pub(super) fn c_PMPI_Session_get_nth_pset(session: MPI_Session, info: MPI_Info, n: c_int, pset_len: *mut c_int, pset_name: *mut c_char) -> c_int;
+        #[link_name = "PMPI_Session_get_num_psets"]
+        pub(super) fn c_PMPI_Session_get_num_psets(session: MPI_Session, info: MPI_Info, npset_names: *mut c_int) -> c_int;
+        #[link_name = "PMPI_Session_get_pset_info"]
+        pub(super) fn c_PMPI_Session_get_pset_info(session: MPI_Session, pset_name: *const c_char, info: *mut MPI_Info) -> c_int;
+        #[link_name = "PMPI_Session_init"]
+        pub(super) fn c_PMPI_Session_init(info: MPI_Info, errhandler: MPI_Errhandler, session: *mut MPI_Session) -> c_int;
+        #[link_name = "PMPI_Session_set_errhandler"]
+        pub(super) fn c_PMPI_Session_set_errhandler(session: MPI_Session, errhandler: MPI_Errhandler) -> c_int;
         #[link_name = "PMPI_File_f2c"]
         pub(super) fn c_PMPI_File_f2c(file: MPI_Fint) -> MPI_File;
         #[link_name = "PMPI_File_c2f"]
@@ -6084,3 +6110,165 @@ unsafe fn f_mpi_info_create_env(info: *mut c_int, ierror: *mut MPI_Fint) -> () {
 }
 fortran_names!(f_mpi_info_create_env(info: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_info_create_env_ mpi_info_create_env__ mpi_info_create_env MPI_INFO_CREATE_ENV pmpi_info_create_env_ pmpi_info_create_env__ pmpi_info_create_env PMPI_INFO_CREATE_ENV mpi_info_create_env_f08_);
+
+/// Fortran MPI_COMM_CREATE_FROM_GROUP.
+unsafe fn f_mpi_comm_create_from_group(group: *mut c_int, stringtag: *mut c_char, info: *mut c_int, errhandler: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint, stringtag_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let t_stringtag = str_in(stringtag, stringtag_len);
+        let rc = c_PMPI_Comm_create_from_group(*group, t_stringtag.as_ptr() as *const c_char, *info, *errhandler, newcomm as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_comm_create_from_group(group: *mut c_int, stringtag: *mut c_char, info: *mut c_int, errhandler: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint, stringtag_len: usize) -> ();
+    mpi_comm_create_from_group_ mpi_comm_create_from_group__ mpi_comm_create_from_group MPI_COMM_CREATE_FROM_GROUP pmpi_comm_create_from_group_ pmpi_comm_create_from_group__ pmpi_comm_create_from_group PMPI_COMM_CREATE_FROM_GROUP mpi_comm_create_from_group_f08_);
+
+/// Fortran MPI_GROUP_FROM_SESSION_PSET.
+unsafe fn f_mpi_group_from_session_pset(session: *mut c_int, pset_name: *mut c_char, newgroup: *mut c_int, ierror: *mut MPI_Fint, pset_name_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let t_pset_name = str_in(pset_name, pset_name_len);
+        let rc = c_PMPI_Group_from_session_pset(*session, t_pset_name.as_ptr() as *const c_char, newgroup as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_group_from_session_pset(session: *mut c_int, pset_name: *mut c_char, newgroup: *mut c_int, ierror: *mut MPI_Fint, pset_name_len: usize) -> ();
+    mpi_group_from_session_pset_ mpi_group_from_session_pset__ mpi_group_from_session_pset MPI_GROUP_FROM_SESSION_PSET pmpi_group_from_session_pset_ pmpi_group_from_session_pset__ pmpi_group_from_session_pset PMPI_GROUP_FROM_SESSION_PSET mpi_group_from_session_pset_f08_);
+
+/// Fortran MPI_INTERCOMM_CREATE_FROM_GROUPS.
+unsafe fn f_mpi_intercomm_create_from_groups(local_group: *mut c_int, local_leader: *mut c_int, remote_group: *mut c_int, remote_leader: *mut c_int, stringtag: *mut c_char, info: *mut c_int, errhandler: *mut c_int, newintercomm: *mut c_int, ierror: *mut MPI_Fint, stringtag_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let t_stringtag = str_in(stringtag, stringtag_len);
+        let rc = c_PMPI_Intercomm_create_from_groups(*local_group, *local_leader, *remote_group, *remote_leader, t_stringtag.as_ptr() as *const c_char, *info, *errhandler, newintercomm as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_intercomm_create_from_groups(local_group: *mut c_int, local_leader: *mut c_int, remote_group: *mut c_int, remote_leader: *mut c_int, stringtag: *mut c_char, info: *mut c_int, errhandler: *mut c_int, newintercomm: *mut c_int, ierror: *mut MPI_Fint, stringtag_len: usize) -> ();
+    mpi_intercomm_create_from_groups_ mpi_intercomm_create_from_groups__ mpi_intercomm_create_from_groups MPI_INTERCOMM_CREATE_FROM_GROUPS pmpi_intercomm_create_from_groups_ pmpi_intercomm_create_from_groups__ pmpi_intercomm_create_from_groups PMPI_INTERCOMM_CREATE_FROM_GROUPS mpi_intercomm_create_from_groups_f08_);
+
+/// Fortran MPI_SESSION_CALL_ERRHANDLER.
+unsafe fn f_mpi_session_call_errhandler(session: *mut c_int, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_call_errhandler(*session, *errorcode);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_call_errhandler(session: *mut c_int, errorcode: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_call_errhandler_ mpi_session_call_errhandler__ mpi_session_call_errhandler MPI_SESSION_CALL_ERRHANDLER pmpi_session_call_errhandler_ pmpi_session_call_errhandler__ pmpi_session_call_errhandler PMPI_SESSION_CALL_ERRHANDLER mpi_session_call_errhandler_f08_);
+
+/// Fortran MPI_SESSION_CREATE_ERRHANDLER.
+unsafe fn f_mpi_session_create_errhandler(session_errhandler_fn: MPI_Session_errhandler_function, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_create_errhandler(session_errhandler_fn, errhandler as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_create_errhandler(session_errhandler_fn: MPI_Session_errhandler_function, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_create_errhandler_ mpi_session_create_errhandler__ mpi_session_create_errhandler MPI_SESSION_CREATE_ERRHANDLER pmpi_session_create_errhandler_ pmpi_session_create_errhandler__ pmpi_session_create_errhandler PMPI_SESSION_CREATE_ERRHANDLER mpi_session_create_errhandler_f08_);
+
+/// Fortran MPI_SESSION_FINALIZE.
+unsafe fn f_mpi_session_finalize(session: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_finalize(session as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_finalize(session: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_finalize_ mpi_session_finalize__ mpi_session_finalize MPI_SESSION_FINALIZE pmpi_session_finalize_ pmpi_session_finalize__ pmpi_session_finalize PMPI_SESSION_FINALIZE mpi_session_finalize_f08_);
+
+/// Fortran MPI_SESSION_GET_ERRHANDLER.
+unsafe fn f_mpi_session_get_errhandler(session: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_get_errhandler(*session, errhandler as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_get_errhandler(session: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_get_errhandler_ mpi_session_get_errhandler__ mpi_session_get_errhandler MPI_SESSION_GET_ERRHANDLER pmpi_session_get_errhandler_ pmpi_session_get_errhandler__ pmpi_session_get_errhandler PMPI_SESSION_GET_ERRHANDLER mpi_session_get_errhandler_f08_);
+
+/// Fortran MPI_SESSION_GET_INFO.
+unsafe fn f_mpi_session_get_info(session: *mut c_int, info_used: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_get_info(*session, info_used as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_get_info(session: *mut c_int, info_used: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_get_info_ mpi_session_get_info__ mpi_session_get_info MPI_SESSION_GET_INFO pmpi_session_get_info_ pmpi_session_get_info__ pmpi_session_get_info PMPI_SESSION_GET_INFO mpi_session_get_info_f08_);
+
+/// Fortran MPI_SESSION_GET_NTH_PSET.
+unsafe fn f_mpi_session_get_nth_pset(session: *mut c_int, info: *mut c_int, n: *mut c_int, pset_len: *mut c_int, pset_name: *mut c_char, ierror: *mut MPI_Fint, pset_name_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let mut t_pset_name = str_buf(pset_name_len);
+        let rc = c_PMPI_Session_get_nth_pset(*session, *info, *n, pset_len as _, t_pset_name.as_mut_ptr() as *mut c_char);
+        if rc == MPI_SUCCESS { str_out(pset_name, pset_name_len, &t_pset_name); }
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_get_nth_pset(session: *mut c_int, info: *mut c_int, n: *mut c_int, pset_len: *mut c_int, pset_name: *mut c_char, ierror: *mut MPI_Fint, pset_name_len: usize) -> ();
+    mpi_session_get_nth_pset_ mpi_session_get_nth_pset__ mpi_session_get_nth_pset MPI_SESSION_GET_NTH_PSET pmpi_session_get_nth_pset_ pmpi_session_get_nth_pset__ pmpi_session_get_nth_pset PMPI_SESSION_GET_NTH_PSET mpi_session_get_nth_pset_f08_);
+
+/// Fortran MPI_SESSION_GET_NUM_PSETS.
+unsafe fn f_mpi_session_get_num_psets(session: *mut c_int, info: *mut c_int, npset_names: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_get_num_psets(*session, *info, npset_names as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_get_num_psets(session: *mut c_int, info: *mut c_int, npset_names: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_get_num_psets_ mpi_session_get_num_psets__ mpi_session_get_num_psets MPI_SESSION_GET_NUM_PSETS pmpi_session_get_num_psets_ pmpi_session_get_num_psets__ pmpi_session_get_num_psets PMPI_SESSION_GET_NUM_PSETS mpi_session_get_num_psets_f08_);
+
+/// Fortran MPI_SESSION_GET_PSET_INFO.
+unsafe fn f_mpi_session_get_pset_info(session: *mut c_int, pset_name: *mut c_char, info: *mut c_int, ierror: *mut MPI_Fint, pset_name_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let t_pset_name = str_in(pset_name, pset_name_len);
+        let rc = c_PMPI_Session_get_pset_info(*session, t_pset_name.as_ptr() as *const c_char, info as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_get_pset_info(session: *mut c_int, pset_name: *mut c_char, info: *mut c_int, ierror: *mut MPI_Fint, pset_name_len: usize) -> ();
+    mpi_session_get_pset_info_ mpi_session_get_pset_info__ mpi_session_get_pset_info MPI_SESSION_GET_PSET_INFO pmpi_session_get_pset_info_ pmpi_session_get_pset_info__ pmpi_session_get_pset_info PMPI_SESSION_GET_PSET_INFO mpi_session_get_pset_info_f08_);
+
+/// Fortran MPI_SESSION_INIT.
+unsafe fn f_mpi_session_init(info: *mut c_int, errhandler: *mut c_int, session: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_init(*info, *errhandler, session as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_init(info: *mut c_int, errhandler: *mut c_int, session: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_init_ mpi_session_init__ mpi_session_init MPI_SESSION_INIT pmpi_session_init_ pmpi_session_init__ pmpi_session_init PMPI_SESSION_INIT mpi_session_init_f08_);
+
+/// Fortran MPI_SESSION_SET_ERRHANDLER.
+unsafe fn f_mpi_session_set_errhandler(session: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_set_errhandler(*session, *errhandler);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_set_errhandler(session: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_set_errhandler_ mpi_session_set_errhandler__ mpi_session_set_errhandler MPI_SESSION_SET_ERRHANDLER pmpi_session_set_errhandler_ pmpi_session_set_errhandler__ pmpi_session_set_errhandler PMPI_SESSION_SET_ERRHANDLER mpi_session_set_errhandler_f08_);

@@ -3627,3 +3627,108 @@ pub unsafe extern "C" fn MPI_Win_shared_query_c(win: MPI_Win, rank: c_int, size:
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
     unsafe { crate::rma::PMPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr) }
 }
+
+// int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Comm_create_from_group(group: MPI_Group, stringtag: *const c_char, info: MPI_Info, errhandler: MPI_Errhandler, newcomm: *mut MPI_Comm) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::comm::PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm) }
+}
+
+// int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Group_from_session_pset(session: MPI_Session, pset_name: *const c_char, newgroup: *mut MPI_Group) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::session::PMPI_Group_from_session_pset(session, pset_name, newgroup) }
+}
+
+// int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Intercomm_create_from_groups(local_group: MPI_Group, local_leader: c_int, remote_group: MPI_Group, remote_leader: c_int, stringtag: *const c_char, info: MPI_Info, errhandler: MPI_Errhandler, newintercomm: *mut MPI_Comm) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::comm::PMPI_Intercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm) }
+}
+
+// int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_call_errhandler(session: MPI_Session, errorcode: c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::session::PMPI_Session_call_errhandler(session, errorcode) }
+}
+
+// int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_create_errhandler(session_errhandler_fn: MPI_Session_errhandler_function, errhandler: *mut MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::errhandlers::PMPI_Session_create_errhandler(session_errhandler_fn, errhandler) }
+}
+
+// int MPI_Session_finalize(MPI_Session *session);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_finalize(session: *mut MPI_Session) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::session::PMPI_Session_finalize(session) }
+}
+
+// int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_get_errhandler(session: MPI_Session, errhandler: *mut MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::session::PMPI_Session_get_errhandler(session, errhandler) }
+}
+
+// int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_get_info(session: MPI_Session, info_used: *mut MPI_Info) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::session::PMPI_Session_get_info(session, info_used) }
+}
+
+// int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_get_nth_pset(session: MPI_Session, info: MPI_Info, n: c_int, pset_len: *mut c_int, pset_name: *mut c_char) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::session::PMPI_Session_get_nth_pset(session, info, n, pset_len, pset_name) }
+}
+
+// int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_get_num_psets(session: MPI_Session, info: MPI_Info, npset_names: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::session::PMPI_Session_get_num_psets(session, info, npset_names) }
+}
+
+// int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_get_pset_info(session: MPI_Session, pset_name: *const c_char, info: *mut MPI_Info) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::session::PMPI_Session_get_pset_info(session, pset_name, info) }
+}
+
+// int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_init(info: MPI_Info, errhandler: MPI_Errhandler, session: *mut MPI_Session) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::session::PMPI_Session_init(info, errhandler, session) }
+}
+
+// int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_set_errhandler(session: MPI_Session, errhandler: MPI_Errhandler) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::session::PMPI_Session_set_errhandler(session, errhandler) }
+}
+
+// MPI_Fint MPI_Session_c2f(MPI_Session session);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_c2f(session: MPI_Session) -> MPI_Fint {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::conversions::PMPI_Session_c2f(session) }
+}
+
+// MPI_Session MPI_Session_f2c(MPI_Fint session);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_f2c(session: MPI_Fint) -> MPI_Session {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::conversions::PMPI_Session_f2c(session) }
+}

@@ -32,6 +32,7 @@ pub mod memory;
 pub mod topology;
 pub mod handles;
 pub mod init;
+pub mod session;
 pub mod p2p_args;
 pub mod pt2pt;
 pub mod requests;

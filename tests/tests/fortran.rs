@@ -63,6 +63,13 @@ fn f08_profiling_specific_names() {
     run_f08("f08_profile");
 }
 
+/// `use mpi_f08`, MPI-4.0 sessions without MPI_Init: TYPE(MPI_Session), process sets, a
+/// communicator from a group, a session's error class.
+#[test]
+fn f08_sessions() {
+    run_f08("f08_session");
+}
+
 /// The MPI-4.0 routines: Isendrecv(_replace), persistent collectives, Comm_idup_with_info,
 /// Info_create_env.
 #[test]
