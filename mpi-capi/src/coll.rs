@@ -1,7 +1,9 @@
 //! Collective entry points: validate arguments, build the schedule with an algorithm from
 //! `mpi_core::coll::algorithms`, then run it (blocking) or hand out its request
 //! (nonblocking). Both forms share the same code path: each `MPI_X`/`MPI_IX` pair calls one
-//! `x(…, request: Option<…>)` function.
+//! `x(…, request: Req)` function. That function is generic over the integer type of its
+//! counts and displacements (`Int`), so the MPI-4.0 large-count `MPI_X_c` forms
+//! (`MPI_Count` counts, `MPI_Aint` displacements) call the same body as the `int` ones.
 //!
 //! Buffers become byte `Slice`s through `Staging::view`: contiguous datatypes map straight
 //! onto user memory; non-contiguous ones are packed into staging buffers before the
@@ -24,6 +26,31 @@ use std::os::raw::{c_int, c_void};
 use mpi_core::request::ReqId;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+/// A count or displacement argument: `int` in the classic bindings, `MPI_Count` or
+/// `MPI_Aint` (both `long` in the MPICH ABI) in the large-count `_c` ones. Entry points are
+/// generic over it and monomorphised, so the `int` forms pay nothing for the `_c` ones.
+pub(crate) trait Int: Copy + std::fmt::Display + 'static {
+    fn get(self) -> i64;
+}
+
+impl Int for c_int {
+    #[inline(always)]
+    fn get(self) -> i64 {
+        self as i64
+    }
+}
+
+impl Int for std::os::raw::c_long {
+    #[inline(always)]
+    fn get(self) -> i64 {
+        self
+    }
+}
+
+/// Largest count a collective takes (2^40 items): far beyond any buffer a process can
+/// hold, and small enough that counts times the number of processes never overflow.
+const MAX_COUNT: usize = 1 << 40;
 
 /// How `run_collective` left a collective it started.
 enum Started {
@@ -331,8 +358,8 @@ fn direct_max() -> usize {
 
 /// Byte length of `cnt` items of a contiguous datatype, or None (negative count, invalid
 /// or non-contiguous type: the schedule path handles or reports those).
-fn contiguous_len(cnt: c_int, dt: MPI_Datatype) -> Option<usize> {
-    let n = usize::try_from(cnt).ok()?;
+fn contiguous_len<C: Int>(cnt: C, dt: MPI_Datatype) -> Option<usize> {
+    let n = usize::try_from(cnt.get()).ok().filter(|&n| n <= MAX_COUNT)?;
     // Builtin handles carry their size in bits 8..16 and are contiguous from offset 0 (as
     // in `p2p_args::buffer`): no type lookup on the small-collective path.
     if crate::types::is_builtin_handle(dt) {
@@ -383,7 +410,7 @@ impl Staging {
 
     /// `count` items of type `ty` at `ptr` as one packed byte range.
     fn view(&mut self, ptr: *const c_void, count: usize, ty: &Arc<Datatype>, dir: Dir) -> Result<Slice, ArgError> {
-        let len = count * ty.size();
+        let len = count.checked_mul(ty.size()).filter(|&l| l <= isize::MAX as usize).ok_or_else(|| (MPI_ERR_COUNT, format!("{count} items of {} bytes exceed the address space", ty.size())))?;
         if len == 0 {
             return Ok(Slice::user(std::ptr::null(), 0));
         }
@@ -440,8 +467,12 @@ fn datatype(dt: MPI_Datatype) -> Result<Arc<Datatype>, ArgError> {
     Ok(ty)
 }
 
-fn count(c: c_int, what: &str) -> Result<usize, ArgError> {
-    usize::try_from(c).map_err(|_| (MPI_ERR_COUNT, format!("{what} is negative ({c})")))
+pub(crate) fn count<C: Int>(c: C, what: &str) -> Result<usize, ArgError> {
+    match usize::try_from(c.get()) {
+        Ok(n) if n <= MAX_COUNT => Ok(n),
+        Ok(_) => Err((MPI_ERR_COUNT, format!("{what} {c} is too large (OxMPI takes at most 2^40 items)"))),
+        Err(_) => Err((MPI_ERR_COUNT, format!("{what} is negative ({c})"))),
+    }
 }
 
 fn root_rank(root: c_int, n: usize) -> Result<usize, ArgError> {
@@ -481,11 +512,15 @@ fn unused() -> Slice {
     Slice::user(std::ptr::null(), 0)
 }
 
-/// The `n` entries of a C int array argument (counts or displacements).
+/// The `n` entries of a C array argument (counts, displacements or datatypes); NULL is
+/// allowed for an empty array.
 ///
 /// # Safety
-/// `p` must point to `n` ints when non-null.
-unsafe fn ints<'a>(p: *const c_int, n: usize, what: &str) -> Result<&'a [c_int], ArgError> {
+/// `p` must point to `n` entries when non-null.
+pub(crate) unsafe fn ints<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'a [T], ArgError> {
+    if n == 0 {
+        return Ok(&[]);
+    }
     if p.is_null() {
         return Err((MPI_ERR_ARG, format!("{what} is NULL")));
     }
@@ -497,13 +532,13 @@ unsafe fn ints<'a>(p: *const c_int, n: usize, what: &str) -> Result<&'a [c_int],
 ///
 /// # Safety
 /// As for `ints`.
-unsafe fn counts(p: *const c_int, n: usize, what: &str) -> Result<Vec<usize>, ArgError> {
+unsafe fn counts<C: Int>(p: *const C, n: usize, what: &str) -> Result<Vec<usize>, ArgError> {
     // SAFETY: forwarded.
     unsafe { ints(p, n, what) }?.iter().map(|&c| count(c, what)).collect()
 }
 
 /// `ptr` advanced by `displ` items of `ty` (a displacement in units of the extent).
-fn displaced(ptr: *const c_void, displ: c_int, ty: &Datatype) -> *const c_void {
+fn displaced(ptr: *const c_void, displ: i64, ty: &Datatype) -> *const c_void {
     (ptr as *const u8).wrapping_offset(displ as isize * ty.extent()) as *const c_void
 }
 
@@ -521,16 +556,16 @@ fn not_aliased(sendbuf: *const c_void, own_block: *const c_void, has_data: bool)
 /// `buf + displs[i]` extents, used in direction `dir` (`InOut` for block `in_place`).
 ///
 /// # Safety
-/// `cnts` and `displs` hold `n` ints when non-null.
+/// `cnts` and `displs` hold `n` entries when non-null.
 #[allow(clippy::too_many_arguments)]
-unsafe fn blocks(st: &mut Staging, buf: *const c_void, cnts: *const c_int, displs: *const c_int, dt: MPI_Datatype, n: usize, dir: Dir, in_place: Option<usize>) -> Result<Vec<Slice>, ArgError> {
+unsafe fn blocks<C: Int, D: Int>(st: &mut Staging, buf: *const c_void, cnts: *const C, displs: *const D, dt: MPI_Datatype, n: usize, dir: Dir, in_place: Option<usize>) -> Result<Vec<Slice>, ArgError> {
     let ty = datatype(dt)?;
     let what = if dir == Dir::In { "sendcounts" } else { "recvcounts" };
     // SAFETY: per the function contract.
     let c = unsafe { counts(cnts, n, what) }?;
     // SAFETY: as above.
     let dis = unsafe { ints(displs, n, "displs") }?;
-    (0..n).map(|i| st.view(displaced(buf, dis[i], &ty), c[i], &ty, if in_place == Some(i) { Dir::InOut } else { dir })).collect()
+    (0..n).map(|i| st.view(displaced(buf, dis[i].get(), &ty), c[i], &ty, if in_place == Some(i) { Dir::InOut } else { dir })).collect()
 }
 
 // ------------------------------------------------------------------ reductions
@@ -569,37 +604,43 @@ fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(Reduce
         OpKind::User { f, commute } => (f, commute),
     };
     let size = ty.size().max(1);
+    // MPI_User_function takes an int count: a larger reduction calls it on pieces.
+    let piece = c_int::MAX as usize * size;
     let f: ReduceFn = if ty.is_contiguous() {
         // Packed bytes are the items themselves; the function indexes from the buffer
         // pointer, which lies true_lb before the first data byte.
         let lb = ty.true_lb();
         Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
-            let (mut len, mut t) = ((bytes / size) as c_int, dt);
-            if len > 0 {
-                // SAFETY: MPI_User_function gets the buffers and count/datatype by pointer;
-                // the schedule passes `len` whole items inside its buffers.
-                unsafe { f(input.wrapping_offset(-lb) as *mut c_void, inout.wrapping_offset(-lb) as *mut c_void, &mut len, &mut t) };
+            for off in (0..bytes).step_by(piece) {
+                let (mut len, mut t) = (((bytes - off).min(piece) / size) as c_int, dt);
+                if len > 0 {
+                    // SAFETY: MPI_User_function gets the buffers and count/datatype by
+                    // pointer; the schedule passes whole items inside its buffers.
+                    unsafe { f(input.wrapping_add(off).wrapping_offset(-lb) as *mut c_void, inout.wrapping_add(off).wrapping_offset(-lb) as *mut c_void, &mut len, &mut t) };
+                }
             }
         })
     } else {
         let ty = ty.clone();
         Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
-            let n = bytes / size;
-            if n == 0 {
-                return;
-            }
-            let (lo, span) = ty.data_span(n);
-            let (mut a, mut b) = (vec![0u128; span.div_ceil(16)], vec![0u128; span.div_ceil(16)]);
-            let (pa, pb) = ((a.as_mut_ptr() as *mut u8).wrapping_offset(-lo), (b.as_mut_ptr() as *mut u8).wrapping_offset(-lo));
-            let (mut len, mut t) = (n as c_int, dt);
-            // SAFETY: the schedule passes `n` whole packed items in each buffer; a and b
-            // hold `n` items of `ty` in its layout from pa/pb (data_span); the user
-            // function gets them as MPI_User_function specifies.
-            unsafe {
-                ty.unpack(std::slice::from_raw_parts(input, n * size), pa, n);
-                ty.unpack(std::slice::from_raw_parts(inout, n * size), pb, n);
-                f(pa as *mut c_void, pb as *mut c_void, &mut len, &mut t);
-                ty.pack(pb, n, std::slice::from_raw_parts_mut(inout, n * size));
+            for off in (0..bytes).step_by(piece) {
+                let (input, inout, n) = (input.wrapping_add(off), inout.wrapping_add(off), (bytes - off).min(piece) / size);
+                if n == 0 {
+                    return;
+                }
+                let (lo, span) = ty.data_span(n);
+                let (mut a, mut b) = (vec![0u128; span.div_ceil(16)], vec![0u128; span.div_ceil(16)]);
+                let (pa, pb) = ((a.as_mut_ptr() as *mut u8).wrapping_offset(-lo), (b.as_mut_ptr() as *mut u8).wrapping_offset(-lo));
+                let (mut len, mut t) = (n as c_int, dt);
+                // SAFETY: the schedule passes whole packed items in each buffer, `n` of
+                // them from `off`; a and b hold `n` items of `ty` in its layout from pa/pb
+                // (data_span); the user function gets them as MPI_User_function specifies.
+                unsafe {
+                    ty.unpack(std::slice::from_raw_parts(input, n * size), pa, n);
+                    ty.unpack(std::slice::from_raw_parts(inout, n * size), pb, n);
+                    f(pa as *mut c_void, pb as *mut c_void, &mut len, &mut t);
+                    ty.pack(pb, n, std::slice::from_raw_parts_mut(inout, n * size));
+                }
             }
         })
     };
@@ -654,7 +695,7 @@ pub unsafe extern "C" fn PMPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request
 
 // ------------------------------------------------------------------ bcast
 
-fn bcast(func: &str, buffer: *mut c_void, cnt: c_int, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
+fn bcast<C: Int>(func: &str, buffer: *mut c_void, cnt: C, dt: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
     if req.is_blocking() {
         let direct = run_direct(func, comm, |c, _, flat, _| {
             let len = contiguous_len(cnt, dt)?;
@@ -716,11 +757,11 @@ fn reduction_bufs(st: &mut Staging, sendbuf: *const c_void, recvbuf: *mut c_void
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
+fn reduce<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: C, dt: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
     if req.is_blocking() {
         let direct = run_direct(func, comm, |c, tmp, flat, _| {
             let len = contiguous_len(cnt, dt)?;
-            let elem = ops::elem_of(dt).filter(|e| len == 0 || e.size() * cnt as usize == len)?;
+            let elem = ops::elem_of(dt).filter(|e| len == 0 || e.size() * cnt.get() as usize == len)?;
             // Predefined ops are commutative, as the binomial tree needs.
             let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()))?;
             let root = usize::try_from(root).ok().filter(|&r| r < c.size())?;
@@ -785,7 +826,7 @@ enum AllKind {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allreduce_like(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
+fn allreduce_like<C: Int>(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt: C, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         if is_inter(s) && kind != AllKind::Allreduce {
             return Err((MPI_ERR_COMM, format!("{func} is not defined on intercommunicators (MPI 4.1 §6.11)")));
@@ -809,11 +850,15 @@ fn allreduce_like(kind: AllKind, func: &str, sendbuf: *const c_void, recvbuf: *m
     })
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    let direct = run_direct("MPI_Allreduce", comm, |c, _, _, _| {
+/// Allreduce: a small blocking one on contiguous data runs without a schedule.
+#[allow(clippy::too_many_arguments)]
+fn allreduce<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, count: C, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
+    if !req.is_blocking() {
+        return allreduce_like(AllKind::Allreduce, func, sendbuf, recvbuf, count, datatype, op, comm, req);
+    }
+    let direct = run_direct(func, comm, |c, _, _, _| {
         let len = contiguous_len(count, datatype)?;
-        let elem = ops::elem_of(datatype).filter(|e| len == 0 || e.size() * count as usize == len)?;
+        let elem = ops::elem_of(datatype).filter(|e| len == 0 || e.size() * count.get() as usize == len)?;
         let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()))?;
         if !direct::allreduce_fits(c.size(), len, direct_max()) || (len > 0 && (recvbuf.is_null() || sendbuf.is_null() || sendbuf == recvbuf as *const c_void)) {
             return None;
@@ -828,12 +873,17 @@ pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_
     if let Some(rc) = direct {
         return rc;
     }
-    allreduce_like(AllKind::Allreduce, "MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
+    allreduce_like(AllKind::Allreduce, func, sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    allreduce("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    allreduce_like(AllKind::Allreduce, "MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
+    allreduce("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
 }
 
 #[no_mangle]
@@ -884,7 +934,7 @@ fn reduce_scatter_counts(st: &mut Staging, s: &mut Schedule, sendbuf: *const c_v
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce_scatter(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
+fn reduce_scatter<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const C, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         // SAFETY: recvcounts holds one count per rank (MPI rule).
         let lens = unsafe { counts(recvcounts, s.comm.size(), "recvcounts") }?;
@@ -903,7 +953,7 @@ pub unsafe extern "C" fn PMPI_Ireduce_scatter(sendbuf: *const c_void, recvbuf: *
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce_scatter_block(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
+fn reduce_scatter_block<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: C, dt: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         let lens = vec![count(recvcount, "recvcount")?; s.comm.size()];
         reduce_scatter_counts(st, s, sendbuf, recvbuf, &lens, dt, op)
@@ -923,7 +973,7 @@ pub unsafe extern "C" fn PMPI_Ireduce_scatter_block(sendbuf: *const c_void, recv
 // ------------------------------------------------------------------ gather, scatter
 
 #[allow(clippy::too_many_arguments)]
-fn gather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
+fn gather<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         if is_inter(s) {
             let role = inter_role(root, s.comm.remote_size())?;
@@ -951,7 +1001,7 @@ fn gather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Da
             let send = if place {
                 recv.sub(me * blk, blk)
             } else {
-                not_aliased(sendbuf, displaced(recvbuf, (me * rc) as c_int, &rty), blk > 0)?;
+                not_aliased(sendbuf, displaced(recvbuf, (me * rc) as i64, &rty), blk > 0)?;
                 let sty = datatype(sendtype)?;
                 let send = st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?;
                 if send.len != blk {
@@ -980,7 +1030,7 @@ pub unsafe extern "C" fn PMPI_Igather(sendbuf: *const c_void, sendcount: c_int, 
 }
 
 #[allow(clippy::too_many_arguments)]
-fn gatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
+fn gatherv<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         if is_inter(s) {
             let n = s.comm.remote_size();
@@ -1006,7 +1056,7 @@ fn gatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_D
         } else {
             if me == root {
                 // SAFETY: the root passes one displacement per rank (MPI rule).
-                let d = unsafe { ints(displs, n, "displs") }?[me];
+                let d = unsafe { ints(displs, n, "displs") }?[me].get();
                 not_aliased(sendbuf, displaced(recvbuf, d, &*datatype(recvtype)?), parts[me].len > 0)?;
             }
             let sty = datatype(sendtype)?;
@@ -1028,7 +1078,7 @@ pub unsafe extern "C" fn PMPI_Igatherv(sendbuf: *const c_void, sendcount: c_int,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
+fn scatter<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
     if req.is_blocking() {
         // Oversubscribed and small: flat, without a schedule (`DirectOp::ScatterFlat`).
         let direct = run_direct(func, comm, |c, _, flat, _| {
@@ -1083,7 +1133,7 @@ fn scatter(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_D
             let recv = if in_place(recvbuf) {
                 send.sub(me * blk, blk)
             } else {
-                not_aliased(displaced(sendbuf, (me * sc) as c_int, &sty), recvbuf, blk > 0)?;
+                not_aliased(displaced(sendbuf, (me * sc) as i64, &sty), recvbuf, blk > 0)?;
                 let rty = datatype(recvtype)?;
                 let recv = st.view(recvbuf, count(recvcount, "recvcount")?, &rty, Dir::Out)?;
                 if recv.len != blk {
@@ -1112,7 +1162,7 @@ pub unsafe extern "C" fn PMPI_Iscatter(sendbuf: *const c_void, sendcount: c_int,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scatterv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
+fn scatterv<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, displs: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         if is_inter(s) {
             let n = s.comm.remote_size();
@@ -1138,7 +1188,7 @@ fn scatterv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, displs
         } else {
             if me == root {
                 // SAFETY: the root passes one displacement per rank (MPI rule).
-                let d = unsafe { ints(displs, n, "displs") }?[me];
+                let d = unsafe { ints(displs, n, "displs") }?[me].get();
                 not_aliased(displaced(sendbuf, d, &*datatype(sendtype)?), recvbuf, parts[me].len > 0)?;
             }
             let rty = datatype(recvtype)?;
@@ -1162,7 +1212,7 @@ pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *con
 // ------------------------------------------------------------------ allgather
 
 #[allow(clippy::too_many_arguments)]
-fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
+fn allgather<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     if req.is_blocking() {
         let direct = run_direct(func, comm, |c, _, _, _| {
             let (n, me) = (c.size(), c.rank);
@@ -1198,7 +1248,7 @@ fn allgather(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI
         let send = if place {
             None
         } else {
-            not_aliased(sendbuf, displaced(recvbuf, (s.comm.rank * rc) as c_int, &rty), blk > 0)?;
+            not_aliased(sendbuf, displaced(recvbuf, (s.comm.rank * rc) as i64, &rty), blk > 0)?;
             let sty = datatype(sendtype)?;
             let send = st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?;
             if send.len != blk {
@@ -1222,7 +1272,7 @@ pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_in
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allgatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
+fn allgatherv<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         let (n, me) = (peers(s), s.comm.rank);
         let place = in_place(sendbuf) && !is_inter(s);
@@ -1237,7 +1287,7 @@ fn allgatherv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MP
             None
         } else {
             // SAFETY: one displacement per rank (MPI rule).
-            let d = unsafe { ints(displs, n, "displs") }?[me];
+            let d = unsafe { ints(displs, n, "displs") }?[me].get();
             not_aliased(sendbuf, displaced(recvbuf, d, &*datatype(recvtype)?), views[me].len > 0)?;
             let sty = datatype(sendtype)?;
             Some(st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?)
@@ -1260,7 +1310,7 @@ pub unsafe extern "C" fn PMPI_Iallgatherv(sendbuf: *const c_void, sendcount: c_i
 // ------------------------------------------------------------------ alltoall
 
 #[allow(clippy::too_many_arguments)]
-fn alltoall(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
+fn alltoall<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         let n = peers(s);
         let rty = datatype(recvtype)?;
@@ -1306,7 +1356,7 @@ pub unsafe extern "C" fn PMPI_Ialltoall(sendbuf: *const c_void, sendcount: c_int
 /// for Alltoallw (displacements in bytes rather than extents).
 struct Side {
     counts: Vec<usize>,
-    displs: Vec<c_int>,
+    displs: Vec<i64>,
     types: Vec<Arc<Datatype>>,
     bytes_displ: bool,
 }
@@ -1351,11 +1401,11 @@ fn alltoallv_sides(s: &mut Schedule, st: &mut Staging, sendbuf: *const c_void, s
 ///
 /// # Safety
 /// The arrays hold one entry per rank.
-unsafe fn side(n: usize, cnts: *const c_int, displs: *const c_int, ty: MPI_Datatype, types: Option<*const MPI_Datatype>, what: &str) -> Result<Side, ArgError> {
+unsafe fn side<C: Int, D: Int>(n: usize, cnts: *const C, displs: *const D, ty: MPI_Datatype, types: Option<*const MPI_Datatype>, what: &str) -> Result<Side, ArgError> {
     // SAFETY: per the function contract.
     let counts = unsafe { counts(cnts, n, &format!("{what}counts")) }?;
     // SAFETY: as above.
-    let displs = unsafe { ints(displs, n, &format!("{what} displacements")) }?.to_vec();
+    let displs = unsafe { ints(displs, n, &format!("{what} displacements")) }?.iter().map(|d| d.get()).collect();
     let types = match types {
         None => vec![datatype(ty)?; n],
         Some(p) => {
@@ -1370,7 +1420,7 @@ unsafe fn side(n: usize, cnts: *const c_int, displs: *const c_int, ty: MPI_Datat
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoallv(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
+fn alltoallv<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, sdispls: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, rdispls: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         let n = peers(s);
         // SAFETY: one entry per rank in each array (MPI rule).
@@ -1399,7 +1449,7 @@ pub unsafe extern "C" fn PMPI_Ialltoallv(sendbuf: *const c_void, sendcounts: *co
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoallw(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
+fn alltoallw<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, sdispls: *const D, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, rdispls: *const D, recvtypes: *const MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     run_staged(func, comm, req, |s, st| {
         let n = peers(s);
         // SAFETY: one entry per rank in each array (MPI rule).
@@ -1445,12 +1495,18 @@ pub unsafe extern "C" fn PMPI_Gather_init(sendbuf: *const c_void, sendcount: c_i
     persistent_init("MPI_Gather_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| gather(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+/// `MPI_Gatherv_init` and its `_c` form: the arrays are copied (see `Kept`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn gatherv_init<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     let (n, at_root) = array_len(comm, false, Some(root));
     // SAFETY: at the root, one count and displacement per process (MPI rule).
     let (rc, d) = unsafe { (keep_array(recvcounts, n, at_root), keep_array(displs, n, at_root)) };
-    persistent_init("MPI_Gatherv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| gatherv(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, root, comm, r))
+    persistent_init(func, comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| gatherv(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    gatherv_init("MPI_Gatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request)
 }
 
 #[no_mangle]
@@ -1458,12 +1514,18 @@ pub unsafe extern "C" fn PMPI_Scatter_init(sendbuf: *const c_void, sendcount: c_
     persistent_init("MPI_Scatter_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| scatter(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+/// `MPI_Scatterv_init` and its `_c` form: the arrays are copied (see `Kept`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatterv_init<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, displs: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     let (n, at_root) = array_len(comm, false, Some(root));
     // SAFETY: at the root, one count and displacement per process (MPI rule).
     let (sc, d) = unsafe { (keep_array(sendcounts, n, at_root), keep_array(displs, n, at_root)) };
-    persistent_init("MPI_Scatterv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| scatterv(f, sendbuf, sc.ptr(), d.ptr(), sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+    persistent_init(func, comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| scatterv(f, sendbuf, sc.ptr(), d.ptr(), sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatterv_init(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    scatterv_init("MPI_Scatterv_init", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
 }
 
 #[no_mangle]
@@ -1471,12 +1533,18 @@ pub unsafe extern "C" fn PMPI_Allgather_init(sendbuf: *const c_void, sendcount: 
     persistent_init("MPI_Allgather_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgather(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+/// `MPI_Allgatherv_init` and its `_c` form: the arrays are copied (see `Kept`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn allgatherv_init<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     let (n, _) = array_len(comm, false, None);
     // SAFETY: one count and displacement per process (MPI rule).
     let (rc, d) = unsafe { (keep_array(recvcounts, n, true), keep_array(displs, n, true)) };
-    persistent_init("MPI_Allgatherv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgatherv(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, comm, r))
+    persistent_init(func, comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgatherv(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    allgatherv_init("MPI_Allgatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
 }
 
 #[no_mangle]
@@ -1484,22 +1552,34 @@ pub unsafe extern "C" fn PMPI_Alltoall_init(sendbuf: *const c_void, sendcount: c
     persistent_init("MPI_Alltoall_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoall(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+/// `MPI_Alltoallv_init` and its `_c` form: the arrays are copied (see `Kept`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallv_init<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, sdispls: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, rdispls: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     let (n, _) = array_len(comm, false, None);
     let send = !in_place(sendbuf);
     // SAFETY: one count and displacement per process in each array (MPI rule).
     let (sc, sd, rc, rd) = unsafe { (keep_array(sendcounts, n, send), keep_array(sdispls, n, send), keep_array(recvcounts, n, true), keep_array(rdispls, n, true)) };
-    persistent_init("MPI_Alltoallv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoallv(f, sendbuf, sc.ptr(), sd.ptr(), sendtype, recvbuf, rc.ptr(), rd.ptr(), recvtype, comm, r))
+    persistent_init(func, comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoallv(f, sendbuf, sc.ptr(), sd.ptr(), sendtype, recvbuf, rc.ptr(), rd.ptr(), recvtype, comm, r))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+pub unsafe extern "C" fn PMPI_Alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    alltoallv_init("MPI_Alltoallv_init", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
+}
+
+/// `MPI_Alltoallw_init` and its `_c` form: the arrays are copied (see `Kept`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw_init<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, sdispls: *const D, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, rdispls: *const D, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     let (n, _) = array_len(comm, false, None);
     let send = !in_place(sendbuf);
     // SAFETY: one count, displacement and datatype per process in each array (MPI rule).
     let (sc, sd, st, rc, rd, rt) = unsafe { (keep_array(sendcounts, n, send), keep_array(sdispls, n, send), keep_array(sendtypes, n, send), keep_array(recvcounts, n, true), keep_array(rdispls, n, true), keep_array(recvtypes, n, true)) };
-    persistent_init("MPI_Alltoallw_init", comm, info, request, Pins::new(&[st.copied(), rt.copied()].concat(), &[]), move |f, r| alltoallw(f, sendbuf, sc.ptr(), sd.ptr(), st.ptr(), recvbuf, rc.ptr(), rd.ptr(), rt.ptr(), comm, r))
+    persistent_init(func, comm, info, request, Pins::new(&[st.copied(), rt.copied()].concat(), &[]), move |f, r| alltoallw(f, sendbuf, sc.ptr(), sd.ptr(), st.ptr(), recvbuf, rc.ptr(), rd.ptr(), rt.ptr(), comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    alltoallw_init("MPI_Alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
 }
 
 #[no_mangle]
@@ -1512,12 +1592,18 @@ pub unsafe extern "C" fn PMPI_Allreduce_init(sendbuf: *const c_void, recvbuf: *m
     persistent_init("MPI_Allreduce_init", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| allreduce_like(AllKind::Allreduce, f, sendbuf, recvbuf, count, datatype, op, comm, r))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+/// `MPI_Reduce_scatter_init` and its `_c` form: the arrays are copied (see `Kept`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_scatter_init<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const C, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     let (n, _) = array_len(comm, true, None);
     // SAFETY: one count per process of the local group (MPI rule).
     let rc = unsafe { keep_array(recvcounts, n, true) };
-    persistent_init("MPI_Reduce_scatter_init", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| reduce_scatter(f, sendbuf, recvbuf, rc.ptr(), datatype, op, comm, r))
+    persistent_init(func, comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| reduce_scatter(f, sendbuf, recvbuf, rc.ptr(), datatype, op, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_init(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    reduce_scatter_init("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request)
 }
 
 #[no_mangle]
@@ -1533,4 +1619,246 @@ pub unsafe extern "C" fn PMPI_Scan_init(sendbuf: *const c_void, recvbuf: *mut c_
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Exscan_init(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     persistent_init("MPI_Exscan_init", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| allreduce_like(AllKind::Exscan, f, sendbuf, recvbuf, count, datatype, op, comm, r))
+}
+
+// ------------------------------------------------------------------ large counts (MPI-4.0 `_c` forms)
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    allgather("MPI_Allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallgather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allgather("MPI_Iallgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgather_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Allgather_init_c", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgather(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    allgatherv("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallgatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allgatherv("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allgatherv_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    allgatherv_init("MPI_Allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    allreduce("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iallreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allreduce("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Allreduce_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Allreduce_init_c", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| allreduce(f, sendbuf, recvbuf, count, datatype, op, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoall_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    alltoall("MPI_Alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoall_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    alltoall("MPI_Ialltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoall_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Alltoall_init_c", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoall(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    alltoallv("MPI_Alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoallv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    alltoallv("MPI_Ialltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallv_init_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    alltoallv_init("MPI_Alltoallv_init_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
+    alltoallw("MPI_Alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ialltoallw_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    alltoallw("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Alltoallw_init_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    alltoallw_init("MPI_Alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bcast_c(buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+    bcast("MPI_Bcast_c", buffer, count, datatype, root, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibcast_c(buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    bcast("MPI_Ibcast_c", buffer, count, datatype, root, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bcast_init_c(buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Bcast_init_c", comm, info, request, Pins::new(&[datatype], &[]), move |f, r| bcast(f, buffer, count, datatype, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Exscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    allreduce_like(AllKind::Exscan, "MPI_Exscan_c", sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iexscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allreduce_like(AllKind::Exscan, "MPI_Iexscan_c", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Exscan_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Exscan_init_c", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| allreduce_like(AllKind::Exscan, f, sendbuf, recvbuf, count, datatype, op, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+    gather("MPI_Gather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Igather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    gather("MPI_Igather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gather_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Gather_init_c", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| gather(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+    gatherv("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Igatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    gatherv("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    gatherv_init("MPI_Gatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int {
+    reduce("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    reduce("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Reduce_init_c", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| reduce(f, sendbuf, recvbuf, count, datatype, op, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    reduce_scatter_block("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    reduce_scatter_block("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, recvcount, datatype, op, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_block_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Reduce_scatter_block_init_c", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| reduce_scatter_block(f, sendbuf, recvbuf, recvcount, datatype, op, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    reduce_scatter("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ireduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    reduce_scatter("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_scatter_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    reduce_scatter_init("MPI_Reduce_scatter_init_c", sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
+    allreduce_like(AllKind::Scan, "MPI_Scan_c", sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allreduce_like(AllKind::Scan, "MPI_Iscan_c", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scan_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Scan_init_c", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| allreduce_like(AllKind::Scan, f, sendbuf, recvbuf, count, datatype, op, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatter_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+    scatter("MPI_Scatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscatter_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    scatter("MPI_Iscatter_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatter_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Scatter_init_c", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| scatter(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int {
+    scatterv("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Iscatterv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    scatterv("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Scatterv_init_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    scatterv_init("MPI_Scatterv_init_c", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
 }

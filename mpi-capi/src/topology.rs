@@ -5,12 +5,13 @@
 //! (`reorder` is accepted and ignored, which the standard allows).
 
 use crate::abi::*;
-use crate::coll::{keep_array, persistent_init, run_collective, Pins, Req};
+use crate::coll::{self, keep_array, persistent_init, run_collective, Int, Pins, Req};
 use crate::comm::{dup, new_comm, set_topology, split};
 use crate::errors::{raise};
 use crate::group::ints;
 use crate::p2p_args::{buffer, comm_of, ArgError};
 use mpi_core::coll::Slice;
+use mpi_core::request::RawBuf;
 use mpi_core::runtime::{self, Runtime};
 use mpi_core::topology::{self as topo, Topology};
 use std::os::raw::{c_int, c_void};
@@ -557,9 +558,18 @@ pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(comm: MPI_Comm, maxindegree: 
 // ------------------------------------------------------------------ neighbourhood collectives
 
 /// A contiguous byte view of (buf, count, datatype); non-contiguous datatypes are not
-/// supported by the neighbourhood collectives yet.
-fn contig(buf: *const c_void, count: c_int, dt: MPI_Datatype) -> Result<Slice, ArgError> {
-    let (raw, layout) = buffer(buf, count, dt)?;
+/// supported by the neighbourhood collectives yet. `p2p_args::buffer` takes an `int`
+/// count: a larger one (`_c` forms) is checked on one item and scaled.
+fn contig<C: Int>(buf: *const c_void, count: C, dt: MPI_Datatype) -> Result<Slice, ArgError> {
+    let (raw, layout) = match c_int::try_from(count.get()) {
+        Ok(n) => buffer(buf, n, dt)?,
+        Err(_) => {
+            let n = coll::count(count, "count")?;
+            let (one, layout) = buffer(buf, 1, dt)?;
+            let len = one.len.checked_mul(n).ok_or_else(|| (MPI_ERR_COUNT, format!("count {count} of this datatype exceeds the address space")))?;
+            (RawBuf { len, ..one }, layout)
+        }
+    };
     if layout.is_some() {
         return Err((MPI_ERR_TYPE, "non-contiguous datatypes are not supported by the neighborhood collectives yet".into()));
     }
@@ -605,41 +615,35 @@ fn neighbor(func: &str, comm: MPI_Comm, request: Req, blocks: impl FnOnce(usize,
 }
 
 /// `n` equal blocks of `count` elements of `dt` starting at `buf`.
-fn equal_blocks(buf: *const c_void, count: c_int, dt: MPI_Datatype, n: usize) -> Result<Vec<Slice>, ArgError> {
+fn equal_blocks<C: Int>(buf: *const c_void, count: C, dt: MPI_Datatype, n: usize) -> Result<Vec<Slice>, ArgError> {
     let one = contig(buf, count, dt)?;
-    let ext = crate::types::lookup(dt).map_or(one.len as isize, |t| t.extent()) * count as isize;
+    let ext = crate::types::lookup(dt).map_or(one.len as isize, |t| t.extent()) * count.get() as isize;
     (0..n).map(|i| contig((buf as *const u8).wrapping_offset(ext * i as isize) as *const c_void, count, dt)).collect()
 }
 
 /// Blocks at `displs[i]` (elements of `dt`) with `counts[i]` elements.
 ///
 /// # Safety
-/// `counts` and `displs` must hold `n` ints.
-unsafe fn var_blocks(buf: *const c_void, counts: *const c_int, displs: *const c_int, dt: MPI_Datatype, n: usize) -> Result<Vec<Slice>, ArgError> {
+/// `counts` and `displs` must hold `n` entries.
+unsafe fn var_blocks<C: Int, D: Int>(buf: *const c_void, counts: *const C, displs: *const D, dt: MPI_Datatype, n: usize) -> Result<Vec<Slice>, ArgError> {
     // SAFETY: per the function contract.
-    let (c, d) = unsafe { (ints(counts, n as c_int), ints(displs, n as c_int)) };
+    let (c, d) = unsafe { (coll::ints(counts, n, "counts")?, coll::ints(displs, n, "displs")?) };
     let ext = crate::types::lookup(dt).map_or(0, |t| t.extent());
-    (0..n).map(|i| contig((buf as *const u8).wrapping_offset(ext * d[i] as isize) as *const c_void, c[i], dt)).collect()
+    (0..n).map(|i| contig((buf as *const u8).wrapping_offset(ext * d[i].get() as isize) as *const c_void, c[i], dt)).collect()
 }
 
 /// Blocks at byte displacements with per-block datatypes (the "w" variants).
 ///
 /// # Safety
 /// The three arrays must hold `n` entries.
-unsafe fn w_blocks(buf: *const c_void, counts: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, n: usize) -> Result<Vec<Slice>, ArgError> {
+unsafe fn w_blocks<C: Int>(buf: *const c_void, counts: *const C, displs: *const MPI_Aint, types: *const MPI_Datatype, n: usize) -> Result<Vec<Slice>, ArgError> {
     // SAFETY: per the function contract.
-    let c = unsafe { ints(counts, n as c_int) };
-    (0..n)
-        .map(|i| {
-            // SAFETY: per the function contract.
-            let (d, t) = unsafe { (*displs.add(i), *types.add(i)) };
-            contig((buf as *const u8).wrapping_offset(d as isize) as *const c_void, c[i], t)
-        })
-        .collect()
+    let (c, d, t) = unsafe { (coll::ints(counts, n, "counts")?, coll::ints(displs, n, "displs")?, coll::ints(types, n, "datatypes")?) };
+    (0..n).map(|i| contig((buf as *const u8).wrapping_offset(d[i] as isize) as *const c_void, c[i], t[i])).collect()
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allgather_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
+fn allgather_impl<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg| {
         let one = contig(sendbuf, sendcount, sendtype)?;
         Ok(Blocks { send: vec![one; outdeg], recv: equal_blocks(recvbuf, recvcount, recvtype, indeg)? })
@@ -657,7 +661,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgather(sendbuf: *const c_void, sendco
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allgatherv_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
+fn allgatherv_impl<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg| {
         let one = contig(sendbuf, sendcount, sendtype)?;
         // SAFETY: the caller passes indegree counts and displacements.
@@ -676,7 +680,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendc
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoall_impl(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
+fn alltoall_impl<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg| Ok(Blocks { send: equal_blocks(sendbuf, sendcount, sendtype, outdeg)?, recv: equal_blocks(recvbuf, recvcount, recvtype, indeg)? }))
 }
 
@@ -691,7 +695,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcou
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoallv_impl(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
+fn alltoallv_impl<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, sdispls: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, rdispls: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg| {
         // SAFETY: the caller passes outdegree/indegree counts and displacements.
         unsafe { Ok(Blocks { send: var_blocks(sendbuf, sendcounts, sdispls, sendtype, outdeg)?, recv: var_blocks(recvbuf, recvcounts, rdispls, recvtype, indeg)? }) }
@@ -709,7 +713,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendco
 }
 
 #[allow(clippy::too_many_arguments)]
-fn alltoallw_impl(func: &str, sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
+fn alltoallw_impl<C: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg| {
         // SAFETY: the caller passes outdegree/indegree counts, displacements and types.
         unsafe { Ok(Blocks { send: w_blocks(sendbuf, sendcounts, sdispls, sendtypes, outdeg)?, recv: w_blocks(recvbuf, recvcounts, rdispls, recvtypes, indeg)? }) }
@@ -739,12 +743,18 @@ pub unsafe extern "C" fn PMPI_Neighbor_allgather_init(sendbuf: *const c_void, se
     persistent_init("MPI_Neighbor_allgather_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgather_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+/// `MPI_Neighbor_allgatherv_init` and its `_c` form: the arrays are copied (see `Kept`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn allgatherv_init<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     let (indeg, _) = degrees(comm);
     // SAFETY: indegree counts and displacements (MPI rule); copied, see `Kept`.
     let (rc, d) = unsafe { (keep_array(recvcounts, indeg, true), keep_array(displs, indeg, true)) };
-    persistent_init("MPI_Neighbor_allgatherv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgatherv_impl(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, comm, r))
+    persistent_init(func, comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgatherv_impl(f, sendbuf, sendcount, sendtype, recvbuf, rc.ptr(), d.ptr(), recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    allgatherv_init("MPI_Neighbor_allgatherv_init", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
 }
 
 #[no_mangle]
@@ -752,18 +762,107 @@ pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init(sendbuf: *const c_void, sen
     persistent_init("MPI_Neighbor_alltoall_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoall_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+/// `MPI_Neighbor_alltoallv_init` and its `_c` form: the arrays are copied (see `Kept`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallv_init<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, sdispls: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, rdispls: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     let (indeg, outdeg) = degrees(comm);
     // SAFETY: outdegree send and indegree receive counts and displacements (MPI rule).
     let (sc, sd, rc, rd) = unsafe { (keep_array(sendcounts, outdeg, true), keep_array(sdispls, outdeg, true), keep_array(recvcounts, indeg, true), keep_array(rdispls, indeg, true)) };
-    persistent_init("MPI_Neighbor_alltoallv_init", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoallv_impl(f, sendbuf, sc.ptr(), sd.ptr(), sendtype, recvbuf, rc.ptr(), rd.ptr(), recvtype, comm, r))
+    persistent_init(func, comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoallv_impl(f, sendbuf, sc.ptr(), sd.ptr(), sendtype, recvbuf, rc.ptr(), rd.ptr(), recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    alltoallv_init("MPI_Neighbor_alltoallv_init", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
+}
+
+/// `MPI_Neighbor_alltoallw_init` and its `_c` form: the arrays are copied (see `Kept`).
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw_init<C: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    let (indeg, outdeg) = degrees(comm);
+    // SAFETY: outdegree send and indegree receive counts, displacements and datatypes.
+    let (sc, sd, st, rc, rd, rt) = unsafe { (keep_array(sendcounts, outdeg, true), keep_array(sdispls, outdeg, true), keep_array(sendtypes, outdeg, true), keep_array(recvcounts, indeg, true), keep_array(rdispls, indeg, true), keep_array(recvtypes, indeg, true)) };
+    persistent_init(func, comm, info, request, Pins::new(&[st.copied(), rt.copied()].concat(), &[]), move |f, r| alltoallw_impl(f, sendbuf, sc.ptr(), sd.ptr(), st.ptr(), recvbuf, rc.ptr(), rd.ptr(), rt.ptr(), comm, r))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    let (indeg, outdeg) = degrees(comm);
-    // SAFETY: outdegree send and indegree receive counts, displacements and datatypes.
-    let (sc, sd, st, rc, rd, rt) = unsafe { (keep_array(sendcounts, outdeg, true), keep_array(sdispls, outdeg, true), keep_array(sendtypes, outdeg, true), keep_array(recvcounts, indeg, true), keep_array(rdispls, indeg, true), keep_array(recvtypes, indeg, true)) };
-    persistent_init("MPI_Neighbor_alltoallw_init", comm, info, request, Pins::new(&[st.copied(), rt.copied()].concat(), &[]), move |f, r| alltoallw_impl(f, sendbuf, sc.ptr(), sd.ptr(), st.ptr(), recvbuf, rc.ptr(), rd.ptr(), rt.ptr(), comm, r))
+    alltoallw_init("MPI_Neighbor_alltoallw_init", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
+}
+
+// ------------------------------------------------------------------ large counts (MPI-4.0 `_c` forms)
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    allgather_impl("MPI_Neighbor_allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_allgather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allgather_impl("MPI_Ineighbor_allgather_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgather_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Neighbor_allgather_init_c", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| allgather_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    allgatherv_impl("MPI_Neighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    allgatherv_impl("MPI_Ineighbor_allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_allgatherv_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    allgatherv_init("MPI_Neighbor_allgatherv_init_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoall_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    alltoall_impl("MPI_Neighbor_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_alltoall_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    alltoall_impl("MPI_Ineighbor_alltoall_c", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoall_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    persistent_init("MPI_Neighbor_alltoall_init_c", comm, info, request, Pins::new(&[sendtype, recvtype], &[]), move |f, r| alltoall_impl(f, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, r))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    alltoallv_impl("MPI_Neighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    alltoallv_impl("MPI_Ineighbor_alltoallv_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallv_init_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    alltoallv_init("MPI_Neighbor_alltoallv_init_c", sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int {
+    alltoallw_impl("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Req::Blocking)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ineighbor_alltoallw_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    alltoallw_impl("MPI_Ineighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Req::Nonblocking(request))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Neighbor_alltoallw_init_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    alltoallw_init("MPI_Neighbor_alltoallw_init_c", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
 }

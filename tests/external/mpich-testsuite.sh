@@ -37,7 +37,6 @@ DIR_EXCLUSIONS=(
 )
 EXCLUSIONS=(
     'pt2pt/pt2pt_large           MPI-4.0 large-count functions (MPI_Send_c, ...) not provided'
-    'coll/coll_large             MPI-4.0 large-count functions not provided'
     'datatype/type_large         MPI-4.0 large-count functions not provided'
     'threads/part/parrived_wait  MPI-4.0 partitioned communication not provided'
     'mpi_t/qmpi_test             MPICH-specific QMPI tool interface'

@@ -7,6 +7,7 @@
 //! - `coll_noncomm`: a non-commutative user op (2x2 matrix product) proves rank order.
 //! - `inter_coll`: every collective on an intercommunicator of two unequal groups (2–5
 //!   ranks), blocking and nonblocking, each group as the root's, plus the errors.
+//! - `coll_large_count`: the MPI-4.0 large-count (`_c`) forms, also over TCP and two nodes.
 //! - `coll_overlap`: nonblocking collectives overlapped with wildcard point-to-point traffic
 //!   on the same communicator, and 1200 back-to-back mixed collectives.
 //!
@@ -115,4 +116,27 @@ fn inter_collectives() {
     for np in [1, 2, 3, 4, 5] {
         run_ok("inter_coll", &exe, np, &[]);
     }
+}
+
+/// The MPI-4.0 large-count collectives (`MPI_X_c`, `MPI_IX_c`, `MPI_X_init_c`, neighbourhood
+/// ones included; tests/c/coll_large_count.c) on shared memory, over TCP and on two
+/// "nodes"; at 2 ranks also a broadcast of more than INT_MAX bytes (2 GiB per rank).
+#[test]
+fn coll_large_count() {
+    let _x = exclusive();
+    let name = "coll_large_count";
+    let exe = compile(name);
+    let mut args = vec![];
+    if !mpi().is_oxmpi {
+        args.push("mpich-bugs");
+    }
+    for np in [1, 2, 3, 4, 8] {
+        run_ok(name, &exe, np, &args);
+    }
+    for np in [2, 3, 4] {
+        run_ok_env(name, &exe, np, &args, &[("OXMPI_TRANSPORT", "tcp")]);
+    }
+    run_ok_env(name, &exe, 4, &args, &[("OXMPI_PROCESS_MAPPING", "(vector,(0,2,2))")]);
+    args.push("big");
+    run_ok(name, &exe, 2, &args);
 }
