@@ -3,7 +3,8 @@
  * new data) form, on MPI_COMM_WORLD; the v/w variants with uneven counts and displacements
  * in reverse order with gaps (the gaps must stay untouched); the neighbourhood ones on a
  * Cartesian and a distributed-graph communicator; negative and huge counts must give
- * MPI_ERR_COUNT. Argument "big": also an MPI_Bcast_c of 2^31 + 77 bytes (2 GiB per rank);
+ * MPI_ERR_COUNT. Argument "big": also an MPI_Bcast_c and an MPI_Allreduce_c of 2^31 + 77
+ * bytes (2 GiB per rank);
  * "mpich-bugs": skip what MPICH 4.0.2 gets wrong (its _c functions check no count: a
  * negative one crashes it; a second start of a persistent collective sends stale
  * data, as with its int MPI_Gather_init; Allgatherv on one rank copies nothing).
@@ -557,7 +558,8 @@ static void test_errors(MPI_Comm comm_graph)
     MPI_Comm_free(&comm);
 }
 
-/* A broadcast of more than INT_MAX bytes (2^31 + 77), checked at a spread of offsets. */
+/* A broadcast and an allreduce of more than INT_MAX bytes (2^31 + 77), checked at a
+ * spread of offsets. */
 static void test_big(void)
 {
     MPI_Count n = ((MPI_Count)1 << 31) + 77;
@@ -570,6 +572,17 @@ static void test_big(void)
     for (MPI_Count i = 0; i < n; i += 4096)
         CHECK(b[i] == (unsigned char)(i / 4096 * 31 + 5), "big bcast: byte %lld = %d", (long long)i, b[i]);
     CHECK(b[n - 1] == 0xa5, "big bcast: last byte %d", b[n - 1]);
+    /* In place, bitwise or: each rank sets its own bit in the sampled bytes. */
+    unsigned char all = 0;
+    for (int r = 0; r < size; r++)
+        all |= (unsigned char)(1 << (r % 8));
+    for (MPI_Count i = 0; i < n; i += 4096)
+        b[i] = (unsigned char)(1 << (rank % 8));
+    b[n - 1] = (unsigned char)(1 << (rank % 8));
+    MPI_OK(MPI_Allreduce_c(MPI_IN_PLACE, b, n, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD));
+    for (MPI_Count i = 0; i < n; i += 4096)
+        CHECK(b[i] == all, "big allreduce: byte %lld = %d, expected %d", (long long)i, b[i], all);
+    CHECK(b[n - 1] == all, "big allreduce: last byte %d, expected %d", b[n - 1], all);
     free(b);
 }
 

@@ -120,7 +120,8 @@ fn inter_collectives() {
 
 /// The MPI-4.0 large-count collectives (`MPI_X_c`, `MPI_IX_c`, `MPI_X_init_c`, neighbourhood
 /// ones included; tests/c/coll_large_count.c) on shared memory, over TCP and on two
-/// "nodes"; at 2 ranks also a broadcast of more than INT_MAX bytes (2 GiB per rank).
+/// "nodes"; at 2 ranks also a broadcast and an in-place allreduce of more than INT_MAX
+/// bytes (2 GiB buffers; about 3 GB resident per rank).
 #[test]
 fn coll_large_count() {
     let _x = exclusive();
