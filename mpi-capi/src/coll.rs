@@ -32,6 +32,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 /// generic over it and monomorphised, so the `int` forms pay nothing for the `_c` ones.
 pub(crate) trait Int: Copy + std::fmt::Display + 'static {
     fn get(self) -> i64;
+
+    /// The value as a count: None when negative or above `MAX_COUNT`.
+    fn count(self) -> Option<usize>;
 }
 
 impl Int for c_int {
@@ -39,12 +42,23 @@ impl Int for c_int {
     fn get(self) -> i64 {
         self as i64
     }
+
+    /// Every non-negative `int` is below `MAX_COUNT`: no bound check on the int paths.
+    #[inline(always)]
+    fn count(self) -> Option<usize> {
+        usize::try_from(self).ok()
+    }
 }
 
 impl Int for std::os::raw::c_long {
     #[inline(always)]
     fn get(self) -> i64 {
         self
+    }
+
+    #[inline(always)]
+    fn count(self) -> Option<usize> {
+        usize::try_from(self).ok().filter(|&n| n <= MAX_COUNT)
     }
 }
 
@@ -359,7 +373,7 @@ fn direct_max() -> usize {
 /// Byte length of `cnt` items of a contiguous datatype, or None (negative count, invalid
 /// or non-contiguous type: the schedule path handles or reports those).
 fn contiguous_len<C: Int>(cnt: C, dt: MPI_Datatype) -> Option<usize> {
-    let n = usize::try_from(cnt.get()).ok().filter(|&n| n <= MAX_COUNT)?;
+    let n = cnt.count()?;
     // Builtin handles carry their size in bits 8..16 and are contiguous from offset 0 (as
     // in `p2p_args::buffer`): no type lookup on the small-collective path.
     if crate::types::is_builtin_handle(dt) {
@@ -468,10 +482,10 @@ fn datatype(dt: MPI_Datatype) -> Result<Arc<Datatype>, ArgError> {
 }
 
 pub(crate) fn count<C: Int>(c: C, what: &str) -> Result<usize, ArgError> {
-    match usize::try_from(c.get()) {
-        Ok(n) if n <= MAX_COUNT => Ok(n),
-        Ok(_) => Err((MPI_ERR_COUNT, format!("{what} {c} is too large (OxMPI takes at most 2^40 items)"))),
-        Err(_) => Err((MPI_ERR_COUNT, format!("{what} is negative ({c})"))),
+    match c.count() {
+        Some(n) => Ok(n),
+        None if c.get() < 0 => Err((MPI_ERR_COUNT, format!("{what} is negative ({c})"))),
+        None => Err((MPI_ERR_COUNT, format!("{what} {c} is too large (OxMPI takes at most 2^40 items)"))),
     }
 }
 
@@ -850,12 +864,10 @@ fn allreduce_like<C: Int>(kind: AllKind, func: &str, sendbuf: *const c_void, rec
     })
 }
 
-/// Allreduce: a small blocking one on contiguous data runs without a schedule.
-#[allow(clippy::too_many_arguments)]
-fn allreduce<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, count: C, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, req: Req) -> c_int {
-    if !req.is_blocking() {
-        return allreduce_like(AllKind::Allreduce, func, sendbuf, recvbuf, count, datatype, op, comm, req);
-    }
+/// Blocking Allreduce: a small one on contiguous data runs without a schedule. Called only
+/// by `MPI_Allreduce` and `MPI_Allreduce_c`, so each instance is inlined into its entry
+/// point (small-message latency).
+fn allreduce<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, count: C, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
     let direct = run_direct(func, comm, |c, _, _, _| {
         let len = contiguous_len(count, datatype)?;
         let elem = ops::elem_of(datatype).filter(|e| len == 0 || e.size() * count.get() as usize == len)?;
@@ -878,12 +890,12 @@ fn allreduce<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, c
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    allreduce("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
+    allreduce("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    allreduce("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
+    allreduce_like(AllKind::Allreduce, "MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
 }
 
 #[no_mangle]
@@ -1655,17 +1667,17 @@ pub unsafe extern "C" fn PMPI_Allgatherv_init_c(sendbuf: *const c_void, sendcoun
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int {
-    allreduce("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm, Req::Blocking)
+    allreduce("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iallreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    allreduce("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
+    allreduce_like(AllKind::Allreduce, "MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, Req::Nonblocking(request))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allreduce_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
-    persistent_init("MPI_Allreduce_init_c", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| allreduce(f, sendbuf, recvbuf, count, datatype, op, comm, r))
+    persistent_init("MPI_Allreduce_init_c", comm, info, request, Pins::new(&[datatype], &[op]), move |f, r| allreduce_like(AllKind::Allreduce, f, sendbuf, recvbuf, count, datatype, op, comm, r))
 }
 
 #[no_mangle]
