@@ -617,44 +617,35 @@ fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(Reduce
         }
         OpKind::User { f, commute } => (f, commute),
     };
-    let size = ty.size().max(1);
-    // MPI_User_function takes an int count: a larger reduction calls it on pieces.
-    let piece = c_int::MAX as usize * size;
+    let (size, extent) = (ty.size().max(1), ty.extent());
     let f: ReduceFn = if ty.is_contiguous() {
         // Packed bytes are the items themselves; the function indexes from the buffer
         // pointer, which lies true_lb before the first data byte.
         let lb = ty.true_lb();
         Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
-            for off in (0..bytes).step_by(piece) {
-                let (mut len, mut t) = (((bytes - off).min(piece) / size) as c_int, dt);
-                if len > 0 {
-                    // SAFETY: MPI_User_function gets the buffers and count/datatype by
-                    // pointer; the schedule passes whole items inside its buffers.
-                    unsafe { f(input.wrapping_add(off).wrapping_offset(-lb) as *mut c_void, inout.wrapping_add(off).wrapping_offset(-lb) as *mut c_void, &mut len, &mut t) };
-                }
+            let len = bytes / size;
+            if len > 0 {
+                // SAFETY: the schedule passes `len` whole items inside its buffers.
+                unsafe { f.call(input.wrapping_offset(-lb) as *mut c_void, inout.wrapping_offset(-lb) as *mut c_void, len, dt, extent) };
             }
         })
     } else {
         let ty = ty.clone();
         Arc::new(move |input: *const u8, inout: *mut u8, bytes: usize| {
-            for off in (0..bytes).step_by(piece) {
-                let (input, inout, n) = (input.wrapping_add(off), inout.wrapping_add(off), (bytes - off).min(piece) / size);
-                if n == 0 {
-                    return;
-                }
-                let (lo, span) = ty.data_span(n);
-                let (mut a, mut b) = (vec![0u128; span.div_ceil(16)], vec![0u128; span.div_ceil(16)]);
-                let (pa, pb) = ((a.as_mut_ptr() as *mut u8).wrapping_offset(-lo), (b.as_mut_ptr() as *mut u8).wrapping_offset(-lo));
-                let (mut len, mut t) = (n as c_int, dt);
-                // SAFETY: the schedule passes whole packed items in each buffer, `n` of
-                // them from `off`; a and b hold `n` items of `ty` in its layout from pa/pb
-                // (data_span); the user function gets them as MPI_User_function specifies.
-                unsafe {
-                    ty.unpack(std::slice::from_raw_parts(input, n * size), pa, n);
-                    ty.unpack(std::slice::from_raw_parts(inout, n * size), pb, n);
-                    f(pa as *mut c_void, pb as *mut c_void, &mut len, &mut t);
-                    ty.pack(pb, n, std::slice::from_raw_parts_mut(inout, n * size));
-                }
+            let n = bytes / size;
+            if n == 0 {
+                return;
+            }
+            let (lo, span) = ty.data_span(n);
+            let (mut a, mut b) = (vec![0u128; span.div_ceil(16)], vec![0u128; span.div_ceil(16)]);
+            let (pa, pb) = ((a.as_mut_ptr() as *mut u8).wrapping_offset(-lo), (b.as_mut_ptr() as *mut u8).wrapping_offset(-lo));
+            // SAFETY: the schedule passes `n` whole packed items in each buffer; a and b
+            // hold `n` items of `ty` in its layout from pa/pb (data_span).
+            unsafe {
+                ty.unpack(std::slice::from_raw_parts(input, n * size), pa, n);
+                ty.unpack(std::slice::from_raw_parts(inout, n * size), pb, n);
+                f.call(pa as *mut c_void, pb as *mut c_void, n, dt, extent);
+                ty.pack(pb, n, std::slice::from_raw_parts_mut(inout, n * size));
             }
         })
     };

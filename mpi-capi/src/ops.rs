@@ -1,7 +1,7 @@
 //! Reduction operations as the C API sees them: `MPI_Op` handles (the predefined ones map
 //! to the engine's `PredefOp`, user ones to a table of function pointers), the datatype
-//! handle → element kind map for predefined datatypes, and `MPI_Op_create`, `MPI_Op_free`,
-//! `MPI_Op_commutative`, `MPI_Reduce_local`.
+//! handle → element kind map for predefined datatypes, and `MPI_Op_create(_c)`, `MPI_Op_free`,
+//! `MPI_Op_commutative`, `MPI_Reduce_local(_c)`.
 //!
 //! Collectives should call `lookup_op` once when they start and keep the `OpKind`: the
 //! standard lets a user free an op while a nonblocking collective still uses it.
@@ -16,7 +16,45 @@ use std::sync::Mutex;
 #[derive(Clone, Copy, Debug)]
 pub enum OpKind {
     Predef(PredefOp),
-    User { f: unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype), commute: bool },
+    User { f: UserFn, commute: bool },
+}
+
+/// A user reduction function: `MPI_Op_create`'s (int length) or `MPI_Op_create_c`'s
+/// (`MPI_Count` length). Every reduction calls it through `UserFn::call`.
+#[derive(Clone, Copy, Debug)]
+pub enum UserFn {
+    Int(unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype)),
+    Large(unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype)),
+}
+
+impl UserFn {
+    /// `inout = input op inout` for `len` items of `dt` (`extent` bytes apart). An int
+    /// function gets more than `INT_MAX` items in several calls.
+    ///
+    /// # Safety
+    /// Both buffers hold `len` items of `dt` in its layout.
+    pub unsafe fn call(self, input: *mut c_void, inout: *mut c_void, len: usize, dt: MPI_Datatype, extent: isize) {
+        let mut t = dt;
+        match self {
+            UserFn::Large(f) => {
+                let mut n = len as MPI_Count;
+                // SAFETY: the caller's contract; MPI_User_function_c takes length and
+                // datatype by pointer.
+                unsafe { f(input, inout, &mut n, &mut t) };
+            }
+            UserFn::Int(f) => {
+                let mut done = 0usize;
+                while done < len {
+                    let part = (len - done).min(c_int::MAX as usize);
+                    let off = extent.wrapping_mul(done as isize);
+                    let mut n = part as c_int;
+                    // SAFETY: items done..done+part of both buffers (the caller's contract).
+                    unsafe { f((input as *mut u8).wrapping_offset(off) as *mut c_void, (inout as *mut u8).wrapping_offset(off) as *mut c_void, &mut n, &mut t) };
+                    done += part;
+                }
+            }
+        }
+    }
 }
 
 impl OpKind {
@@ -245,7 +283,7 @@ fn elem_for(p: PredefOp, dt: MPI_Datatype) -> Result<Elem, (c_int, String)> {
 ///
 /// # Safety
 /// `input` readable and `inout` readable and writable for `count` items of `dt`.
-pub unsafe fn apply(op: MPI_Op, dt: MPI_Datatype, input: *const c_void, inout: *mut c_void, count: c_int) -> Result<(), (c_int, String)> {
+pub unsafe fn apply(op: MPI_Op, dt: MPI_Datatype, input: *const c_void, inout: *mut c_void, count: MPI_Count) -> Result<(), (c_int, String)> {
     if count < 0 {
         return Err((MPI_ERR_COUNT, format!("count is {count}; counts must be non-negative")));
     }
@@ -264,10 +302,9 @@ pub unsafe fn apply(op: MPI_Op, dt: MPI_Datatype, input: *const c_void, inout: *
         }
         Some(OpKind::User { .. }) if count == 0 => Ok(()),
         Some(OpKind::User { f, .. }) => {
-            let (mut len, mut t) = (count, dt);
-            // SAFETY: the user function gets the buffers and count/datatype by pointer, as
-            // MPI_User_function specifies; the buffers are valid by the caller's contract.
-            unsafe { f(input as *mut c_void, inout, &mut len, &mut t) };
+            let extent = crate::types::lookup(dt).map_or(0, |t| t.extent());
+            // SAFETY: the buffers hold `count` items of `dt` (the caller's contract).
+            unsafe { f.call(input as *mut c_void, inout, count as usize, dt, extent) };
             Ok(())
         }
     }
@@ -377,15 +414,27 @@ fn is_in_place(p: *const c_void) -> bool {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Op_create(user_fn: MPI_User_function, commute: c_int, op: *mut MPI_Op) -> c_int {
-    const F: &str = "MPI_Op_create";
+    // SAFETY: the caller passes an MPI_Op to write.
+    unsafe { op_create("MPI_Op_create", user_fn.map(UserFn::Int), commute, op) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Op_create_c(user_fn: MPI_User_function_c, commute: c_int, op: *mut MPI_Op) -> c_int {
+    // SAFETY: the caller passes an MPI_Op to write.
+    unsafe { op_create("MPI_Op_create_c", user_fn.map(UserFn::Large), commute, op) }
+}
+
+/// # Safety
+/// `op` is NULL or points to an `MPI_Op`.
+unsafe fn op_create(func: &str, user_fn: Option<UserFn>, commute: c_int, op: *mut MPI_Op) -> c_int {
     if !(mpi_core::runtime::is_initialized() || mpi_core::runtime::is_active()) {
-        return not_initialized(F);
+        return not_initialized(func);
     }
     let Some(f) = user_fn else {
-        return raise(MPI_COMM_WORLD, F, MPI_ERR_ARG, "user_fn is NULL");
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "user_fn is NULL");
     };
     if op.is_null() {
-        return raise(MPI_COMM_WORLD, F, MPI_ERR_ARG, "op is NULL");
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "op is NULL");
     }
     match create_user_op(OpKind::User { f, commute: commute != 0 }) {
         Some(h) => {
@@ -393,7 +442,7 @@ pub unsafe extern "C" fn PMPI_Op_create(user_fn: MPI_User_function, commute: c_i
             unsafe { *op = h };
             MPI_SUCCESS
         }
-        None => raise(MPI_COMM_WORLD, F, MPI_ERR_OTHER, "too many user-defined operations; free some with MPI_Op_free"),
+        None => raise(MPI_COMM_WORLD, func, MPI_ERR_OTHER, "too many user-defined operations; free some with MPI_Op_free"),
     }
 }
 
@@ -440,26 +489,38 @@ pub unsafe extern "C" fn PMPI_Op_commutative(op: MPI_Op, commute: *mut c_int) ->
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op) -> c_int {
-    const F: &str = "MPI_Reduce_local";
+    // SAFETY: forwarded from the caller.
+    unsafe { reduce_local("MPI_Reduce_local", inbuf, inoutbuf, count.into(), datatype, op) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { reduce_local("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op) }
+}
+
+/// # Safety
+/// The buffers hold `count` items of `datatype`, as MPI requires.
+unsafe fn reduce_local(func: &str, inbuf: *const c_void, inoutbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op) -> c_int {
     if !(mpi_core::runtime::is_initialized() || mpi_core::runtime::is_active()) {
-        return not_initialized(F);
+        return not_initialized(func);
     }
     if is_in_place(inbuf) || is_in_place(inoutbuf) {
-        return raise(MPI_COMM_WORLD, F, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Reduce_local");
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Reduce_local");
     }
     // The same buffer twice is erroneous (MPI 4.1 §6.9.7); MPICH reports it, as its
     // errors/coll/reduce_local checks.
     if count > 0 && !inbuf.is_null() && std::ptr::eq(inbuf, inoutbuf) {
-        return raise(MPI_COMM_WORLD, F, MPI_ERR_BUFFER, "inbuf and inoutbuf are the same buffer (aliased arguments)");
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_BUFFER, "inbuf and inoutbuf are the same buffer (aliased arguments)");
     }
     // NULL is MPI_BOTTOM, meaningful only with derived types of absolute addresses.
     if count > 0 && elem_of(datatype).is_some() && (inbuf.is_null() || inoutbuf.is_null()) {
-        return raise(MPI_COMM_WORLD, F, MPI_ERR_BUFFER, "inbuf or inoutbuf is NULL with a positive count");
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_BUFFER, "inbuf or inoutbuf is NULL with a positive count");
     }
     // SAFETY: the caller passes buffers of `count` items of `datatype`, as MPI requires.
     match unsafe { apply(op, datatype, inbuf, inoutbuf, count) } {
         Ok(()) => MPI_SUCCESS,
-        Err((class, msg)) => raise(MPI_COMM_WORLD, F, class, msg),
+        Err((class, msg)) => raise(MPI_COMM_WORLD, func, class, msg),
     }
 }
 
@@ -531,7 +592,7 @@ mod tests {
 
     #[test]
     fn user_ops_create_apply_free_reuse() {
-        let h = create_user_op(OpKind::User { f: matmul, commute: false }).unwrap();
+        let h = create_user_op(OpKind::User { f: UserFn::Int(matmul), commute: false }).unwrap();
         assert_eq!(h as u32 & 0xfc00_0000, 0x9800_0000);
         assert!(matches!(lookup_op(h), Some(OpKind::User { commute: false, .. })));
         let a = [[1, 1, 0, 1]];
@@ -546,7 +607,7 @@ mod tests {
         // SAFETY: the op is invalid, nothing is accessed.
         let err = unsafe { apply(h, MPI_INT, std::ptr::null(), std::ptr::null_mut(), 1) }.unwrap_err();
         assert_eq!(err.0, MPI_ERR_OP);
-        let h2 = create_user_op(OpKind::User { f: matmul, commute: true }).unwrap();
+        let h2 = create_user_op(OpKind::User { f: UserFn::Int(matmul), commute: true }).unwrap();
         assert!(lookup_op(h2).unwrap().is_commutative());
         assert!(free_user_op(h2));
     }

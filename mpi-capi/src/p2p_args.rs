@@ -23,9 +23,11 @@ pub fn comm_of<'a>(rt: &'a Runtime, comm: MPI_Comm) -> Result<&'a Comm, ArgError
 }
 
 /// Checks (buf, count, datatype) and returns the contiguous byte view of the buffer, or,
-/// for a non-contiguous datatype, the layout the engine packs/unpacks through.
+/// for a non-contiguous datatype, the layout the engine packs/unpacks through. `count` is
+/// an int or an `MPI_Count` (the `_c` entry points): both widen to `MPI_Count` for free.
 #[inline]
-pub fn buffer(buf: *const c_void, count: c_int, dt: MPI_Datatype) -> Result<(RawBuf, Option<Layout>), ArgError> {
+pub fn buffer(buf: *const c_void, count: impl Into<MPI_Count>, dt: MPI_Datatype) -> Result<(RawBuf, Option<Layout>), ArgError> {
+    let count: MPI_Count = count.into();
     if count < 0 {
         return Err((MPI_ERR_COUNT, format!("negative count {count}")));
     }
@@ -33,7 +35,7 @@ pub fn buffer(buf: *const c_void, count: c_int, dt: MPI_Datatype) -> Result<(Raw
     // MPI_2INT-style pairs of equal halves; MPI_LB/MPI_UB have size 0): no lookup on the
     // hot path.
     if is_builtin(dt) {
-        let len = count as usize * (((dt as u32) >> 8) & 0xff) as usize;
+        let len = byte_len(count, (((dt as u32) >> 8) & 0xff) as usize)?;
         if buf.is_null() && len > 0 {
             return Err((MPI_ERR_BUFFER, format!("buffer is NULL but count is {count}")));
         }
@@ -45,7 +47,7 @@ pub fn buffer(buf: *const c_void, count: c_int, dt: MPI_Datatype) -> Result<(Raw
     if !t.committed() {
         return Err((MPI_ERR_TYPE, "datatype is not committed; call MPI_Type_commit first".into()));
     }
-    let len = count as usize * t.size();
+    let len = byte_len(count, t.size())?;
     if t.is_contiguous() {
         let ptr = (buf as *mut u8).wrapping_offset(t.true_lb());
         if ptr.is_null() && len > 0 {
@@ -54,6 +56,13 @@ pub fn buffer(buf: *const c_void, count: c_int, dt: MPI_Datatype) -> Result<(Raw
         return Ok((RawBuf { ptr, len }, None));
     }
     Ok((RawBuf::EMPTY, Some(Layout { dt: t, base: buf as *mut u8, count: count as usize })))
+}
+
+/// Bytes of `count` (non-negative) items of `size` bytes; an error when no buffer can be
+/// that large (only large counts get there).
+#[inline]
+fn byte_len(count: MPI_Count, size: usize) -> Result<usize, ArgError> {
+    (count as usize).checked_mul(size).filter(|&n| n <= isize::MAX as usize).ok_or_else(|| (MPI_ERR_COUNT, format!("count {count} of {size}-byte items exceeds the address space")))
 }
 
 #[inline]

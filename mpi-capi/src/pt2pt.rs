@@ -23,7 +23,7 @@ enum Started {
 
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn send_op(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> Result<(Op, Option<Layout>), ArgError> {
+fn send_op(rt: &Runtime, buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> Result<(Op, Option<Layout>), ArgError> {
     let c = comm_of(rt, comm)?;
     let (buf, layout) = buffer(buf, count, dt)?;
     send_tag(tag)?;
@@ -32,7 +32,7 @@ fn send_op(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, des
 }
 
 #[inline]
-fn recv_op(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm) -> Result<(Op, Option<Layout>), ArgError> {
+fn recv_op(rt: &Runtime, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm) -> Result<(Op, Option<Layout>), ArgError> {
     let c = comm_of(rt, comm)?;
     let (buf, layout) = buffer(buf, count, dt)?;
     recv_source(c, src)?;
@@ -40,13 +40,18 @@ fn recv_op(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: 
     Ok((Op::Recv { buf, ctx: c.ctx, src, tag }, layout))
 }
 
+/// Largest count the fast path takes: its byte length (at most 255-byte builtin items)
+/// cannot overflow. Larger counts go down the general path, which checks them.
+const FAST_COUNT_MAX: u64 = (isize::MAX as u64) >> 8;
+
 /// The common case of a point-to-point call, checked without building an `Op`: a valid
 /// communicator, a builtin datatype, a non-negative count with a buffer, a valid tag and a
 /// real peer (`peer_ok`). Returns (communicator, contiguous buffer); None sends the call down
 /// the general path, which also reports every error.
 #[inline(always)]
-fn common_args(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, tag_ok: bool, comm: MPI_Comm) -> Option<(&mpi_core::comm::Comm, RawBuf)> {
-    if !tag_ok || count < 0 || !crate::types::is_builtin_handle(dt) {
+fn common_args(rt: &Runtime, buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, tag_ok: bool, comm: MPI_Comm) -> Option<(&mpi_core::comm::Comm, RawBuf)> {
+    // One unsigned compare rejects negative counts and counts too large to multiply.
+    if !tag_ok || count as u64 > FAST_COUNT_MAX || !crate::types::is_builtin_handle(dt) {
         return None;
     }
     let c = rt.comms.get(crate::handles::comm_index(comm)?)?;
@@ -60,7 +65,7 @@ fn common_args(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype,
 /// `common_args` for a send to a real destination: (buffer, destination's world rank,
 /// context, our rank).
 #[inline(always)]
-fn fast_send_args(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> Option<(RawBuf, usize, u32, i32)> {
+fn fast_send_args(rt: &Runtime, buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> Option<(RawBuf, usize, u32, i32)> {
     let (c, b) = common_args(rt, buf, count, dt, (0..=TAG_UB).contains(&tag), comm)?;
     let world = *c.world_ranks.get(usize::try_from(dest).ok()?)?;
     Some((b, world, c.ctx, c.rank as i32))
@@ -68,7 +73,7 @@ fn fast_send_args(rt: &Runtime, buf: *const c_void, count: c_int, dt: MPI_Dataty
 
 /// `common_args` for a receive from a real (or any) source: (buffer, context).
 #[inline(always)]
-fn fast_recv_args(rt: &Runtime, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm) -> Option<(RawBuf, u32)> {
+fn fast_recv_args(rt: &Runtime, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm) -> Option<(RawBuf, u32)> {
     let (c, b) = common_args(rt, buf, count, dt, tag == MPI_ANY_TAG || (0..=TAG_UB).contains(&tag), comm)?;
     (src == MPI_ANY_SOURCE || (src >= 0 && (src as usize) < c.size())).then_some((b, c.ctx))
 }
@@ -128,7 +133,7 @@ fn wait_blocking_recv() -> Status {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn send_blocking(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> c_int {
+fn send_blocking(func: &str, buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> c_int {
     require_init!(func);
     let started = runtime::with(|rt| {
         if matches!(mode, SendMode::Standard | SendMode::Ready) && send_now(rt, buf, count, dt, dest, tag, comm) {
@@ -149,7 +154,7 @@ fn send_blocking(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn send_request(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, persistent: bool, request: *mut MPI_Request) -> c_int {
+fn send_request(func: &str, buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, persistent: bool, request: *mut MPI_Request) -> c_int {
     // An eager standard/ready send that the transport takes at once is complete when it
     // starts: it needs no request of its own and gets the shared completed-send handle.
     let eager_now = !persistent && matches!(mode, SendMode::Standard | SendMode::Ready);
@@ -164,12 +169,12 @@ fn send_request(func: &str, buf: *const c_void, count: c_int, dt: MPI_Datatype, 
 /// A standard-mode send of the common case handed to the transport at once (true), with
 /// no request; false sends the caller down the general path.
 #[inline(always)]
-fn send_now(rt: &mut Runtime, buf: *const c_void, count: c_int, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> bool {
+fn send_now(rt: &mut Runtime, buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> bool {
     fast_send_args(rt, buf, count, dt, dest, tag, comm).is_some_and(|(b, world, ctx, me)| rt.engine.try_send_now(b, world, ctx, me, tag))
 }
 
 #[allow(clippy::too_many_arguments)]
-fn recv_request(func: &str, buf: *mut c_void, count: c_int, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request) -> c_int {
+fn recv_request(func: &str, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype, src: c_int, tag: c_int, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request) -> c_int {
     // The common nonblocking case never gets here (`PMPI_Irecv` posts it itself).
     request_call(func, comm, persistent, request, |rt| recv_op(rt, buf, count, dt, src, tag, comm).map(Launch::Op))
 }
@@ -205,73 +210,150 @@ fn request_call(func: &str, comm: MPI_Comm, persistent: bool, request: *mut MPI_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
-    send_blocking("MPI_Send", buf, count, datatype, dest, tag, comm, SendMode::Standard)
+    send_blocking("MPI_Send", buf, count.into(), datatype, dest, tag, comm, SendMode::Standard)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+    send_blocking("MPI_Send_c", buf, count, datatype, dest, tag, comm, SendMode::Standard)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ssend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
-    send_blocking("MPI_Ssend", buf, count, datatype, dest, tag, comm, SendMode::Synchronous)
+    send_blocking("MPI_Ssend", buf, count.into(), datatype, dest, tag, comm, SendMode::Synchronous)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+    send_blocking("MPI_Ssend_c", buf, count, datatype, dest, tag, comm, SendMode::Synchronous)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
-    send_blocking("MPI_Bsend", buf, count, datatype, dest, tag, comm, SendMode::Buffered)
+    send_blocking("MPI_Bsend", buf, count.into(), datatype, dest, tag, comm, SendMode::Buffered)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+    send_blocking("MPI_Bsend_c", buf, count, datatype, dest, tag, comm, SendMode::Buffered)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
-    send_blocking("MPI_Rsend", buf, count, datatype, dest, tag, comm, SendMode::Ready)
+    send_blocking("MPI_Rsend", buf, count.into(), datatype, dest, tag, comm, SendMode::Ready)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int {
+    send_blocking("MPI_Rsend_c", buf, count, datatype, dest, tag, comm, SendMode::Ready)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    // The common case in one short function, as in `PMPI_Irecv`.
+    isend("MPI_Isend", buf, count.into(), datatype, dest, tag, comm, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    isend("MPI_Isend_c", buf, count, datatype, dest, tag, comm, request)
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn isend(func: &str, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    // The common case in one short function, as in `irecv`.
     if mpi_core::runtime::is_active() && !request.is_null() && runtime::with(|rt| send_now(rt, buf, count, datatype, dest, tag, comm)) {
         // SAFETY: checked non-null.
         unsafe { *request = request_handle(mpi_core::request::COMPLETED_SEND) };
         return MPI_SUCCESS;
     }
-    send_request("MPI_Isend", buf, count, datatype, dest, tag, comm, SendMode::Standard, false, request)
+    send_request(func, buf, count, datatype, dest, tag, comm, SendMode::Standard, false, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Issend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    send_request("MPI_Issend", buf, count, datatype, dest, tag, comm, SendMode::Synchronous, false, request)
+    send_request("MPI_Issend", buf, count.into(), datatype, dest, tag, comm, SendMode::Synchronous, false, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Issend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Issend_c", buf, count, datatype, dest, tag, comm, SendMode::Synchronous, false, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ibsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    send_request("MPI_Ibsend", buf, count, datatype, dest, tag, comm, SendMode::Buffered, false, request)
+    send_request("MPI_Ibsend", buf, count.into(), datatype, dest, tag, comm, SendMode::Buffered, false, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ibsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Ibsend_c", buf, count, datatype, dest, tag, comm, SendMode::Buffered, false, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irsend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    send_request("MPI_Irsend", buf, count, datatype, dest, tag, comm, SendMode::Ready, false, request)
+    send_request("MPI_Irsend", buf, count.into(), datatype, dest, tag, comm, SendMode::Ready, false, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Irsend_c", buf, count, datatype, dest, tag, comm, SendMode::Ready, false, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Send_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    send_request("MPI_Send_init", buf, count, datatype, dest, tag, comm, SendMode::Standard, true, request)
+    send_request("MPI_Send_init", buf, count.into(), datatype, dest, tag, comm, SendMode::Standard, true, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Send_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Send_init_c", buf, count, datatype, dest, tag, comm, SendMode::Standard, true, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Ssend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    send_request("MPI_Ssend_init", buf, count, datatype, dest, tag, comm, SendMode::Synchronous, true, request)
+    send_request("MPI_Ssend_init", buf, count.into(), datatype, dest, tag, comm, SendMode::Synchronous, true, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Ssend_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Ssend_init_c", buf, count, datatype, dest, tag, comm, SendMode::Synchronous, true, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Bsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    send_request("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, SendMode::Buffered, true, request)
+    send_request("MPI_Bsend_init", buf, count.into(), datatype, dest, tag, comm, SendMode::Buffered, true, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Bsend_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Bsend_init_c", buf, count, datatype, dest, tag, comm, SendMode::Buffered, true, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Rsend_init(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    send_request("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, SendMode::Ready, true, request)
+    send_request("MPI_Rsend_init", buf, count.into(), datatype, dest, tag, comm, SendMode::Ready, true, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Rsend_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    send_request("MPI_Rsend_init_c", buf, count, datatype, dest, tag, comm, SendMode::Ready, true, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
-    require_init!("MPI_Recv");
+    recv_blocking("MPI_Recv", buf, count.into(), datatype, source, tag, comm, status)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    recv_blocking("MPI_Recv_c", buf, count, datatype, source, tag, comm, status)
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn recv_blocking(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    require_init!(func);
     let started = runtime::with(|rt| {
         let rid = if let Some((b, ctx)) = fast_recv_args(rt, buf, count, datatype, source, tag, comm) {
             match rt.engine.begin_blocking_recv(b, ctx, source, tag, comm as i64) {
@@ -302,11 +384,22 @@ pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI
         }
         Ok(Started::Pending(rid))
     });
-    finish_blocking("MPI_Recv", comm, started, status)
+    finish_blocking(func, comm, started, status)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    irecv("MPI_Irecv", buf, count.into(), datatype, source, tag, comm, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Irecv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    irecv("MPI_Irecv_c", buf, count, datatype, source, tag, comm, request)
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn irecv(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
     // The common case in one short function: the shared path's generality (persistent
     // requests, non-contiguous buffers, errors) cost ~40 instructions per receive.
     if mpi_core::runtime::is_active() && !request.is_null() {
@@ -320,16 +413,21 @@ pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: MP
             return MPI_SUCCESS;
         }
     }
-    recv_request("MPI_Irecv", buf, count, datatype, source, tag, comm, false, request)
+    recv_request(func, buf, count, datatype, source, tag, comm, false, request)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    recv_request("MPI_Recv_init", buf, count, datatype, source, tag, comm, true, request)
+    recv_request("MPI_Recv_init", buf, count.into(), datatype, source, tag, comm, true, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Recv_init_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    recv_request("MPI_Recv_init_c", buf, count, datatype, source, tag, comm, true, request)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn sendrecv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+fn sendrecv(func: &str, sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
     require_init!(func);
     let r = runtime::with(|rt| {
         let sop = send_op(rt, sendbuf, sendcount, sendtype, dest, sendtag, comm, SendMode::Standard)?;
@@ -355,14 +453,19 @@ fn sendrecv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
-    sendrecv("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
+    sendrecv("MPI_Sendrecv", sendbuf, sendcount.into(), sendtype, dest, sendtag, recvbuf, recvcount.into(), recvtype, source, recvtag, comm, status)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    sendrecv("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
 }
 
 /// `MPI_Isendrecv(_replace)`: both halves validated as `MPI_Sendrecv`'s, started, and
 /// joined into one request (`Engine::join`) that completes when both are done, with the
 /// receive's status. `keep` is the staged outgoing data the send reads (replace).
 #[allow(clippy::too_many_arguments)]
-fn isendrecv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request, keep: Vec<u8>) -> c_int {
+fn isendrecv(func: &str, sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request, keep: Vec<u8>) -> c_int {
     require_init!(func);
     if request.is_null() {
         return raise(comm, func, MPI_ERR_ARG, "request is NULL");
@@ -397,24 +500,39 @@ fn isendrecv(func: &str, sendbuf: *const c_void, sendcount: c_int, sendtype: MPI
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    isendrecv("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, Vec::new())
+    isendrecv("MPI_Isendrecv", sendbuf, sendcount.into(), sendtype, dest, sendtag, recvbuf, recvcount.into(), recvtype, source, recvtag, comm, request, Vec::new())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    isendrecv("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, Vec::new())
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    require_init!("MPI_Isendrecv_replace");
+    isendrecv_replace("MPI_Isendrecv_replace", buf, count.into(), datatype, dest, sendtag, source, recvtag, comm, request)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Isendrecv_replace_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    isendrecv_replace("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm, request)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn isendrecv_replace(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    require_init!(func);
     let copy = match staged_copy(buf, count, datatype) {
         Ok(v) => v,
-        Err((class, msg)) => return raise(comm, "MPI_Isendrecv_replace", class, msg),
+        Err((class, msg)) => return raise(comm, func, class, msg),
     };
     // The Vec's heap block does not move when the engine takes it.
-    let (p, n) = (copy.as_ptr() as *const c_void, copy.len() as c_int);
-    isendrecv("MPI_Isendrecv_replace", p, n, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag, comm, request, copy)
+    let (p, n) = (copy.as_ptr() as *const c_void, copy.len() as MPI_Count);
+    isendrecv(func, p, n, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag, comm, request, copy)
 }
 
 /// The outgoing data of a `_replace` call, copied (packed for non-contiguous types), so
 /// the receive may land in the caller's buffer while the send still reads.
-fn staged_copy(buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> Result<Vec<u8>, ArgError> {
+fn staged_copy(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype) -> Result<Vec<u8>, ArgError> {
     Ok(match buffer(buf, count, datatype)? {
         // SAFETY: `buffer` checked that the contiguous view holds len bytes (or len is 0).
         (b, None) if b.len > 0 => unsafe { std::slice::from_raw_parts(b.ptr as *const u8, b.len) }.to_vec(),
@@ -430,14 +548,24 @@ fn staged_copy(buf: *mut c_void, count: c_int, datatype: MPI_Datatype) -> Result
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
-    require_init!("MPI_Sendrecv_replace");
+    sendrecv_replace("MPI_Sendrecv_replace", buf, count.into(), datatype, dest, sendtag, source, recvtag, comm, status)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Sendrecv_replace_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    sendrecv_replace("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag, source, recvtag, comm, status)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sendrecv_replace(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    require_init!(func);
     // The outgoing data is copied (packed for non-contiguous types) first; the receive then
     // lands in the caller's buffer.
     let copy = match staged_copy(buf, count, datatype) {
         Ok(v) => v,
-        Err((class, msg)) => return raise(comm, "MPI_Sendrecv_replace", class, msg),
+        Err((class, msg)) => return raise(comm, func, class, msg),
     };
-    sendrecv("MPI_Sendrecv_replace", copy.as_ptr() as *const c_void, copy.len() as c_int, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag, comm, status)
+    sendrecv(func, copy.as_ptr() as *const c_void, copy.len() as MPI_Count, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag, comm, status)
 }
 
 // ------------------------------------------------------------------ probes
@@ -562,7 +690,7 @@ pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, 
 
 /// Starts receiving matched message `*message` into the buffer; returns its request id, or
 /// a finished status for `MPI_MESSAGE_NO_PROC`.
-unsafe fn start_mrecv(func: &str, buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message) -> Result<Started, ArgError> {
+unsafe fn start_mrecv(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message) -> Result<Started, ArgError> {
     if message.is_null() {
         return Err((MPI_ERR_ARG, "message is NULL".into()));
     }
@@ -594,22 +722,48 @@ fn message_comm(message: *mut MPI_Message) -> MPI_Comm {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
-    require_init!("MPI_Mrecv");
+    // SAFETY: forwarded caller pointers.
+    unsafe { mrecv("MPI_Mrecv", buf, count.into(), datatype, message, status) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Mrecv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    // SAFETY: forwarded caller pointers.
+    unsafe { mrecv("MPI_Mrecv_c", buf, count, datatype, message, status) }
+}
+
+/// # Safety
+/// `message` and `status` as `MPI_Mrecv` takes them.
+unsafe fn mrecv(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
+    require_init!(func);
     let comm = message_comm(message);
     // SAFETY: forwarded caller pointers.
-    let started = unsafe { start_mrecv("MPI_Mrecv", buf, count, datatype, message) };
-    finish_blocking("MPI_Mrecv", comm, started, status)
+    let started = unsafe { start_mrecv(func, buf, count, datatype, message) };
+    finish_blocking(func, comm, started, status)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
-    require_init!("MPI_Imrecv");
+    // SAFETY: forwarded caller pointers.
+    unsafe { imrecv("MPI_Imrecv", buf, count.into(), datatype, message, request) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Imrecv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
+    // SAFETY: forwarded caller pointers.
+    unsafe { imrecv("MPI_Imrecv_c", buf, count, datatype, message, request) }
+}
+
+/// # Safety
+/// `message` and `request` as `MPI_Imrecv` takes them.
+unsafe fn imrecv(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int {
+    require_init!(func);
     let comm = message_comm(message);
     if request.is_null() {
-        return raise(comm, "MPI_Imrecv", MPI_ERR_ARG, "request is NULL");
+        return raise(comm, func, MPI_ERR_ARG, "request is NULL");
     }
     // SAFETY: forwarded caller pointers.
-    match unsafe { start_mrecv("MPI_Imrecv", buf, count, datatype, message) } {
+    match unsafe { start_mrecv(func, buf, count, datatype, message) } {
         Ok(Started::Pending(rid)) => {
             // SAFETY: checked non-null.
             unsafe { *request = request_handle(rid) };
@@ -627,11 +781,11 @@ pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: M
                     unsafe { *request = request_handle(rid) };
                     MPI_SUCCESS
                 }
-                Err((class, msg)) => raise(comm, "MPI_Imrecv", class, msg),
+                Err((class, msg)) => raise(comm, func, class, msg),
             }
         }
         Ok(Started::Waiting) => unreachable!("a matched receive always has its message"),
-        Err((class, msg)) => raise(comm, "MPI_Imrecv", class, msg),
+        Err((class, msg)) => raise(comm, func, class, msg),
     }
 }
 
@@ -639,28 +793,78 @@ pub unsafe extern "C" fn PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: M
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-    require_init!("MPI_Buffer_attach");
-    if size < 0 || (buffer.is_null() && size > 0) {
-        return raise(MPI_COMM_WORLD, "MPI_Buffer_attach", MPI_ERR_BUFFER, format!("invalid buffer (pointer {buffer:?}, size {size})"));
+    buffer_attach("MPI_Buffer_attach", buffer, size.into())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count) -> c_int {
+    buffer_attach("MPI_Buffer_attach_c", buffer, size)
+}
+
+fn buffer_attach(func: &str, buffer: *mut c_void, size: MPI_Count) -> c_int {
+    require_init!(func);
+    if size < 0 || (buffer.is_null() && size > 0) || size > isize::MAX as MPI_Count {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_BUFFER, format!("invalid buffer (pointer {buffer:?}, size {size})"));
     }
     match runtime::with(|rt| rt.engine.buffer_attach(buffer as *mut u8, size as usize)) {
         Ok(()) => MPI_SUCCESS,
-        Err(e) => raise_core(MPI_COMM_WORLD, "MPI_Buffer_attach", e),
+        Err(e) => raise_core(MPI_COMM_WORLD, func, e),
+    }
+}
+
+/// `MPI_Buffer_detach`: the int form cannot report a buffer of more than `INT_MAX` bytes;
+/// it then fails with MPI_ERR_VALUE_TOO_LARGE and leaves the buffer attached.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    // SAFETY: forwarded caller pointers.
+    match unsafe { buffer_detach("MPI_Buffer_detach", buffer_addr, size.is_null(), c_int::MAX as usize) } {
+        // SAFETY: checked non-null by buffer_detach; the length fits (max above).
+        Ok(len) => unsafe {
+            *size = len as c_int;
+            MPI_SUCCESS
+        },
+        Err(rc) => rc,
     }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-    require_init!("MPI_Buffer_detach");
-    if buffer_addr.is_null() || size.is_null() {
-        return raise(MPI_COMM_WORLD, "MPI_Buffer_detach", MPI_ERR_ARG, "buffer_addr or size is NULL");
+pub unsafe extern "C" fn PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut MPI_Count) -> c_int {
+    // SAFETY: forwarded caller pointers.
+    match unsafe { buffer_detach("MPI_Buffer_detach_c", buffer_addr, size.is_null(), isize::MAX as usize) } {
+        // SAFETY: checked non-null by buffer_detach.
+        Ok(len) => unsafe {
+            *size = len as MPI_Count;
+            MPI_SUCCESS
+        },
+        Err(rc) => rc,
+    }
+}
+
+/// Detaches the buffer once its pending buffered sends are done, and stores its address in
+/// `*buffer_addr`; returns its size, at most `max` bytes (a larger buffer stays attached).
+///
+/// # Safety
+/// `buffer_addr` is NULL or points to a `void *`.
+unsafe fn buffer_detach(func: &str, buffer_addr: *mut c_void, size_null: bool, max: usize) -> Result<usize, c_int> {
+    if !mpi_core::runtime::is_active() {
+        return Err(crate::errors::not_initialized(func));
+    }
+    if buffer_addr.is_null() || size_null {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "buffer_addr or size is NULL"));
     }
     runtime::wait_until(|rt| rt.engine.buffer_detach_ready());
-    let (base, len) = runtime::with(|rt| rt.engine.buffer_detach());
-    // SAFETY: buffer_addr points to a `void *` per the standard; size to an int.
-    unsafe {
-        *(buffer_addr as *mut *mut c_void) = base as *mut c_void;
-        *size = len as c_int;
+    let (base, len) = runtime::with(|rt| {
+        let (base, len) = rt.engine.buffer_detach();
+        if len > max {
+            // Attaching into the buffer just emptied cannot fail.
+            let _ = rt.engine.buffer_attach(base, len);
+        }
+        (base, len)
+    });
+    if len > max {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_VALUE_TOO_LARGE, format!("the attached buffer has {len} bytes, more than an int holds; use MPI_Buffer_detach_c")));
     }
-    MPI_SUCCESS
+    // SAFETY: buffer_addr points to a `void *` per the standard.
+    unsafe { *(buffer_addr as *mut *mut c_void) = base as *mut c_void };
+    Ok(len)
 }

@@ -698,67 +698,67 @@ fn count_in_units(func: &str, bytes: u64, dt: MPI_Datatype, elements: bool) -> R
     Ok((bytes / size) as i64)
 }
 
-fn store_count(out: *mut c_int, v: i64) {
-    // SAFETY: callers checked `out` is non-null.
-    unsafe { *out = if v > i32::MAX as i64 { MPI_UNDEFINED } else { v as c_int } };
+/// `MPI_Get_count`/`MPI_Get_elements` in every form: the count for `*status`, written to
+/// `*out` by `store` (the int forms store `MPI_UNDEFINED` for a count beyond an int, as the
+/// standard says).
+///
+/// # Safety
+/// `status` and `out` as the MPI functions take them.
+unsafe fn query_count<T>(func: &str, status: *const MPI_Status, datatype: MPI_Datatype, out: *mut T, elements: bool, store: fn(i64) -> T) -> c_int {
+    // SAFETY: caller's status.
+    let st = match unsafe { status_ref(func, status) } {
+        Ok(s) => s,
+        Err(rc) => return rc,
+    };
+    if out.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "count is NULL");
+    }
+    match count_in_units(func, status_bytes(st), datatype, elements) {
+        Ok(v) => {
+            // SAFETY: checked non-null; the caller provides the count.
+            unsafe { out.write(store(v)) };
+            MPI_SUCCESS
+        }
+        Err(rc) => rc,
+    }
+}
+
+fn int_count(v: i64) -> c_int {
+    c_int::try_from(v).unwrap_or(MPI_UNDEFINED)
+}
+
+fn large_count(v: i64) -> MPI_Count {
+    v
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_count(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
-    // SAFETY: caller's status.
-    let st = match unsafe { status_ref("MPI_Get_count", status) } {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
-    if count.is_null() {
-        return raise(MPI_COMM_WORLD, "MPI_Get_count", MPI_ERR_ARG, "count is NULL");
-    }
-    match count_in_units("MPI_Get_count", status_bytes(st), datatype, false) {
-        Ok(v) => {
-            store_count(count, v);
-            MPI_SUCCESS
-        }
-        Err(rc) => rc,
-    }
+    // SAFETY: forwarded caller pointers.
+    unsafe { query_count("MPI_Get_count", status, datatype, count, false, int_count) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_count_c(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) -> c_int {
+    // SAFETY: forwarded caller pointers.
+    unsafe { query_count("MPI_Get_count_c", status, datatype, count, false, large_count) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_elements(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) -> c_int {
-    // SAFETY: caller's status.
-    let st = match unsafe { status_ref("MPI_Get_elements", status) } {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
-    if count.is_null() {
-        return raise(MPI_COMM_WORLD, "MPI_Get_elements", MPI_ERR_ARG, "count is NULL");
-    }
-    match count_in_units("MPI_Get_elements", status_bytes(st), datatype, true) {
-        Ok(v) => {
-            store_count(count, v);
-            MPI_SUCCESS
-        }
-        Err(rc) => rc,
-    }
+    // SAFETY: forwarded caller pointers.
+    unsafe { query_count("MPI_Get_elements", status, datatype, count, true, int_count) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Get_elements_x(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) -> c_int {
-    // SAFETY: caller's status.
-    let st = match unsafe { status_ref("MPI_Get_elements_x", status) } {
-        Ok(s) => s,
-        Err(rc) => return rc,
-    };
-    if count.is_null() {
-        return raise(MPI_COMM_WORLD, "MPI_Get_elements_x", MPI_ERR_ARG, "count is NULL");
-    }
-    match count_in_units("MPI_Get_elements_x", status_bytes(st), datatype, true) {
-        Ok(v) => {
-            // SAFETY: checked non-null.
-            unsafe { *count = v };
-            MPI_SUCCESS
-        }
-        Err(rc) => rc,
-    }
+    // SAFETY: forwarded caller pointers.
+    unsafe { query_count("MPI_Get_elements_x", status, datatype, count, true, large_count) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_elements_c(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) -> c_int {
+    // SAFETY: forwarded caller pointers.
+    unsafe { query_count("MPI_Get_elements_c", status, datatype, count, true, large_count) }
 }
 
 fn set_elements(func: &str, status: *mut MPI_Status, datatype: MPI_Datatype, count: i64) -> c_int {

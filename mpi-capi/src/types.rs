@@ -283,12 +283,28 @@ fn get_committed(func: &str, dt: MPI_Datatype) -> Result<Arc<Datatype>, c_int> {
     Ok(t)
 }
 
-fn count(func: &str, what: &str, n: c_int) -> Result<usize, c_int> {
+/// A count argument, int or `MPI_Count` (the `_c` functions).
+fn count(func: &str, what: &str, n: impl Into<MPI_Count>) -> Result<usize, c_int> {
+    let n = n.into();
     usize::try_from(n).map_err(|_| fail(func, MPI_ERR_COUNT, format!("{what} is negative ({n})")))
 }
 
-fn nonneg(func: &str, what: &str, n: c_int) -> Result<usize, c_int> {
+fn nonneg(func: &str, what: &str, n: impl Into<MPI_Count>) -> Result<usize, c_int> {
+    let n = n.into();
     usize::try_from(n).map_err(|_| fail(func, MPI_ERR_ARG, format!("{what} is negative ({n})")))
+}
+
+/// Displacements (int, `MPI_Aint` or `MPI_Count`) as the engine's byte or extent offsets.
+fn displs<D: Copy + Into<MPI_Count>>(d: &[D]) -> Vec<isize> {
+    d.iter().map(|&x| x.into() as isize).collect()
+}
+
+/// The result of a constructor, marked when a large-count (`_c`) constructor made it.
+fn mark(large: bool, ty: Result<Arc<Datatype>, MpiError>) -> Result<Arc<Datatype>, MpiError> {
+    if let (true, Ok(t)) = (large, &ty) {
+        t.mark_large_counts();
+    }
+    ty
 }
 
 fn out<T>(func: &str, what: &str, p: *mut T) -> Result<*mut T, c_int> {
@@ -347,55 +363,88 @@ fn order_arg(func: &str, order: c_int) -> Result<Order, c_int> {
 }
 
 // ---- constructors --------------------------------------------------------------------------
+//
+// Each constructor has one body, generic over the integer types of its count and
+// displacement arguments: the int form (`C = c_int`) and the `_c` form (`C = MPI_Count`,
+// `large` set, so the envelope reports large counts).
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_contiguous(count_: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const F: &str = "MPI_Type_contiguous";
+    // SAFETY: forwarded from the caller.
+    unsafe { contiguous("MPI_Type_contiguous", count_, oldtype, newtype, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_contiguous_c(count_: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { contiguous("MPI_Type_contiguous_c", count_, oldtype, newtype, true) }
+}
+
+/// # Safety
+/// `newtype` is writable when non-null.
+unsafe fn contiguous(f: &str, count_: impl Into<MPI_Count>, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, large: bool) -> c_int {
     run(|| {
-        let n = count(F, "count", count_)?;
-        let old = get(F, oldtype)?;
+        let n = count(f, "count", count_)?;
+        let old = get(f, oldtype)?;
         // SAFETY: the caller passes a writable newtype.
-        unsafe { give(F, Datatype::contiguous(n, &old), newtype) }
+        unsafe { give(f, mark(large, Datatype::contiguous(n, &old)), newtype) }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_vector(count_: c_int, blocklength: c_int, stride: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const F: &str = "MPI_Type_vector";
-    run(|| {
-        let n = count(F, "count", count_)?;
-        let bl = nonneg(F, "blocklength", blocklength)?;
-        let old = get(F, oldtype)?;
-        // SAFETY: the caller passes a writable newtype.
-        unsafe { give(F, Datatype::vector(n, bl, stride as isize, &old), newtype) }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { vector("MPI_Type_vector", count_, blocklength, stride, oldtype, newtype, false) }
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_create_hvector(count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    hvector("MPI_Type_create_hvector", count_, blocklength, stride, oldtype, newtype)
+pub unsafe extern "C" fn PMPI_Type_vector_c(count_: MPI_Count, blocklength: MPI_Count, stride: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { vector("MPI_Type_vector_c", count_, blocklength, stride, oldtype, newtype, true) }
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Type_hvector(count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    hvector("MPI_Type_hvector", count_, blocklength, stride, oldtype, newtype)
-}
-
-fn hvector(f: &str, count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+/// # Safety
+/// `newtype` is writable when non-null.
+unsafe fn vector<C: Into<MPI_Count>>(f: &str, count_: C, blocklength: C, stride: C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, large: bool) -> c_int {
     run(|| {
         let n = count(f, "count", count_)?;
         let bl = nonneg(f, "blocklength", blocklength)?;
         let old = get(f, oldtype)?;
         // SAFETY: the caller passes a writable newtype.
-        unsafe { give(f, Datatype::hvector(n, bl, stride as isize, &old), newtype) }
+        unsafe { give(f, mark(large, Datatype::vector(n, bl, stride.into() as isize, &old)), newtype) }
     })
 }
 
-/// Block lengths from a C array, each non-negative.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hvector(count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    hvector("MPI_Type_create_hvector", count_, blocklength, stride, oldtype, newtype, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hvector_c(count_: MPI_Count, blocklength: MPI_Count, stride: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    hvector("MPI_Type_create_hvector_c", count_, blocklength, stride, oldtype, newtype, true)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_hvector(count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    hvector("MPI_Type_hvector", count_, blocklength, stride, oldtype, newtype, false)
+}
+
+fn hvector<C: Into<MPI_Count>>(f: &str, count_: C, blocklength: C, stride: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, large: bool) -> c_int {
+    run(|| {
+        let n = count(f, "count", count_)?;
+        let bl = nonneg(f, "blocklength", blocklength)?;
+        let old = get(f, oldtype)?;
+        // SAFETY: the caller passes a writable newtype.
+        unsafe { give(f, mark(large, Datatype::hvector(n, bl, stride as isize, &old)), newtype) }
+    })
+}
+
+/// Block lengths from a C array (int or `MPI_Count`), each non-negative.
 ///
 /// # Safety
-/// `p` must point to `n` ints when `n > 0`.
-unsafe fn blocklens(f: &str, p: *const c_int, n: usize) -> Result<Vec<usize>, c_int> {
+/// `p` must point to `n` values when `n > 0`.
+unsafe fn blocklens<C: Copy + Into<MPI_Count>>(f: &str, p: *const C, n: usize) -> Result<Vec<usize>, c_int> {
     // SAFETY: forwarded from the caller.
     let raw = unsafe { array(f, "array_of_blocklengths", p, n)? };
     raw.iter().map(|&b| nonneg(f, "a blocklength", b)).collect()
@@ -403,161 +452,227 @@ unsafe fn blocklens(f: &str, p: *const c_int, n: usize) -> Result<Vec<usize>, c_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_indexed(count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const F: &str = "MPI_Type_indexed";
-    run(|| {
-        let n = count(F, "count", count_)?;
-        // SAFETY: the caller passes `count` blocklengths and displacements.
-        let (bl, d) = unsafe { (blocklens(F, array_of_blocklengths, n)?, array(F, "array_of_displacements", array_of_displacements, n)?) };
-        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
-        let old = get(F, oldtype)?;
-        // SAFETY: the caller passes a writable newtype.
-        unsafe { give(F, Datatype::indexed(&bl, &d, &old), newtype) }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { indexed("MPI_Type_indexed", count_, array_of_blocklengths, array_of_displacements, oldtype, newtype, false, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_indexed_c(count_: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { indexed("MPI_Type_indexed_c", count_, array_of_blocklengths, array_of_displacements, oldtype, newtype, false, true) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed(count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: forwarded from the caller.
-    unsafe { hindexed("MPI_Type_create_hindexed", count_, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
+    unsafe { indexed("MPI_Type_create_hindexed", count_, array_of_blocklengths, array_of_displacements, oldtype, newtype, true, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hindexed_c(count_: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { indexed("MPI_Type_create_hindexed_c", count_, array_of_blocklengths, array_of_displacements, oldtype, newtype, true, true) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_hindexed(count_: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: forwarded from the caller.
-    unsafe { hindexed("MPI_Type_hindexed", count_, array_of_blocklengths, array_of_displacements, oldtype, newtype) }
+    unsafe { indexed("MPI_Type_hindexed", count_, array_of_blocklengths, array_of_displacements, oldtype, newtype, true, false) }
 }
 
+/// Indexed (displacements in extents) or hindexed (`bytes`: in bytes).
+///
 /// # Safety
 /// The arrays hold `count_` values; `newtype` is writable.
-unsafe fn hindexed(f: &str, count_: c_int, bls: *const c_int, displs: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+#[allow(clippy::too_many_arguments)]
+unsafe fn indexed<C: Copy + Into<MPI_Count>, D: Copy + Into<MPI_Count>>(f: &str, count_: C, bls: *const C, displs_: *const D, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, bytes: bool, large: bool) -> c_int {
     run(|| {
         let n = count(f, "count", count_)?;
         // SAFETY: forwarded from the caller.
-        let (bl, d) = unsafe { (blocklens(f, bls, n)?, array(f, "array_of_displacements", displs, n)?) };
-        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
+        let (bl, d) = unsafe { (blocklens(f, bls, n)?, array(f, "array_of_displacements", displs_, n)?) };
+        let d = displs(d);
         let old = get(f, oldtype)?;
+        let ty = if bytes { Datatype::hindexed(&bl, &d, &old) } else { Datatype::indexed(&bl, &d, &old) };
         // SAFETY: forwarded from the caller.
-        unsafe { give(f, Datatype::hindexed(&bl, &d, &old), newtype) }
+        unsafe { give(f, mark(large, ty), newtype) }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_indexed_block(count_: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const F: &str = "MPI_Type_create_indexed_block";
-    run(|| {
-        let n = count(F, "count", count_)?;
-        let bl = nonneg(F, "blocklength", blocklength)?;
-        // SAFETY: the caller passes `count` displacements.
-        let d = unsafe { array(F, "array_of_displacements", array_of_displacements, n)? };
-        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
-        let old = get(F, oldtype)?;
-        // SAFETY: the caller passes a writable newtype.
-        unsafe { give(F, Datatype::indexed_block(bl, &d, &old), newtype) }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { indexed_block("MPI_Type_create_indexed_block", count_, blocklength, array_of_displacements, oldtype, newtype, false, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_indexed_block_c(count_: MPI_Count, blocklength: MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { indexed_block("MPI_Type_create_indexed_block_c", count_, blocklength, array_of_displacements, oldtype, newtype, false, true) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_hindexed_block(count_: c_int, blocklength: c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const F: &str = "MPI_Type_create_hindexed_block";
+    // SAFETY: forwarded from the caller.
+    unsafe { indexed_block("MPI_Type_create_hindexed_block", count_, blocklength, array_of_displacements, oldtype, newtype, true, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_hindexed_block_c(count_: MPI_Count, blocklength: MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { indexed_block("MPI_Type_create_hindexed_block_c", count_, blocklength, array_of_displacements, oldtype, newtype, true, true) }
+}
+
+/// Indexed-block (displacements in extents) or hindexed-block (`bytes`: in bytes).
+///
+/// # Safety
+/// The array holds `count_` values; `newtype` is writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn indexed_block<C: Copy + Into<MPI_Count>, D: Copy + Into<MPI_Count>>(f: &str, count_: C, blocklength: C, displs_: *const D, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, bytes: bool, large: bool) -> c_int {
     run(|| {
-        let n = count(F, "count", count_)?;
-        let bl = nonneg(F, "blocklength", blocklength)?;
+        let n = count(f, "count", count_)?;
+        let bl = nonneg(f, "blocklength", blocklength)?;
         // SAFETY: the caller passes `count` displacements.
-        let d = unsafe { array(F, "array_of_displacements", array_of_displacements, n)? };
-        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
-        let old = get(F, oldtype)?;
+        let d = displs(unsafe { array(f, "array_of_displacements", displs_, n)? });
+        let old = get(f, oldtype)?;
+        let ty = if bytes { Datatype::hindexed_block(bl, &d, &old) } else { Datatype::indexed_block(bl, &d, &old) };
         // SAFETY: the caller passes a writable newtype.
-        unsafe { give(F, Datatype::hindexed_block(bl, &d, &old), newtype) }
+        unsafe { give(f, mark(large, ty), newtype) }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_struct(count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: forwarded from the caller.
-    unsafe { structure("MPI_Type_create_struct", count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
+    unsafe { structure("MPI_Type_create_struct", count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_struct_c(count_: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { structure("MPI_Type_create_struct_c", count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype, true) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_struct(count_: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
     // SAFETY: forwarded from the caller.
-    unsafe { structure("MPI_Type_struct", count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
+    unsafe { structure("MPI_Type_struct", count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype, false) }
 }
 
 /// # Safety
 /// The arrays hold `count_` values; `newtype` is writable.
-unsafe fn structure(f: &str, count_: c_int, bls: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+unsafe fn structure<C: Copy + Into<MPI_Count>, D: Copy + Into<MPI_Count>>(f: &str, count_: C, bls: *const C, displs_: *const D, types: *const MPI_Datatype, newtype: *mut MPI_Datatype, large: bool) -> c_int {
     run(|| {
         let n = count(f, "count", count_)?;
         // SAFETY: forwarded from the caller.
         let (bl, d, ts) = unsafe {
-            (blocklens(f, bls, n)?, array(f, "array_of_displacements", displs, n)?, array(f, "array_of_types", types, n)?)
+            (blocklens(f, bls, n)?, array(f, "array_of_displacements", displs_, n)?, array(f, "array_of_types", types, n)?)
         };
-        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
+        let d = displs(d);
         let ts = ts.iter().map(|&t| get(f, t)).collect::<Result<Vec<_>, _>>()?;
         // SAFETY: forwarded from the caller.
-        unsafe { give(f, Datatype::structure(&bl, &d, &ts), newtype) }
+        unsafe { give(f, mark(large, Datatype::structure(&bl, &d, &ts)), newtype) }
     })
+}
+
+/// Non-negative values of a C array argument (int or `MPI_Count`) of `n` entries.
+///
+/// # Safety
+/// `p` must point to `n` values when `n > 0`.
+unsafe fn nonneg_array<C: Copy + Into<MPI_Count>>(f: &str, what: &str, item: &str, p: *const C, n: usize) -> Result<Vec<usize>, c_int> {
+    // SAFETY: forwarded from the caller.
+    let raw = unsafe { array(f, what, p, n)? };
+    raw.iter().map(|&x| nonneg(f, item, x)).collect()
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_subarray(ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const F: &str = "MPI_Type_create_subarray";
+    // SAFETY: forwarded from the caller.
+    unsafe { subarray("MPI_Type_create_subarray", ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_subarray_c(ndims: c_int, array_of_sizes: *const MPI_Count, array_of_subsizes: *const MPI_Count, array_of_starts: *const MPI_Count, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { subarray("MPI_Type_create_subarray_c", ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, true) }
+}
+
+/// # Safety
+/// The arrays hold `ndims` values; `newtype` is writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn subarray<C: Copy + Into<MPI_Count>>(f: &str, ndims: c_int, sizes: *const C, subsizes: *const C, starts: *const C, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, large: bool) -> c_int {
     run(|| {
-        let n = nonneg(F, "ndims", ndims)?;
+        let n = nonneg(f, "ndims", ndims)?;
         // SAFETY: the caller passes `ndims` values in each array.
         let (s, ss, st) = unsafe {
-            (array(F, "array_of_sizes", array_of_sizes, n)?, array(F, "array_of_subsizes", array_of_subsizes, n)?, array(F, "array_of_starts", array_of_starts, n)?)
+            (nonneg_array(f, "array_of_sizes", "a size", sizes, n)?, nonneg_array(f, "array_of_subsizes", "a subsize", subsizes, n)?, nonneg_array(f, "array_of_starts", "a start", starts, n)?)
         };
-        let conv = |v: &[c_int], what: &str| v.iter().map(|&x| nonneg(F, what, x)).collect::<Result<Vec<_>, _>>();
-        let (s, ss, st) = (conv(s, "a size")?, conv(ss, "a subsize")?, conv(st, "a start")?);
-        let order = order_arg(F, order)?;
-        let old = get(F, oldtype)?;
+        let order = order_arg(f, order)?;
+        let old = get(f, oldtype)?;
         // SAFETY: the caller passes a writable newtype.
-        unsafe { give(F, Datatype::subarray(&s, &ss, &st, order, &old), newtype) }
+        unsafe { give(f, mark(large, Datatype::subarray(&s, &ss, &st, order, &old)), newtype) }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
-    const F: &str = "MPI_Type_create_darray";
+    // SAFETY: forwarded from the caller.
+    unsafe { darray("MPI_Type_create_darray", size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_darray_c(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const MPI_Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { darray("MPI_Type_create_darray_c", size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, true) }
+}
+
+/// # Safety
+/// The arrays hold `ndims` values; `newtype` is writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn darray<C: Copy + Into<MPI_Count>>(f: &str, size: c_int, rank: c_int, ndims: c_int, gsizes: *const C, distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, large: bool) -> c_int {
     run(|| {
-        let size = nonneg(F, "size", size)?;
-        let rank = nonneg(F, "rank", rank)?;
-        let n = nonneg(F, "ndims", ndims)?;
+        let size = nonneg(f, "size", size)?;
+        let rank = nonneg(f, "rank", rank)?;
+        let n = nonneg(f, "ndims", ndims)?;
         // SAFETY: the caller passes `ndims` values in each array.
         let (g, d, a, p) = unsafe {
             (
-                array(F, "array_of_gsizes", array_of_gsizes, n)?,
-                array(F, "array_of_distribs", array_of_distribs, n)?,
-                array(F, "array_of_dargs", array_of_dargs, n)?,
-                array(F, "array_of_psizes", array_of_psizes, n)?,
+                nonneg_array(f, "array_of_gsizes", "a gsize", gsizes, n)?,
+                array(f, "array_of_distribs", distribs, n)?,
+                array(f, "array_of_dargs", dargs, n)?,
+                nonneg_array(f, "array_of_psizes", "a psize", psizes, n)?,
             )
         };
-        let conv = |v: &[c_int], what: &str| v.iter().map(|&x| nonneg(F, what, x)).collect::<Result<Vec<_>, _>>();
-        let (g, p) = (conv(g, "a gsize")?, conv(p, "a psize")?);
         let d = d
             .iter()
             .map(|&x| match x {
                 MPI_DISTRIBUTE_BLOCK => Ok(Distrib::Block),
                 MPI_DISTRIBUTE_CYCLIC => Ok(Distrib::Cyclic),
                 MPI_DISTRIBUTE_NONE => Ok(Distrib::None),
-                _ => Err(fail(F, MPI_ERR_ARG, format!("unknown distribution {x}"))),
+                _ => Err(fail(f, MPI_ERR_ARG, format!("unknown distribution {x}"))),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let order = order_arg(F, order)?;
-        let old = get(F, oldtype)?;
+        let order = order_arg(f, order)?;
+        let old = get(f, oldtype)?;
         // SAFETY: the caller passes a writable newtype.
-        unsafe { give(F, Datatype::darray(size, rank, &g, &d, a, &p, order, &old), newtype) }
+        unsafe { give(f, mark(large, Datatype::darray(size, rank, &g, &d, a, &p, order, &old)), newtype) }
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_create_resized(oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) -> c_int {
-    const F: &str = "MPI_Type_create_resized";
+    resized("MPI_Type_create_resized", oldtype, lb, extent, newtype, false)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_create_resized_c(oldtype: MPI_Datatype, lb: MPI_Count, extent: MPI_Count, newtype: *mut MPI_Datatype) -> c_int {
+    resized("MPI_Type_create_resized_c", oldtype, lb, extent, newtype, true)
+}
+
+fn resized(f: &str, oldtype: MPI_Datatype, lb: MPI_Count, extent: MPI_Count, newtype: *mut MPI_Datatype, large: bool) -> c_int {
     run(|| {
-        let old = get(F, oldtype)?;
+        let old = get(f, oldtype)?;
         // SAFETY: the caller passes a writable newtype.
-        unsafe { give(F, Datatype::resized(&old, lb as isize, extent as isize), newtype) }
+        unsafe { give(f, mark(large, Datatype::resized(&old, lb as isize, extent as isize)), newtype) }
     })
 }
 
@@ -833,11 +948,23 @@ pub unsafe extern "C" fn PMPI_Type_match_size(typeclass: c_int, size: c_int, dat
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_size_x(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
-    const F: &str = "MPI_Type_size_x";
+    // SAFETY: forwarded from the caller.
+    unsafe { size_count("MPI_Type_size_x", datatype, size) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_size_c(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { size_count("MPI_Type_size_c", datatype, size) }
+}
+
+/// # Safety
+/// `size` is NULL or points to an `MPI_Count`.
+unsafe fn size_count(f: &str, datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
     run(|| {
-        let t = get(F, datatype)?;
+        let t = get(f, datatype)?;
         // SAFETY: the caller passes an MPI_Count.
-        unsafe { put(F, "size", size, t.size() as MPI_Count) }
+        unsafe { put(f, "size", size, t.size() as MPI_Count) }
     })
 }
 
@@ -867,11 +994,26 @@ pub unsafe extern "C" fn PMPI_Type_get_extent(datatype: MPI_Datatype, lb: *mut M
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_extent_x(datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
-    const F: &str = "MPI_Type_get_extent_x";
+    // SAFETY: forwarded from the caller.
+    unsafe { extent_count("MPI_Type_get_extent_x", datatype, lb, extent, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_extent_c(datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { extent_count("MPI_Type_get_extent_c", datatype, lb, extent, false) }
+}
+
+/// The (true, with `true_extent`) lower bound and extent as `MPI_Count`s.
+///
+/// # Safety
+/// Both pointers are NULL or point to an `MPI_Count`.
+unsafe fn extent_count(f: &str, datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count, true_extent: bool) -> c_int {
     run(|| {
-        let t = get(F, datatype)?;
+        let t = get(f, datatype)?;
+        let (l, e) = if true_extent { (t.true_lb(), t.true_extent()) } else { (t.lb(), t.extent()) };
         // SAFETY: the caller passes two MPI_Count.
-        unsafe { put2(F, lb, t.lb() as MPI_Count, extent, t.extent() as MPI_Count) }
+        unsafe { put2(f, lb, l as MPI_Count, extent, e as MPI_Count) }
     })
 }
 
@@ -887,12 +1029,14 @@ pub unsafe extern "C" fn PMPI_Type_get_true_extent(datatype: MPI_Datatype, true_
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_true_extent_x(datatype: MPI_Datatype, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count) -> c_int {
-    const F: &str = "MPI_Type_get_true_extent_x";
-    run(|| {
-        let t = get(F, datatype)?;
-        // SAFETY: the caller passes two MPI_Count.
-        unsafe { put2(F, true_lb, t.true_lb() as MPI_Count, true_extent, t.true_extent() as MPI_Count) }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { extent_count("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, true) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_true_extent_c(datatype: MPI_Datatype, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { extent_count("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, true) }
 }
 
 #[no_mangle]
@@ -927,12 +1071,48 @@ pub unsafe extern "C" fn PMPI_Type_ub(datatype: MPI_Datatype, displacement: *mut
 
 // ---- envelope and contents -----------------------------------------------------------------
 
-/// The arguments a type was created with, as `MPI_Type_get_contents` returns them.
+/// The arguments a type was created with, as `MPI_Type_get_contents` returns them: the
+/// integer arguments held as `MPI_Count` (a `_c` constructor's may exceed an int), split
+/// into integers and large counts by `decode`.
 struct Contents {
+    combiner: c_int,
+    ints: Vec<MPI_Count>,
+    addrs: Vec<MPI_Aint>,
+    types: Vec<Arc<Datatype>>,
+}
+
+/// A type's envelope and contents as the decoding functions return them.
+struct Decoded {
     combiner: c_int,
     ints: Vec<c_int>,
     addrs: Vec<MPI_Aint>,
+    large: Vec<MPI_Count>,
     types: Vec<Arc<Datatype>>,
+}
+
+/// The decoded arguments of handle `dt`. A type from a large-count (`_c`) constructor
+/// reports every count, displacement and bound as a large count (MPI-4.0 §5.1.13); of
+/// subarray and darray only the array sizes are large counts (ndims, order, the process
+/// grid and distributions stay integers), as in MPICH.
+fn decode(dt: MPI_Datatype, t: &Datatype) -> Decoded {
+    let Contents { combiner, ints, addrs, types } = contents_of(dt, t);
+    let small = |v: &[MPI_Count]| v.iter().map(|&x| x as c_int).collect::<Vec<_>>();
+    if !t.large_counts() {
+        return Decoded { combiner, ints: small(&ints), addrs, large: vec![], types };
+    }
+    let (ints, large) = match combiner {
+        // [ndims, sizes, subsizes, starts, order]
+        MPI_COMBINER_SUBARRAY => (vec![ints[0], ints[ints.len() - 1]], ints[1..ints.len() - 1].to_vec()),
+        // [size, rank, ndims, gsizes, distribs, dargs, psizes, order]
+        MPI_COMBINER_DARRAY => {
+            let n = ints[2] as usize;
+            let rest: Vec<MPI_Count> = ints[..3].iter().chain(&ints[3 + n..]).copied().collect();
+            (rest, ints[3..3 + n].to_vec())
+        }
+        _ => (vec![], ints.iter().copied().chain(addrs.iter().map(|&a| a as MPI_Count)).collect()),
+    };
+    let addrs = if matches!(combiner, MPI_COMBINER_SUBARRAY | MPI_COMBINER_DARRAY) { addrs } else { vec![] };
+    Decoded { combiner, ints: small(&ints), addrs, large, types }
 }
 
 fn order_c(o: Order) -> c_int {
@@ -946,20 +1126,20 @@ fn order_c(o: Order) -> c_int {
 /// combiner and arguments, else those of its engine type.
 fn contents_of(dt: MPI_Datatype, t: &Datatype) -> Contents {
     match f90_of(dt) {
-        Some(f) => Contents { combiner: f.combiner, ints: f.args, addrs: vec![], types: vec![] },
+        Some(f) => Contents { combiner: f.combiner, ints: f.args.iter().map(|&a| a as MPI_Count).collect(), addrs: vec![], types: vec![] },
         None => contents(t),
     }
 }
 
 fn contents(t: &Datatype) -> Contents {
-    let i = |n: usize| n as c_int;
+    let i = |n: usize| n as MPI_Count;
     let c = |combiner, ints, addrs, types| Contents { combiner, ints, addrs, types };
     match t.kind() {
         Kind::Basic(_) | Kind::Marker(_) | Kind::Pair { .. } => c(MPI_COMBINER_NAMED, vec![], vec![], vec![]),
         Kind::Dup { old } => c(MPI_COMBINER_DUP, vec![], vec![], vec![old.clone()]),
         Kind::Contiguous { count, old } => c(MPI_COMBINER_CONTIGUOUS, vec![i(*count)], vec![], vec![old.clone()]),
         Kind::Vector { count, blocklen, stride, old } => {
-            c(MPI_COMBINER_VECTOR, vec![i(*count), i(*blocklen), *stride as c_int], vec![], vec![old.clone()])
+            c(MPI_COMBINER_VECTOR, vec![i(*count), i(*blocklen), *stride as MPI_Count], vec![], vec![old.clone()])
         }
         Kind::Hvector { count, blocklen, stride, old } => {
             c(MPI_COMBINER_HVECTOR, vec![i(*count), i(*blocklen)], vec![*stride as MPI_Aint], vec![old.clone()])
@@ -967,7 +1147,7 @@ fn contents(t: &Datatype) -> Contents {
         Kind::Indexed { blocklens, displs, old } => {
             let mut ints = vec![i(blocklens.len())];
             ints.extend(blocklens.iter().map(|&b| i(b)));
-            ints.extend(displs.iter().map(|&d| d as c_int));
+            ints.extend(displs.iter().map(|&d| d as MPI_Count));
             c(MPI_COMBINER_INDEXED, ints, vec![], vec![old.clone()])
         }
         Kind::Hindexed { blocklens, displs, old } => {
@@ -977,7 +1157,7 @@ fn contents(t: &Datatype) -> Contents {
         }
         Kind::IndexedBlock { blocklen, displs, old } => {
             let mut ints = vec![i(displs.len()), i(*blocklen)];
-            ints.extend(displs.iter().map(|&d| d as c_int));
+            ints.extend(displs.iter().map(|&d| d as MPI_Count));
             c(MPI_COMBINER_INDEXED_BLOCK, ints, vec![], vec![old.clone()])
         }
         Kind::HindexedBlock { blocklen, displs, old } => c(
@@ -996,20 +1176,20 @@ fn contents(t: &Datatype) -> Contents {
             for v in [sizes, subsizes, starts] {
                 ints.extend(v.iter().map(|&x| i(x)));
             }
-            ints.push(order_c(*order));
+            ints.push(order_c(*order) as MPI_Count);
             c(MPI_COMBINER_SUBARRAY, ints, vec![], vec![old.clone()])
         }
         Kind::Darray { size, rank, gsizes, distribs, dargs, psizes, order, old, .. } => {
             let mut ints = vec![i(*size), i(*rank), i(gsizes.len())];
             ints.extend(gsizes.iter().map(|&x| i(x)));
             ints.extend(distribs.iter().map(|d| match d {
-                Distrib::Block => MPI_DISTRIBUTE_BLOCK,
-                Distrib::Cyclic => MPI_DISTRIBUTE_CYCLIC,
-                Distrib::None => MPI_DISTRIBUTE_NONE,
+                Distrib::Block => MPI_DISTRIBUTE_BLOCK as MPI_Count,
+                Distrib::Cyclic => MPI_DISTRIBUTE_CYCLIC as MPI_Count,
+                Distrib::None => MPI_DISTRIBUTE_NONE as MPI_Count,
             }));
-            ints.extend(dargs.iter().copied());
+            ints.extend(dargs.iter().map(|&a| a as MPI_Count));
             ints.extend(psizes.iter().map(|&x| i(x)));
-            ints.push(order_c(*order));
+            ints.push(order_c(*order) as MPI_Count);
             c(MPI_COMBINER_DARRAY, ints, vec![], vec![old.clone()])
         }
         Kind::Resized { lb, extent, old } => {
@@ -1022,8 +1202,7 @@ fn contents(t: &Datatype) -> Contents {
 pub unsafe extern "C" fn PMPI_Type_get_envelope(datatype: MPI_Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) -> c_int {
     const F: &str = "MPI_Type_get_envelope";
     run(|| {
-        let t = get(F, datatype)?;
-        let c = contents_of(datatype, &t);
+        let c = decoded_small(F, datatype)?;
         // SAFETY: the caller passes four ints.
         unsafe {
             put(F, "num_integers", num_integers, c.ints.len() as c_int)?;
@@ -1035,36 +1214,91 @@ pub unsafe extern "C" fn PMPI_Type_get_envelope(datatype: MPI_Datatype, num_inte
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_envelope_c(datatype: MPI_Datatype, num_integers: *mut MPI_Count, num_addresses: *mut MPI_Count, num_large_counts: *mut MPI_Count, num_datatypes: *mut MPI_Count, combiner: *mut c_int) -> c_int {
+    const F: &str = "MPI_Type_get_envelope_c";
+    run(|| {
+        let t = get(F, datatype)?;
+        let c = decode(datatype, &t);
+        // SAFETY: the caller passes four MPI_Counts and an int.
+        unsafe {
+            put(F, "num_integers", num_integers, c.ints.len() as MPI_Count)?;
+            put(F, "num_addresses", num_addresses, c.addrs.len() as MPI_Count)?;
+            put(F, "num_large_counts", num_large_counts, c.large.len() as MPI_Count)?;
+            put(F, "num_datatypes", num_datatypes, c.types.len() as MPI_Count)?;
+            put(F, "combiner", combiner, c.combiner)
+        }
+    })
+}
+
+/// The decoded arguments for the int decoding functions, which cannot return large counts:
+/// a type from a `_c` constructor (with large counts) is MPI_ERR_TYPE there.
+fn decoded_small(f: &str, datatype: MPI_Datatype) -> Result<Decoded, c_int> {
+    let t = get(f, datatype)?;
+    let c = decode(datatype, &t);
+    if !c.large.is_empty() {
+        let c_name = format!("{f}_c");
+        return Err(fail(f, MPI_ERR_TYPE, format!("the datatype was made by a large-count constructor; decode it with {c_name}")));
+    }
+    Ok(c)
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn PMPI_Type_get_contents(datatype: MPI_Datatype, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) -> c_int {
     const F: &str = "MPI_Type_get_contents";
     run(|| {
-        let t = get(F, datatype)?;
-        let c = contents_of(datatype, &t);
-        if c.combiner == MPI_COMBINER_NAMED {
-            return Err(fail(F, MPI_ERR_TYPE, "a predefined datatype has no contents (its combiner is MPI_COMBINER_NAMED)"));
-        }
-        if (max_integers as i64) < c.ints.len() as i64 || (max_addresses as i64) < c.addrs.len() as i64 || (max_datatypes as i64) < c.types.len() as i64 {
-            return Err(fail(F, MPI_ERR_ARG, "the output arrays are smaller than MPI_Type_get_envelope reports"));
-        }
-        let mut handles = Vec::with_capacity(c.types.len());
-        for ty in &c.types {
-            handles.push(handle_for(ty).ok_or_else(|| fail(F, MPI_ERR_INTERN, "too many datatypes exist at once"))?);
-        }
-        // SAFETY: the caller provides arrays of at least the envelope's sizes (checked
-        // against the max_* arguments above); empty outputs are not touched.
-        unsafe {
-            if !c.ints.is_empty() {
-                std::ptr::copy_nonoverlapping(c.ints.as_ptr(), out(F, "array_of_integers", array_of_integers)?, c.ints.len());
-            }
-            if !c.addrs.is_empty() {
-                std::ptr::copy_nonoverlapping(c.addrs.as_ptr(), out(F, "array_of_addresses", array_of_addresses)?, c.addrs.len());
-            }
-            if !handles.is_empty() {
-                std::ptr::copy_nonoverlapping(handles.as_ptr(), out(F, "array_of_datatypes", array_of_datatypes)?, handles.len());
-            }
-        }
-        Ok(())
+        let c = decoded_small(F, datatype)?;
+        // SAFETY: forwarded from the caller (no large counts to write).
+        unsafe { write_contents(F, c, [max_integers.into(), max_addresses.into(), 0, max_datatypes.into()], array_of_integers, array_of_addresses, std::ptr::null_mut(), array_of_datatypes) }
     })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_contents_c(datatype: MPI_Datatype, max_integers: MPI_Count, max_addresses: MPI_Count, max_large_counts: MPI_Count, max_datatypes: MPI_Count, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_large_counts: *mut MPI_Count, array_of_datatypes: *mut MPI_Datatype) -> c_int {
+    const F: &str = "MPI_Type_get_contents_c";
+    run(|| {
+        let t = get(F, datatype)?;
+        let c = decode(datatype, &t);
+        // SAFETY: forwarded from the caller.
+        unsafe { write_contents(F, c, [max_integers, max_addresses, max_large_counts, max_datatypes], array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes) }
+    })
+}
+
+/// Writes decoded contents into the caller's arrays, whose sizes are `max` (integers,
+/// addresses, large counts, datatypes).
+///
+/// # Safety
+/// Each array holds at least its `max` entry's values (or is not written when empty).
+#[allow(clippy::too_many_arguments)]
+unsafe fn write_contents(f: &str, c: Decoded, max: [MPI_Count; 4], ints: *mut c_int, addrs: *mut MPI_Aint, large: *mut MPI_Count, types: *mut MPI_Datatype) -> Result<(), c_int> {
+    if c.combiner == MPI_COMBINER_NAMED {
+        return Err(fail(f, MPI_ERR_TYPE, "a predefined datatype has no contents (its combiner is MPI_COMBINER_NAMED)"));
+    }
+    let lens = [c.ints.len(), c.addrs.len(), c.large.len(), c.types.len()];
+    if max.iter().zip(lens).any(|(&m, n)| m < n as MPI_Count) {
+        return Err(fail(f, MPI_ERR_ARG, "the output arrays are smaller than MPI_Type_get_envelope reports"));
+    }
+    let mut handles = Vec::with_capacity(c.types.len());
+    for ty in &c.types {
+        handles.push(handle_for(ty).ok_or_else(|| fail(f, MPI_ERR_INTERN, "too many datatypes exist at once"))?);
+    }
+    // SAFETY: the caller provides arrays of at least the envelope's sizes (checked
+    // against `max` above); empty outputs are not touched.
+    unsafe {
+        copy_out(f, "array_of_integers", &c.ints, ints)?;
+        copy_out(f, "array_of_addresses", &c.addrs, addrs)?;
+        copy_out(f, "array_of_large_counts", &c.large, large)?;
+        copy_out(f, "array_of_datatypes", &handles, types)
+    }
+}
+
+/// # Safety
+/// `dst` holds `src.len()` values when `src` is not empty.
+unsafe fn copy_out<T: Copy>(f: &str, what: &str, src: &[T], dst: *mut T) -> Result<(), c_int> {
+    if !src.is_empty() {
+        // SAFETY: per the function contract; `out` checks non-null.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), out(f, what, dst)?, src.len()) };
+    }
+    Ok(())
 }
 
 // ---- pack and unpack -----------------------------------------------------------------------
@@ -1072,39 +1306,80 @@ pub unsafe extern "C" fn PMPI_Type_get_contents(datatype: MPI_Datatype, max_inte
 /// `MPI_Pack`: appends `incount` items to `outbuf` at `*position`.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack(inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, comm: MPI_Comm) -> c_int {
-    const F: &str = "MPI_Pack";
-    run(|| {
-        let n = count(F, "incount", incount)?;
-        let t = get_committed(F, datatype)?;
-        let pos_ptr = out(F, "position", position)?;
-        // SAFETY: non-null; the caller provides an int.
-        let pos = unsafe { *pos_ptr };
-        let need = t.packed_size(n).ok_or_else(|| raise(comm, F, MPI_ERR_COUNT, "the packed size overflows"))?;
-        // SAFETY: forwarded from the caller (outsize bytes at outbuf, inbuf laid out by the type).
-        let wrote = unsafe { pack_into(F, comm, &t, inbuf, n, outbuf, outsize as i64, pos as i64, need, false)? };
-        // SAFETY: as above.
-        unsafe { *pos_ptr = pos + wrote as c_int };
-        Ok(())
-    })
+    // SAFETY: forwarded from the caller; the new position is at most outsize, an int.
+    unsafe { at_position("MPI_Pack", position, |pos| pack("MPI_Pack", comm, inbuf, incount.into(), datatype, outbuf, outsize.into(), pos, false)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_c(inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position: *mut MPI_Count, comm: MPI_Comm) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { at_position("MPI_Pack_c", position, |pos| pack("MPI_Pack_c", comm, inbuf, incount, datatype, outbuf, outsize, pos, false)) }
 }
 
 /// `MPI_Unpack`: reads `outcount` items from `inbuf` at `*position`.
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype, comm: MPI_Comm) -> c_int {
-    const F: &str = "MPI_Unpack";
+    // SAFETY: forwarded from the caller; the new position is at most insize, an int.
+    unsafe { at_position("MPI_Unpack", position, |pos| unpack("MPI_Unpack", comm, inbuf, insize.into(), pos, outbuf, outcount.into(), datatype, false)) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpack_c(inbuf: *const c_void, insize: MPI_Count, position: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { at_position("MPI_Unpack_c", position, |pos| unpack("MPI_Unpack_c", comm, inbuf, insize, pos, outbuf, outcount, datatype, false)) }
+}
+
+/// Runs a pack or unpack at `*position` (an int, `MPI_Aint` or `MPI_Count`) and stores the
+/// position it returns; the buffer size bounds that position, so it fits the caller's type.
+///
+/// # Safety
+/// `position` is NULL or points to a `P`.
+unsafe fn at_position<P: Copy + Into<MPI_Count> + TryFrom<MPI_Count>>(f: &str, position: *mut P, op: impl FnOnce(MPI_Count) -> Result<MPI_Count, c_int>) -> c_int {
     run(|| {
-        let n = count(F, "outcount", outcount)?;
-        let t = get_committed(F, datatype)?;
-        let pos_ptr = out(F, "position", position)?;
-        // SAFETY: non-null; the caller provides an int.
-        let pos = unsafe { *pos_ptr };
-        let need = t.packed_size(n).ok_or_else(|| raise(comm, F, MPI_ERR_COUNT, "the packed size overflows"))?;
-        // SAFETY: forwarded from the caller.
-        let read = unsafe { unpack_from(F, comm, &t, inbuf, insize as i64, pos as i64, outbuf, n, need, false)? };
+        let pos_ptr = out(f, "position", position)?;
+        // SAFETY: non-null; the caller provides the position.
+        let new = op(unsafe { *pos_ptr }.into())?;
+        let new = P::try_from(new).map_err(|_| fail(f, MPI_ERR_VALUE_TOO_LARGE, format!("the new position {new} does not fit in the position argument")))?;
         // SAFETY: as above.
-        unsafe { *pos_ptr = pos + read as c_int };
+        unsafe { *pos_ptr = new };
         Ok(())
     })
+}
+
+/// Packs `incount` items (in external32 when `external`) into `outbuf[pos..outsize]`;
+/// returns the new position.
+///
+/// # Safety
+/// `outbuf` holds `outsize` bytes; `inbuf` holds the items as the type lays them out.
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack(f: &str, comm: MPI_Comm, inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, pos: MPI_Count, external: bool) -> Result<MPI_Count, c_int> {
+    let n = count(f, "incount", incount)?;
+    let t = get_committed(f, datatype)?;
+    let need = packed_len(f, comm, &t, n, external)?;
+    // SAFETY: forwarded from the caller (outsize bytes at outbuf, inbuf laid out by the type).
+    let wrote = unsafe { pack_into(f, comm, &t, inbuf, n, outbuf, outsize, pos, need, external)? };
+    Ok(pos + wrote as MPI_Count)
+}
+
+/// Unpacks `outcount` items (from external32 when `external`) from `inbuf[pos..insize]`;
+/// returns the new position.
+///
+/// # Safety
+/// `inbuf` holds `insize` bytes; `outbuf` can hold the items as the type lays them out.
+#[allow(clippy::too_many_arguments)]
+unsafe fn unpack(f: &str, comm: MPI_Comm, inbuf: *const c_void, insize: MPI_Count, pos: MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype, external: bool) -> Result<MPI_Count, c_int> {
+    let n = count(f, "outcount", outcount)?;
+    let t = get_committed(f, datatype)?;
+    let need = packed_len(f, comm, &t, n, external)?;
+    // SAFETY: forwarded from the caller.
+    let read = unsafe { unpack_from(f, comm, &t, inbuf, insize, pos, outbuf, n, need, external)? };
+    Ok(pos + read as MPI_Count)
+}
+
+/// Bytes `n` items of `t` take packed (in external32 when `external`).
+fn packed_len(f: &str, comm: MPI_Comm, t: &Datatype, n: usize, external: bool) -> Result<usize, c_int> {
+    let len = if external { t.external32_size(n) } else { t.packed_size(n) };
+    len.ok_or_else(|| raise(comm, f, MPI_ERR_COUNT, "the packed size overflows"))
 }
 
 /// Packs `n` items (`need` bytes) into `outbuf[pos..outsize]`; returns the bytes written.
@@ -1169,14 +1444,29 @@ unsafe fn unpack_from(f: &str, comm: MPI_Comm, t: &Datatype, inbuf: *const c_voi
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_size(incount: c_int, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut c_int) -> c_int {
-    const F: &str = "MPI_Pack_size";
+    // SAFETY: forwarded from the caller.
+    unsafe { pack_size("MPI_Pack_size", comm, incount.into(), datatype, size, false) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_size_c(incount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut MPI_Count) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { pack_size("MPI_Pack_size_c", comm, incount, datatype, size, false) }
+}
+
+/// `MPI_Pack_size` and `MPI_Pack_external_size` in every form: the packed size in the
+/// caller's type `S`, MPI_ERR_VALUE_TOO_LARGE when it does not fit (an int).
+///
+/// # Safety
+/// `size` is NULL or points to an `S`.
+unsafe fn pack_size<S: TryFrom<usize>>(f: &str, comm: MPI_Comm, incount: MPI_Count, datatype: MPI_Datatype, size: *mut S, external: bool) -> c_int {
     run(|| {
-        let n = count(F, "incount", incount)?;
-        let t = get(F, datatype)?;
-        let bytes = t.packed_size(n).and_then(|b| c_int::try_from(b).ok());
-        let bytes = bytes.ok_or_else(|| raise(comm, F, MPI_ERR_COUNT, "the packed size does not fit in an int"))?;
-        // SAFETY: the caller passes an int.
-        unsafe { put(F, "size", size, bytes) }
+        let n = count(f, "incount", incount)?;
+        let t = get(f, datatype)?;
+        let bytes = packed_len(f, comm, &t, n, external)?;
+        let v = S::try_from(bytes).map_err(|_| raise(comm, f, MPI_ERR_VALUE_TOO_LARGE, format!("the packed size, {bytes} bytes, does not fit in an int; use {f}_c")))?;
+        // SAFETY: the caller passes the size's type.
+        unsafe { put(f, "size", size, v) }
     })
 }
 
@@ -1198,56 +1488,73 @@ unsafe fn check_datarep(f: &str, datarep: *const c_char) -> Result<(), c_int> {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external(datarep: *const c_char, inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Aint, position: *mut MPI_Aint) -> c_int {
-    const F: &str = "MPI_Pack_external";
-    run(|| {
-        // SAFETY: the caller passes a C string.
-        unsafe { check_datarep(F, datarep)? };
-        let n = count(F, "incount", incount)?;
-        let t = get_committed(F, datatype)?;
-        let pos_ptr = out(F, "position", position)?;
-        // SAFETY: non-null; the caller provides an MPI_Aint.
-        let pos = unsafe { *pos_ptr };
-        let need = t.external32_size(n).ok_or_else(|| fail(F, MPI_ERR_COUNT, "the packed size overflows"))?;
-        // SAFETY: forwarded from the caller.
-        let wrote = unsafe { pack_into(F, MPI_COMM_WORLD, &t, inbuf, n, outbuf, outsize, pos, need, true)? };
-        // SAFETY: as above.
-        unsafe { *pos_ptr = pos + wrote as MPI_Aint };
-        Ok(())
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { pack_external("MPI_Pack_external", datarep, inbuf, incount.into(), datatype, outbuf, outsize, position) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position: *mut MPI_Count) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { pack_external("MPI_Pack_external_c", datarep, inbuf, incount, datatype, outbuf, outsize, position) }
+}
+
+/// # Safety
+/// As `MPI_Pack_external`'s arguments.
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_external<P: Copy + Into<MPI_Count> + TryFrom<MPI_Count>>(f: &str, datarep: *const c_char, inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position: *mut P) -> c_int {
+    // SAFETY: the caller passes a C string.
+    if let Err(rc) = unsafe { check_datarep(f, datarep) } {
+        return rc;
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { at_position(f, position, |pos| pack(f, MPI_COMM_WORLD, inbuf, incount, datatype, outbuf, outsize, pos, true)) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Unpack_external(datarep: *const c_char, inbuf: *const c_void, insize: MPI_Aint, position: *mut MPI_Aint, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype) -> c_int {
-    const F: &str = "MPI_Unpack_external";
-    run(|| {
-        // SAFETY: the caller passes a C string.
-        unsafe { check_datarep(F, datarep)? };
-        let n = count(F, "outcount", outcount)?;
-        let t = get_committed(F, datatype)?;
-        let pos_ptr = out(F, "position", position)?;
-        // SAFETY: non-null; the caller provides an MPI_Aint.
-        let pos = unsafe { *pos_ptr };
-        let need = t.external32_size(n).ok_or_else(|| fail(F, MPI_ERR_COUNT, "the packed size overflows"))?;
-        // SAFETY: forwarded from the caller.
-        let read = unsafe { unpack_from(F, MPI_COMM_WORLD, &t, inbuf, insize, pos, outbuf, n, need, true)? };
-        // SAFETY: as above.
-        unsafe { *pos_ptr = pos + read as MPI_Aint };
-        Ok(())
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { unpack_external("MPI_Unpack_external", datarep, inbuf, insize, position, outbuf, outcount.into(), datatype) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Unpack_external_c(datarep: *const c_char, inbuf: *const c_void, insize: MPI_Count, position: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { unpack_external("MPI_Unpack_external_c", datarep, inbuf, insize, position, outbuf, outcount, datatype) }
+}
+
+/// # Safety
+/// As `MPI_Unpack_external`'s arguments.
+#[allow(clippy::too_many_arguments)]
+unsafe fn unpack_external<P: Copy + Into<MPI_Count> + TryFrom<MPI_Count>>(f: &str, datarep: *const c_char, inbuf: *const c_void, insize: MPI_Count, position: *mut P, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype) -> c_int {
+    // SAFETY: the caller passes a C string.
+    if let Err(rc) = unsafe { check_datarep(f, datarep) } {
+        return rc;
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { at_position(f, position, |pos| unpack(f, MPI_COMM_WORLD, inbuf, insize, pos, outbuf, outcount, datatype, true)) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pack_external_size(datarep: *const c_char, incount: c_int, datatype: MPI_Datatype, size: *mut MPI_Aint) -> c_int {
-    const F: &str = "MPI_Pack_external_size";
-    run(|| {
-        // SAFETY: the caller passes a C string.
-        unsafe { check_datarep(F, datarep)? };
-        let n = count(F, "incount", incount)?;
-        let t = get(F, datatype)?;
-        let bytes = t.external32_size(n).ok_or_else(|| fail(F, MPI_ERR_COUNT, "the packed size overflows"))?;
-        // SAFETY: the caller passes an MPI_Aint.
-        unsafe { put(F, "size", size, bytes as MPI_Aint) }
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { pack_external_size("MPI_Pack_external_size", datarep, incount.into(), datatype, size) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Pack_external_size_c(datarep: *const c_char, incount: MPI_Count, datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { pack_external_size("MPI_Pack_external_size_c", datarep, incount, datatype, size) }
+}
+
+/// # Safety
+/// `datarep` is NULL or a C string; `size` is NULL or points to an `S`.
+unsafe fn pack_external_size<S: TryFrom<usize>>(f: &str, datarep: *const c_char, incount: MPI_Count, datatype: MPI_Datatype, size: *mut S) -> c_int {
+    // SAFETY: the caller passes a C string.
+    if let Err(rc) = unsafe { check_datarep(f, datarep) } {
+        return rc;
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { pack_size(f, MPI_COMM_WORLD, incount, datatype, size, true) }
 }
 
 // ---- addresses -----------------------------------------------------------------------------

@@ -36,8 +36,6 @@ set -euo pipefail
 DIR_EXCLUSIONS=(
 )
 EXCLUSIONS=(
-    'pt2pt/pt2pt_large           MPI-4.0 large-count functions (MPI_Send_c, ...) not provided'
-    'datatype/type_large         MPI-4.0 large-count functions not provided'
     'threads/part/parrived_wait  MPI-4.0 partitioned communication not provided'
     'mpi_t/qmpi_test             MPICH-specific QMPI tool interface'
     'errors/pt2pt/truncmsg2      a receive type signature that differs from the send type is not detected'

@@ -318,3 +318,17 @@ fn errors_fatal() {
 fn datatypes_p2p() {
     run_program_all("datatypes_p2p", &[]);
 }
+
+/// MPI-4.0's large-count (`_c`) point-to-point, datatype, pack/unpack, status, buffered
+/// send buffer and user-op functions, with types and statuses beyond INT_MAX; at 2 ranks
+/// also one real message of 2^31 + 8 bytes (about 5 s); over TCP and mixed shm/TCP too.
+#[test]
+fn large_count() {
+    let exe = compile("large_count");
+    for np in [1, 2, 3, 4] {
+        run_ok("large_count", &exe, np, &[]);
+    }
+    run_ok("large_count", &exe, 2, &["big"]);
+    run_ok_env("large_count", &exe, 4, &[], &[("OXMPI_TRANSPORT", "tcp")]);
+    run_ok_env("large_count", &exe, 4, &[], &[("OXMPI_PROCESS_MAPPING", "(vector,(0,2,2))")]);
+}

@@ -50,6 +50,15 @@ pub(crate) fn flatten(t: &Datatype) -> Flat {
         kind => kind.for_each_piece(|child, disp, bl| {
             let child_segs = &child.flat().segs;
             let ext = child.extent();
+            // A child that is one run of values filling its extent: the bl copies are one
+            // run too (what the loop below would merge them into, without bl steps, which
+            // a large-count block of billions of bytes needs).
+            if let [s] = child_segs.as_slice() {
+                if (s.n * s.basic.size()) as isize == ext {
+                    push_seg(&mut segs, Seg { off: disp.wrapping_add(s.off), basic: s.basic, n: s.n * bl });
+                    return;
+                }
+            }
             for k in 0..bl {
                 let base = disp.wrapping_add((k as isize).wrapping_mul(ext));
                 for s in child_segs {

@@ -65,6 +65,16 @@ impl Datatype {
         self.committed.load(Ordering::Acquire)
     }
 
+    /// Records that a large-count (`_c`) constructor made this type (set once, right after
+    /// construction).
+    pub fn mark_large_counts(&self) {
+        self.large_counts.store(true, Ordering::Release);
+    }
+
+    pub fn large_counts(&self) -> bool {
+        self.large_counts.load(Ordering::Acquire)
+    }
+
     /// The flat form, compiled on first use (children get compiled as parts of parents).
     pub(crate) fn flat(&self) -> &Flat {
         self.flat.get_or_init(|| flatten(self))

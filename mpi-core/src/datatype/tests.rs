@@ -613,3 +613,24 @@ proptest! {
         }
     }
 }
+
+/// Large-count blocks (billions of bytes of one basic type) flatten to one run each,
+/// without a step per copy.
+#[test]
+fn large_blocks_flatten_in_one_step() {
+    let byte = Datatype::basic(Basic::Byte);
+    let big = 5_000_000_000usize;
+    let t = Datatype::contiguous(big, &byte).unwrap();
+    t.commit();
+    assert_eq!(t.blocks(1).collect::<Vec<_>>(), vec![(0, big)]);
+    let g = 1usize << 31;
+    let v = Datatype::hvector(3, g, 2 * g as isize, &byte).unwrap();
+    v.commit();
+    assert_eq!(v.size(), 3 * g);
+    assert_eq!(v.blocks(1).collect::<Vec<_>>(), vec![(0, g), (2 * g as isize, g), (4 * g as isize, g)]);
+    // A child with a gap still gets one run per copy.
+    let r = Datatype::resized(&Datatype::basic(Basic::I32), 0, 8).unwrap();
+    let c = Datatype::contiguous(3, &r).unwrap();
+    c.commit();
+    assert_eq!(c.blocks(1).collect::<Vec<_>>(), vec![(0, 4), (8, 4), (16, 4)]);
+}

@@ -88,6 +88,9 @@ pub struct Datatype {
     /// Basic elements in one item.
     pub(crate) elements: usize,
     pub(crate) committed: AtomicBool,
+    /// Made by an MPI-4.0 large-count (`_c`) constructor: its envelope reports the
+    /// constructor's counts as large counts.
+    pub(crate) large_counts: AtomicBool,
     pub(crate) flat: OnceLock<Flat>,
 }
 
@@ -244,6 +247,7 @@ impl Datatype {
             align,
             elements,
             committed: AtomicBool::new(false),
+            large_counts: AtomicBool::new(false),
             flat: OnceLock::new(),
         })
     }
@@ -351,6 +355,7 @@ impl Datatype {
             align,
             elements,
             committed: AtomicBool::new(false),
+            large_counts: AtomicBool::new(false),
             flat: OnceLock::new(),
         }))
     }
