@@ -250,7 +250,7 @@ pub unsafe extern "C" fn PMPI_Rsend_c(buf: *const c_void, count: MPI_Count, data
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    isend("MPI_Isend", buf, count.into(), datatype, dest, tag, comm, request)
+    isend("MPI_Isend", buf, count, datatype, dest, tag, comm, request)
 }
 
 #[no_mangle]
@@ -258,9 +258,13 @@ pub unsafe extern "C" fn PMPI_Isend_c(buf: *const c_void, count: MPI_Count, data
     isend("MPI_Isend_c", buf, count, datatype, dest, tag, comm, request)
 }
 
+/// The hot entry points' bodies (`isend`, `irecv`, `recv_blocking`) are generic over the
+/// count's type so the int and `_c` forms get one copy each: shared, the engine call's
+/// closure had two callers and stopped being inlined into the int form.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn isend(func: &str, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+fn isend<C: Into<MPI_Count>>(func: &str, buf: *const c_void, count: C, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let count = count.into();
     // The common case in one short function, as in `irecv`.
     if mpi_core::runtime::is_active() && !request.is_null() && runtime::with(|rt| send_now(rt, buf, count, datatype, dest, tag, comm)) {
         // SAFETY: checked non-null.
@@ -342,7 +346,7 @@ pub unsafe extern "C" fn PMPI_Rsend_init_c(buf: *const c_void, count: MPI_Count,
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Recv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
-    recv_blocking("MPI_Recv", buf, count.into(), datatype, source, tag, comm, status)
+    recv_blocking("MPI_Recv", buf, count, datatype, source, tag, comm, status)
 }
 
 #[no_mangle]
@@ -352,7 +356,8 @@ pub unsafe extern "C" fn PMPI_Recv_c(buf: *mut c_void, count: MPI_Count, datatyp
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn recv_blocking(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+fn recv_blocking<C: Into<MPI_Count>>(func: &str, buf: *mut c_void, count: C, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
+    let count = count.into();
     require_init!(func);
     let started = runtime::with(|rt| {
         let rid = if let Some((b, ctx)) = fast_recv_args(rt, buf, count, datatype, source, tag, comm) {
@@ -389,7 +394,7 @@ fn recv_blocking(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_D
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
-    irecv("MPI_Irecv", buf, count.into(), datatype, source, tag, comm, request)
+    irecv("MPI_Irecv", buf, count, datatype, source, tag, comm, request)
 }
 
 #[no_mangle]
@@ -399,7 +404,8 @@ pub unsafe extern "C" fn PMPI_Irecv_c(buf: *mut c_void, count: MPI_Count, dataty
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn irecv(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+fn irecv<C: Into<MPI_Count>>(func: &str, buf: *mut c_void, count: C, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int {
+    let count = count.into();
     // The common case in one short function: the shared path's generality (persistent
     // requests, non-contiguous buffers, errors) cost ~40 instructions per receive.
     if mpi_core::runtime::is_active() && !request.is_null() {

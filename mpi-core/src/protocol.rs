@@ -624,8 +624,9 @@ impl Engine {
     /// once if a matching eager message waits; otherwise, when no other receive is posted
     /// and nothing unexpected sits on `ctx` (and no other thread's blocking receive is
     /// waiting), it waits without a request (`Waiting`, poll with `poll_blocking_recv`);
-    /// else it posts a request like `post_recv`.
-    #[inline]
+    /// else it posts a request like `post_recv`. Always inlined: `MPI_Recv` and
+    /// `MPI_Recv_c` both call it, and a call of its own costs the int form's hot path.
+    #[inline(always)]
     pub fn begin_blocking_recv(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32, owner: i64) -> BlockingRecv {
         if let Some(st) = self.try_recv_now(buf, ctx, src, tag) {
             return BlockingRecv::Done(st);
