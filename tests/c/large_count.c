@@ -356,6 +356,19 @@ static void datatypes(void)
     OK(MPI_Get_count(&st, MPI_CHAR, &ci));
     CHECK(ci == MPI_UNDEFINED, "Get_count beyond INT_MAX: %d", ci);
     MPI_Type_free(&t);
+    /* A buffer of 3e9 bytes (malloc maps it lazily; only what MPI touches gets memory):
+     * the int detach cannot report its size and leaves it attached; the _c detach can. */
+    char *token = malloc(3000000000LL);
+    CHECK(token != NULL, "no address space for 3e9 bytes");
+    OK(MPI_Buffer_attach_c(token, 3000000000LL));
+    void *back;
+    int bsi;
+    rc = MPI_Buffer_detach(&back, &bsi);
+    CHECK(err_class(rc) == MPI_ERR_VALUE_TOO_LARGE, "int Buffer_detach of 3e9 bytes: class %d", err_class(rc));
+    MPI_Count bs;
+    OK(MPI_Buffer_detach_c(&back, &bs));
+    CHECK(back == token && bs == 3000000000LL, "Buffer_detach_c: %p %lld", back, (long long) bs);
+    free(token);
     const MPI_Count g = (MPI_Count) 1 << 31;
     OK(MPI_Type_vector_c(3, g, 2 * g, MPI_BYTE, &u));
     check_bounds(u, 3 * g, 0, 5 * g, 0, 5 * g);
