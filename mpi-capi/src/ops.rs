@@ -612,6 +612,31 @@ mod tests {
         assert!(free_user_op(h2));
     }
 
+    /// An int user function gets a count beyond INT_MAX in pieces of at most INT_MAX items,
+    /// each at its own offset; a large-count function in one call.
+    #[test]
+    fn user_fn_pieces() {
+        use std::sync::Mutex;
+        static SEEN: Mutex<Vec<(usize, i64)>> = Mutex::new(Vec::new());
+        unsafe extern "C" fn small(a: *mut c_void, _b: *mut c_void, len: *mut c_int, _dt: *mut MPI_Datatype) {
+            // SAFETY: `call` passes a valid length; the buffers are not touched.
+            SEEN.lock().unwrap().push((a as usize, unsafe { *len } as i64));
+        }
+        unsafe extern "C" fn large(a: *mut c_void, _b: *mut c_void, len: *mut MPI_Count, _dt: *mut MPI_Datatype) {
+            // SAFETY: as above.
+            SEEN.lock().unwrap().push((a as usize, unsafe { *len }));
+        }
+        let n = c_int::MAX as usize * 2 + 3;
+        // SAFETY: the functions record their arguments only.
+        unsafe {
+            UserFn::Int(small).call(std::ptr::null_mut(), std::ptr::null_mut(), n, MPI_INT, 4);
+            UserFn::Large(large).call(std::ptr::null_mut(), std::ptr::null_mut(), n, MPI_INT, 4);
+        }
+        let m = c_int::MAX as i64;
+        let step = (m * 4) as usize;
+        assert_eq!(*SEEN.lock().unwrap(), vec![(0, m), (step, m), (2 * step, 3), (0, n as i64)]);
+    }
+
     #[test]
     fn apply_predefined_and_errors() {
         let a = [1.5f64, 2.0];
