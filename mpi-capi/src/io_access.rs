@@ -51,7 +51,7 @@ type Failure = (c_int, String);
 
 /// Etypes the access of (`count`, `dt`) covers under the view of `st`.
 fn etypes_of(st: &crate::io::FileState, count: MPI_Count, dt: MPI_Datatype) -> Result<u64, Failure> {
-    let (raw, layout) = crate::rma::buffer_c(std::ptr::dangling::<u8>() as *const c_void, count, dt)?;
+    let (raw, layout) = crate::p2p_args::buffer(std::ptr::dangling::<u8>() as *const c_void, count, dt)?;
     let bytes = layout.map_or(raw.len, |l| l.bytes());
     let e = st.core.view.etype_size;
     if bytes % e != 0 {
@@ -124,7 +124,7 @@ unsafe fn file_bytes<'a>(raw: RawBuf, layout: &Option<Layout>, ext32: &Option<Ar
 /// Does one access of this process: checks, moves the data, updates the pointer. Returns
 /// the status (bytes moved).
 fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype) -> Result<Status, Failure> {
-    let (raw, layout) = crate::rma::buffer_c(buf, count, dt)?;
+    let (raw, layout) = crate::p2p_args::buffer(buf, count, dt)?;
     let mut st = f.lock();
     let (start, n) = start_of(&st, dir, ptr, count, dt)?;
     let pos = st.core.stream_pos(start);
@@ -176,7 +176,7 @@ const CB_PIECE: usize = 4096;
 /// data in the file and the same error everywhere.
 fn collective_write(f: &OpenFile, ptr: Ptr, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype) -> Result<Status, Failure> {
     let prep = (|| -> Result<_, Failure> {
-        let (raw, layout) = crate::rma::buffer_c(buf, count, dt)?;
+        let (raw, layout) = crate::p2p_args::buffer(buf, count, dt)?;
         let st = f.lock();
         let (start, n) = start_of(&st, Dir::Write, ptr, count, dt)?;
         let ext32 = ext32_type(&st, dt, count)?;

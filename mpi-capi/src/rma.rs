@@ -11,7 +11,7 @@ use crate::abi::*;
 use crate::errors::{not_initialized, raise, raise_win, raise_win_core};
 use crate::handles::{request_handle, win_handle, win_index};
 use crate::p2p_args::{buffer, ArgError};
-use mpi_core::request::{Layout, RawBuf};
+use mpi_core::request::RawBuf;
 use mpi_core::error::MpiError;
 use mpi_core::op::{Elem, PredefOp};
 use mpi_core::request::ReqId;
@@ -394,28 +394,6 @@ fn target_of(idx: usize, rank: c_int) -> Result<Option<usize>, ArgError> {
     Ok(Some(rank as usize))
 }
 
-/// `p2p_args::buffer` for an `MPI_Count` count (the `_c` forms here and in `io_access.rs`):
-/// a count beyond an int is checked as one element, then scaled (no check depends on the
-/// size of a positive count).
-pub(crate) fn buffer_c(buf: *const c_void, count: MPI_Count, dt: MPI_Datatype) -> Result<(RawBuf, Option<Layout>), ArgError> {
-    if let Ok(n) = c_int::try_from(count) {
-        return buffer(buf, n, dt);
-    }
-    if count < 0 {
-        return Err((MPI_ERR_COUNT, format!("negative count {count}")));
-    }
-    let (raw, layout) = buffer(buf, 1, dt).map_err(|(c, m)| if c == MPI_ERR_BUFFER { (c, format!("buffer is NULL but count is {count}")) } else { (c, m) })?;
-    let n = count as usize;
-    let too_large = || (MPI_ERR_COUNT, format!("count {count} times the datatype's size overflows the address space"));
-    match layout {
-        Some(l) => {
-            n.checked_mul(l.dt.size()).ok_or_else(too_large)?;
-            Ok((raw, Some(Layout { count: n, ..l })))
-        }
-        None => Ok((RawBuf { len: raw.len.checked_mul(n).ok_or_else(too_large)?, ..raw }, None)),
-    }
-}
-
 /// A committed datatype (predefined or derived).
 fn datatype(dt: MPI_Datatype, what: &str) -> Result<std::sync::Arc<mpi_core::datatype::Datatype>, ArgError> {
     let t = crate::types::lookup(dt).ok_or_else(|| (MPI_ERR_TYPE, if dt == MPI_DATATYPE_NULL { format!("{what} datatype is MPI_DATATYPE_NULL") } else { format!("invalid {what} datatype {dt:#x}") }))?;
@@ -475,7 +453,7 @@ fn communicate(c: Call) -> c_int {
         }
         let no_op = c.op.is_some_and(|o| o == MPI_NO_OP);
         let (obuf, ocount, odt) = c.origin;
-        let (oraw, olayout) = if no_op { (RawBuf::EMPTY, None) } else { buffer_c(obuf, ocount, odt)? };
+        let (oraw, olayout) = if no_op { (RawBuf::EMPTY, None) } else { buffer(obuf, ocount, odt)? };
         let tdt_t = datatype(tdt, "target")?;
         let what = match c.op {
             None if c.get => What::Get,
@@ -501,7 +479,7 @@ fn communicate(c: Call) -> c_int {
         };
         let result = match c.result {
             Some((rbuf, rcount, rdt)) => {
-                let (raw, layout) = buffer_c(rbuf, rcount, rdt)?;
+                let (raw, layout) = buffer(rbuf, rcount, rdt)?;
                 Some(Buf { raw, layout })
             }
             None => None,

@@ -11,7 +11,6 @@ use crate::errors::{raise};
 use crate::group::ints;
 use crate::p2p_args::{buffer, comm_of, ArgError};
 use mpi_core::coll::Slice;
-use mpi_core::request::RawBuf;
 use mpi_core::runtime::{self, Runtime};
 use mpi_core::topology::{self as topo, Topology};
 use std::os::raw::{c_int, c_void};
@@ -558,18 +557,9 @@ pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(comm: MPI_Comm, maxindegree: 
 // ------------------------------------------------------------------ neighbourhood collectives
 
 /// A contiguous byte view of (buf, count, datatype); non-contiguous datatypes are not
-/// supported by the neighbourhood collectives yet. `p2p_args::buffer` takes an `int`
-/// count: a larger one (`_c` forms) is checked on one item and scaled.
+/// supported by the neighbourhood collectives yet.
 fn contig<C: Int>(buf: *const c_void, count: C, dt: MPI_Datatype) -> Result<Slice, ArgError> {
-    let (raw, layout) = match c_int::try_from(count.get()) {
-        Ok(n) => buffer(buf, n, dt)?,
-        Err(_) => {
-            let n = coll::count(count, "count")?;
-            let (one, layout) = buffer(buf, 1, dt)?;
-            let len = one.len.checked_mul(n).ok_or_else(|| (MPI_ERR_COUNT, format!("count {count} of this datatype exceeds the address space")))?;
-            (RawBuf { len, ..one }, layout)
-        }
-    };
+    let (raw, layout) = buffer(buf, count.get(), dt)?;
     if layout.is_some() {
         return Err((MPI_ERR_TYPE, "non-contiguous datatypes are not supported by the neighborhood collectives yet".into()));
     }
