@@ -3310,6 +3310,60 @@ module mpi
       INTEGER :: errhandler
       integer :: ierror
     end subroutine PMPI_Session_set_errhandler
+    subroutine MPI_Parrived(request, partition, flag, ierror)
+      implicit none
+      INTEGER :: request
+      INTEGER :: partition
+      LOGICAL :: flag
+      integer :: ierror
+    end subroutine MPI_Parrived
+    subroutine PMPI_Parrived(request, partition, flag, ierror)
+      implicit none
+      INTEGER :: request
+      INTEGER :: partition
+      LOGICAL :: flag
+      integer :: ierror
+    end subroutine PMPI_Parrived
+    subroutine MPI_Pready(partition, request, ierror)
+      implicit none
+      INTEGER :: partition
+      INTEGER :: request
+      integer :: ierror
+    end subroutine MPI_Pready
+    subroutine PMPI_Pready(partition, request, ierror)
+      implicit none
+      INTEGER :: partition
+      INTEGER :: request
+      integer :: ierror
+    end subroutine PMPI_Pready
+    subroutine MPI_Pready_list(length, array_of_partitions, request, ierror)
+      implicit none
+      INTEGER :: length
+      INTEGER :: array_of_partitions(*)
+      INTEGER :: request
+      integer :: ierror
+    end subroutine MPI_Pready_list
+    subroutine PMPI_Pready_list(length, array_of_partitions, request, ierror)
+      implicit none
+      INTEGER :: length
+      INTEGER :: array_of_partitions(*)
+      INTEGER :: request
+      integer :: ierror
+    end subroutine PMPI_Pready_list
+    subroutine MPI_Pready_range(partition_low, partition_high, request, ierror)
+      implicit none
+      INTEGER :: partition_low
+      INTEGER :: partition_high
+      INTEGER :: request
+      integer :: ierror
+    end subroutine MPI_Pready_range
+    subroutine PMPI_Pready_range(partition_low, partition_high, request, ierror)
+      implicit none
+      INTEGER :: partition_low
+      INTEGER :: partition_high
+      INTEGER :: request
+      integer :: ierror
+    end subroutine PMPI_Pready_range
   end interface
   interface MPI_Sizeof
     module procedure mpi_sizeof_i1, mpi_sizeof_i2, mpi_sizeof_i4, mpi_sizeof_i8, mpi_sizeof_i16, mpi_sizeof_r4

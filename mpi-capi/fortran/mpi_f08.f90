@@ -6817,6 +6817,105 @@ module mpi_f08
   interface PMPI_Session_set_errhandler
     procedure :: pmpi_session_set_errhandler
   end interface PMPI_Session_set_errhandler
+  interface MPI_Parrived
+    subroutine mpi_parrived_f08(request, partition, flag, ierror)
+      import
+      implicit none
+      type(MPI_Request), intent(in) :: request
+      integer, intent(in) :: partition
+      logical :: flag
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_parrived_f08
+  end interface MPI_Parrived
+  procedure(mpi_parrived_f08) :: pmpi_parrived
+  interface PMPI_Parrived
+    procedure :: pmpi_parrived
+  end interface PMPI_Parrived
+  interface MPI_Pready
+    subroutine mpi_pready_f08(partition, request, ierror)
+      import
+      implicit none
+      integer, intent(in) :: partition
+      type(MPI_Request), intent(in) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_pready_f08
+  end interface MPI_Pready
+  procedure(mpi_pready_f08) :: pmpi_pready
+  interface PMPI_Pready
+    procedure :: pmpi_pready
+  end interface PMPI_Pready
+  interface MPI_Pready_list
+    subroutine mpi_pready_list_f08(length, array_of_partitions, request, ierror)
+      import
+      implicit none
+      integer, intent(in) :: length
+      integer :: array_of_partitions(*)
+      type(MPI_Request), intent(in) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_pready_list_f08
+  end interface MPI_Pready_list
+  procedure(mpi_pready_list_f08) :: pmpi_pready_list
+  interface PMPI_Pready_list
+    procedure :: pmpi_pready_list
+  end interface PMPI_Pready_list
+  interface MPI_Pready_range
+    subroutine mpi_pready_range_f08(partition_low, partition_high, request, ierror)
+      import
+      implicit none
+      integer, intent(in) :: partition_low
+      integer, intent(in) :: partition_high
+      type(MPI_Request), intent(in) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_pready_range_f08
+  end interface MPI_Pready_range
+  procedure(mpi_pready_range_f08) :: pmpi_pready_range
+  interface PMPI_Pready_range
+    procedure :: pmpi_pready_range
+  end interface PMPI_Pready_range
+  interface MPI_Precv_init
+    subroutine mpi_precv_init_f08(buf, partitions, count, datatype, dest, tag, comm, info, &
+        request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer, intent(in) :: partitions
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_precv_init_f08
+  end interface MPI_Precv_init
+  procedure(mpi_precv_init_f08) :: pmpi_precv_init
+  interface PMPI_Precv_init
+    procedure :: pmpi_precv_init
+  end interface PMPI_Precv_init
+  interface MPI_Psend_init
+    subroutine mpi_psend_init_f08(buf, partitions, count, datatype, dest, tag, comm, info, &
+        request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer, intent(in) :: partitions
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_psend_init_f08
+  end interface MPI_Psend_init
+  procedure(mpi_psend_init_f08) :: pmpi_psend_init
+  interface PMPI_Psend_init
+    procedure :: pmpi_psend_init
+  end interface PMPI_Psend_init
 contains
   elemental logical function mpi_comm_eq(a, b)
     type(MPI_Comm), intent(in) :: a, b

@@ -24,10 +24,13 @@ use std::sync::Arc;
 
 /// Tag of leader-to-leader messages of an intercommunicator's agreements. They travel on
 /// the collective context, whose schedule tags stay below 2^30, so they never match those.
-const LEADER_TAG: i32 = 0x7fff_0001;
+const LEADER_TAG: i32 = 0x5fff_0001;
 /// Offset of the tags of `MPI_Intercomm_create` and `MPI_Comm_create_group` exchanges
-/// (the user's tag is added), also above every schedule tag.
+/// (the user's tag modulo `USER_TAG_MASK + 1` is added), also above every schedule tag and
+/// below the partitioned communication's (`mpi_core::partitioned::SETUP_TAG`).
 const USER_TAG_BASE: i32 = 0x4000_0000;
+const USER_TAG_MASK: i32 = 0x1fff_ffff;
+const _: () = assert!(USER_TAG_BASE | USER_TAG_MASK < mpi_core::partitioned::SETUP_TAG);
 
 // ------------------------------------------------------------------ internal exchanges
 
@@ -570,7 +573,7 @@ fn create_group(func: &str, comm: MPI_Comm, group: MPI_Group, tag: c_int) -> Res
     // Only the group's members take part: they agree among themselves on the parent's
     // collective context, under the user's tag (above every schedule tag).
     let cc = CollComm::new(cctx, my, g.clone());
-    let t = USER_TAG_BASE | (tag & 0x3fff_ffff);
+    let t = USER_TAG_BASE | (tag & USER_TAG_MASK);
     // The thread-priority key: the same on every member, distinct from the parent's own
     // agreements (those are keyed by its point-to-point context, this by the collective
     // one) and from other parents' create_group with the same tag.
@@ -817,7 +820,7 @@ fn intercomm_create(func: &str, local_comm: MPI_Comm, local_leader: c_int, peer_
     } else {
         None
     };
-    let t = USER_TAG_BASE | (tag & 0x3fff_ffff);
+    let t = USER_TAG_BASE | (tag & USER_TAG_MASK);
     // 1. Leaders swap their groups; 2. each leader broadcasts the remote group locally.
     let mut remote_len = [0u64; 1];
     let mut remote: Vec<u64> = Vec::new();

@@ -1279,6 +1279,18 @@ mod c_entry {
         pub(super) fn c_PMPI_Session_init(info: MPI_Info, errhandler: MPI_Errhandler, session: *mut MPI_Session) -> c_int;
         #[link_name = "PMPI_Session_set_errhandler"]
         pub(super) fn c_PMPI_Session_set_errhandler(session: MPI_Session, errhandler: MPI_Errhandler) -> c_int;
+        #[link_name = "PMPI_Parrived"]
+        pub(super) fn c_PMPI_Parrived(request: MPI_Request, partition: c_int, flag: *mut c_int) -> c_int;
+        #[link_name = "PMPI_Pready"]
+        pub(super) fn c_PMPI_Pready(partition: c_int, request: MPI_Request) -> c_int;
+        #[link_name = "PMPI_Pready_list"]
+        pub(super) fn c_PMPI_Pready_list(length: c_int, array_of_partitions: *mut c_int, request: MPI_Request) -> c_int;
+        #[link_name = "PMPI_Pready_range"]
+        pub(super) fn c_PMPI_Pready_range(partition_low: c_int, partition_high: c_int, request: MPI_Request) -> c_int;
+        #[link_name = "PMPI_Precv_init"]
+        pub(super) fn c_PMPI_Precv_init(buf: *mut c_void, partitions: c_int, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Psend_init"]
+        pub(super) fn c_PMPI_Psend_init(buf: *const c_void, partitions: c_int, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
         #[link_name = "PMPI_File_f2c"]
         pub(super) fn c_PMPI_File_f2c(file: MPI_Fint) -> MPI_File;
         #[link_name = "PMPI_File_c2f"]
@@ -6272,3 +6284,77 @@ unsafe fn f_mpi_session_set_errhandler(session: *mut c_int, errhandler: *mut c_i
 }
 fortran_names!(f_mpi_session_set_errhandler(session: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_session_set_errhandler_ mpi_session_set_errhandler__ mpi_session_set_errhandler MPI_SESSION_SET_ERRHANDLER pmpi_session_set_errhandler_ pmpi_session_set_errhandler__ pmpi_session_set_errhandler PMPI_SESSION_SET_ERRHANDLER mpi_session_set_errhandler_f08_);
+
+/// Fortran MPI_PARRIVED.
+unsafe fn f_mpi_parrived(request: *mut c_int, partition: *mut c_int, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let mut t_flag: c_int = 0;
+        let rc = c_PMPI_Parrived(*request, *partition, &mut t_flag);
+        *flag = f2c_logical(t_flag);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_parrived(request: *mut c_int, partition: *mut c_int, flag: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_parrived_ mpi_parrived__ mpi_parrived MPI_PARRIVED pmpi_parrived_ pmpi_parrived__ pmpi_parrived PMPI_PARRIVED mpi_parrived_f08_);
+
+/// Fortran MPI_PREADY.
+unsafe fn f_mpi_pready(partition: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Pready(*partition, *request);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_pready(partition: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_pready_ mpi_pready__ mpi_pready MPI_PREADY pmpi_pready_ pmpi_pready__ pmpi_pready PMPI_PREADY mpi_pready_f08_);
+
+/// Fortran MPI_PREADY_LIST.
+unsafe fn f_mpi_pready_list(length: *mut c_int, array_of_partitions: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Pready_list(*length, array_of_partitions as _, *request);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_pready_list(length: *mut c_int, array_of_partitions: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_pready_list_ mpi_pready_list__ mpi_pready_list MPI_PREADY_LIST pmpi_pready_list_ pmpi_pready_list__ pmpi_pready_list PMPI_PREADY_LIST mpi_pready_list_f08_);
+
+/// Fortran MPI_PREADY_RANGE.
+unsafe fn f_mpi_pready_range(partition_low: *mut c_int, partition_high: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Pready_range(*partition_low, *partition_high, *request);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_pready_range(partition_low: *mut c_int, partition_high: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_pready_range_ mpi_pready_range__ mpi_pready_range MPI_PREADY_RANGE pmpi_pready_range_ pmpi_pready_range__ pmpi_pready_range PMPI_PREADY_RANGE mpi_pready_range_f08_);
+
+/// Fortran MPI_PRECV_INIT.
+unsafe fn f_mpi_precv_init(buf: *mut c_void, partitions: *mut c_int, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Precv_init(f2c_choice(buf), *partitions, *count, *datatype, *dest, *tag, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_precv_init(buf: *mut c_void, partitions: *mut c_int, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_precv_init_ mpi_precv_init__ mpi_precv_init MPI_PRECV_INIT pmpi_precv_init_ pmpi_precv_init__ pmpi_precv_init PMPI_PRECV_INIT mpi_precv_init_f08_);
+
+/// Fortran MPI_PSEND_INIT.
+unsafe fn f_mpi_psend_init(buf: *mut c_void, partitions: *mut c_int, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Psend_init(f2c_choice(buf), *partitions, *count, *datatype, *dest, *tag, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_psend_init(buf: *mut c_void, partitions: *mut c_int, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_psend_init_ mpi_psend_init__ mpi_psend_init MPI_PSEND_INIT pmpi_psend_init_ pmpi_psend_init__ pmpi_psend_init PMPI_PSEND_INIT mpi_psend_init_f08_);

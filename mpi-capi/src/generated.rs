@@ -4516,3 +4516,45 @@ pub unsafe extern "C" fn MPI_Unpack_external_c(datarep: *const c_char, inbuf: *c
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
     unsafe { crate::types::PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype) }
 }
+
+// int MPI_Parrived(MPI_Request request, int partition, int *flag);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Parrived(request: MPI_Request, partition: c_int, flag: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::partitioned::PMPI_Parrived(request, partition, flag) }
+}
+
+// int MPI_Pready(int partition, MPI_Request request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pready(partition: c_int, request: MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::partitioned::PMPI_Pready(partition, request) }
+}
+
+// int MPI_Pready_list(int length, int array_of_partitions[], MPI_Request request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pready_list(length: c_int, array_of_partitions: *mut c_int, request: MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::partitioned::PMPI_Pready_list(length, array_of_partitions, request) }
+}
+
+// int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Pready_range(partition_low: c_int, partition_high: c_int, request: MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::partitioned::PMPI_Pready_range(partition_low, partition_high, request) }
+}
+
+// int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Precv_init(buf: *mut c_void, partitions: c_int, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::partitioned::PMPI_Precv_init(buf, partitions, count, datatype, dest, tag, comm, info, request) }
+}
+
+// int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Psend_init(buf: *const c_void, partitions: c_int, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::partitioned::PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request) }
+}

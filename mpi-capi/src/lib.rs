@@ -37,6 +37,7 @@ pub mod p2p_args;
 pub mod pt2pt;
 pub mod requests;
 pub mod grequest;
+pub mod partitioned;
 pub mod types;
 pub mod ops;
 pub mod memhooks;

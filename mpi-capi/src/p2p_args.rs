@@ -31,6 +31,12 @@ pub fn buffer(buf: *const c_void, count: impl Into<MPI_Count>, dt: MPI_Datatype)
     if count < 0 {
         return Err((MPI_ERR_COUNT, format!("negative count {count}")));
     }
+    buffer_of(buf, count as usize, dt)
+}
+
+/// `buffer` for a count already known to be non-negative (and possibly above `c_int`).
+#[inline]
+pub fn buffer_of(buf: *const c_void, count: usize, dt: MPI_Datatype) -> Result<(RawBuf, Option<Layout>), ArgError> {
     // Builtin types carry their size in the handle and are contiguous (including the
     // MPI_2INT-style pairs of equal halves; MPI_LB/MPI_UB have size 0): no lookup on the
     // hot path.
@@ -55,14 +61,14 @@ pub fn buffer(buf: *const c_void, count: impl Into<MPI_Count>, dt: MPI_Datatype)
         }
         return Ok((RawBuf { ptr, len }, None));
     }
-    Ok((RawBuf::EMPTY, Some(Layout { dt: t, base: buf as *mut u8, count: count as usize })))
+    Ok((RawBuf::EMPTY, Some(Layout { dt: t, base: buf as *mut u8, count })))
 }
 
 /// Bytes of `count` (non-negative) items of `size` bytes; an error when no buffer can be
 /// that large (only large counts get there).
 #[inline]
-fn byte_len(count: MPI_Count, size: usize) -> Result<usize, ArgError> {
-    (count as usize).checked_mul(size).filter(|&n| n <= isize::MAX as usize).ok_or_else(|| (MPI_ERR_COUNT, format!("count {count} of {size}-byte items exceeds the address space")))
+fn byte_len(count: usize, size: usize) -> Result<usize, ArgError> {
+    count.checked_mul(size).filter(|&n| n <= isize::MAX as usize).ok_or_else(|| (MPI_ERR_COUNT, format!("count {count} of {size}-byte items exceeds the address space")))
 }
 
 #[inline]

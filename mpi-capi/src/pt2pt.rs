@@ -180,16 +180,17 @@ fn recv_request(func: &str, buf: *mut c_void, count: MPI_Count, dt: MPI_Datatype
 }
 
 /// What a nonblocking call's validation produced.
-enum Launch {
+pub(crate) enum Launch {
     /// An operation to create (and unless persistent, start) a request for.
     Op((Op, Option<Layout>)),
-    /// A request already started (a send that completed at once: `COMPLETED_SEND`).
+    /// A request already made (a send that completed at once: `COMPLETED_SEND`; a
+    /// partitioned request).
     Started(ReqId),
 }
 
 /// The nonblocking and persistent entry points: validate into an operation, create (and
 /// unless persistent, start) its request, hand out the handle.
-fn request_call(func: &str, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request, op: impl FnOnce(&mut Runtime) -> Result<Launch, ArgError>) -> c_int {
+pub(crate) fn request_call(func: &str, comm: MPI_Comm, persistent: bool, request: *mut MPI_Request, op: impl FnOnce(&mut Runtime) -> Result<Launch, ArgError>) -> c_int {
     require_init!(func);
     if request.is_null() {
         return raise(comm, func, MPI_ERR_ARG, "request is NULL");

@@ -520,6 +520,10 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
     let h = unsafe { &mut *request };
     let r = runtime::with(|rt| -> Result<(), String> {
         let rid = request_id(*h).ok_or_else(|| format!("invalid request handle {:#x}", *h))?;
+        if let Some(msg) = crate::partitioned::busy(rt, rid, "free") {
+            return Err(msg);
+        }
+        rt.engine.part_free(rid);
         let r = rt.engine.reqs.get_mut(rid).ok_or_else(|| format!("request {:#x} does not exist", *h))?;
         if r.persistent && matches!(r.op, Op::Coll) {
             crate::coll::forget_persistent(rid);
@@ -586,6 +590,9 @@ pub unsafe extern "C" fn PMPI_Cancel(request: *mut MPI_Request) -> c_int {
     let h = unsafe { *request };
     let r = runtime::with(|rt| match slot(rt, h)? {
         Slot::Active(rid) => {
+            if let Some(msg) = crate::partitioned::busy(rt, rid, "cancel") {
+                return Err(msg);
+            }
             rt.engine.cancel(rid);
             // A generalized request: its cancel callback runs below, outside, as it may
             // call MPI_Grequest_complete.
@@ -618,6 +625,9 @@ fn start_one(rt: &mut Runtime, h: MPI_Request) -> Result<Option<(ReqId, MPI_Comm
             return Err((comm, MPI_ERR_REQUEST, "MPI_Start on a persistent collective request that is still active (not completed by a wait or test)".into()));
         }
         return Ok(Some((rid, comm)));
+    }
+    if matches!(r.op, Op::Partitioned) {
+        return rt.engine.part_start(rid).map(|()| None).map_err(|e| (comm, e.class as c_int, e.msg));
     }
     rt.engine.start(rid).map(|()| None).map_err(|e| (comm, e.class as c_int, e.msg))
 }

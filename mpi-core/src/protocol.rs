@@ -187,6 +187,8 @@ pub struct Engine {
     pub(crate) cpu_mates: Vec<bool>,
     /// Requests that complete when two others have (`MPI_Isendrecv`; see `join`).
     joins: Vec<Join>,
+    /// Partitioned requests (`MPI_Psend_init`, `MPI_Precv_init`; see `partitioned`).
+    pub(crate) parts: crate::partitioned::Parts,
 }
 
 /// A request completed by the engine when both `send` and `recv` have: it takes the
@@ -244,6 +246,7 @@ impl Engine {
             cpu_mates: vec![false; size],
             host_mates: vec![false; size],
             joins: Vec::new(),
+            parts: Default::default(),
         }
     }
 
@@ -332,7 +335,7 @@ impl Engine {
         let proc_null = match r.op {
             Op::Send { dest_world, .. } => dest_world == PROC_NULL_WORLD,
             Op::Recv { src, .. } => src == crate::matching::PROC_NULL,
-            Op::Coll | Op::Generalized => return Err(MpiError::new(ErrorClass::Request, "only persistent requests can be started")),
+            Op::Coll | Op::Generalized | Op::Partitioned => return Err(MpiError::new(ErrorClass::Request, "only persistent requests can be started")),
         };
         if proc_null {
             r.status = Status { source: crate::matching::PROC_NULL, tag: crate::matching::ANY_TAG, ..Status::default() };
@@ -370,7 +373,7 @@ impl Engine {
                 self.start_recv(rid, ctx, src, tag);
                 Ok(())
             }
-            Op::Coll | Op::Generalized => unreachable!("rejected above"),
+            Op::Coll | Op::Generalized | Op::Partitioned => unreachable!("rejected above"),
         }
     }
 
@@ -694,7 +697,7 @@ impl Engine {
         let r = self.reqs.get_mut(rid).unwrap();
         let buf = match r.op {
             Op::Recv { buf, .. } => buf,
-            Op::Send { .. } | Op::Coll | Op::Generalized => fatal("a non-receive request matched a message"),
+            Op::Send { .. } | Op::Coll | Op::Generalized | Op::Partitioned => fatal("a non-receive request matched a message"),
         };
         match u {
             Unexpected::Eager { data, sync } => {
@@ -1007,6 +1010,9 @@ impl Engine {
         if !self.joins.is_empty() {
             events += self.advance_joins();
         }
+        if self.parts.busy() {
+            events += self.advance_partitioned();
+        }
         events
     }
 
@@ -1230,7 +1236,7 @@ fn stream_layout(r: &mut Request, l: &Layout) {
     let len = l.bytes();
     match &mut r.op {
         Op::Send { buf, .. } | Op::Recv { buf, .. } => *buf = RawBuf { ptr: std::ptr::null_mut(), len },
-        Op::Coll | Op::Generalized => {}
+        Op::Coll | Op::Generalized | Op::Partitioned => {}
     }
 }
 
@@ -1298,7 +1304,7 @@ fn stage(r: &mut Request, l: &Layout) {
     let ptr = staging.as_mut_ptr();
     match &mut r.op {
         Op::Send { buf, .. } | Op::Recv { buf, .. } => *buf = RawBuf { ptr, len: bytes },
-        Op::Coll | Op::Generalized => {}
+        Op::Coll | Op::Generalized | Op::Partitioned => {}
     }
 }
 

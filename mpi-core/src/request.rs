@@ -71,6 +71,9 @@ pub enum Op {
     /// A generalized request (`MPI_Grequest_start`): the user's operation, complete when
     /// the user says so; the C layer holds its callbacks.
     Generalized,
+    /// A partitioned send or receive (`MPI_Psend_init`, `MPI_Precv_init`): the engine's
+    /// `partitioned` module holds its arguments and rounds.
+    Partitioned,
 }
 
 /// What a request is doing right now.

@@ -152,7 +152,7 @@ impl Engine {
 
     /// Whether a pending transfer of a schedule has completed.
     #[inline]
-    fn coll_done(&self, p: Pending) -> bool {
+    pub(crate) fn coll_done(&self, p: Pending) -> bool {
         let rid = match p {
             Pending::Req(q) => q,
             Pending::Recv(i) => match self.colls.mail.slot(i) {
@@ -165,7 +165,7 @@ impl Engine {
     }
 
     /// Releases a completed pending transfer; its error, if it failed.
-    fn coll_finish(&mut self, p: Pending) -> Option<ErrorClass> {
+    pub(crate) fn coll_finish(&mut self, p: Pending) -> Option<ErrorClass> {
         let rid = match p {
             Pending::Req(q) => q,
             Pending::Recv(i) => {
@@ -184,7 +184,7 @@ impl Engine {
     /// Posts a collective receive into `buf`: matched at once against early messages (then
     /// None, unless it failed or needs a rendezvous), else queued in the mailbox. Returns
     /// the mailbox slot to watch.
-    fn coll_post_recv(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32) -> Option<u32> {
+    pub(crate) fn coll_post_recv(&mut self, buf: RawBuf, ctx: u32, src: i32, tag: i32) -> Option<u32> {
         let state = match self.colls.mail.take_early(ctx, src, tag) {
             Some(Early { msg: EarlyMsg::Eager { data, sync }, .. }) => {
                 let state = coll_copy(buf, &data);
