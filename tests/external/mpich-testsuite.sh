@@ -31,12 +31,11 @@ set -euo pipefail
 # Exclusions: the ONLY place tests are left out. Each line: test (directory/name as in the
 # testlists) and why. Only features OxMPI does not implement (docs/unsupported.md,
 # docs/limitations.md) and errors it does not detect; each one fails to build or fails
-# by design. Directories left out: those below (spawn, part, ft and ckpoint are not in the
+# by design. Directories left out: those below (spawn, ft and ckpoint are not in the
 # run list).
 DIR_EXCLUSIONS=(
 )
 EXCLUSIONS=(
-    'threads/part/parrived_wait  MPI-4.0 partitioned communication not provided'
     'mpi_t/qmpi_test             MPICH-specific QMPI tool interface'
     'errors/pt2pt/truncmsg2      a receive type signature that differs from the send type is not detected'
     'f08/pt2pt/pt2pt_largef08    MPI-4.0 large-count functions not provided'
@@ -47,7 +46,7 @@ EXCLUSIONS=(
 )
 # ---------------------------------------------------------------------------------------
 
-DIRS_DEFAULT="attr coll comm datatype errhan group info init mpi_t pt2pt rma topo threads errors f77 f90 f08 io"
+DIRS_DEFAULT="attr coll comm datatype errhan group info init mpi_t pt2pt part rma topo threads errors f77 f90 f08 io"
 MPICH_VERSION=4.0.2
 TARBALL=mpich_${MPICH_VERSION}.orig.tar.xz
 TARBALL_SHA256=b27039f964afeb6b8a3e009c56b441cbe368c26d6d6476ad3bb7190996875860

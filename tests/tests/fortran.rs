@@ -77,6 +77,13 @@ fn mpi4_routines() {
     run_both("mpi4");
 }
 
+/// MPI-4.0 partitioned communication: MPI_Psend_init/MPI_Precv_init (an MPI_COUNT_KIND
+/// count), MPI_Pready, MPI_Pready_range, MPI_Pready_list, MPI_Parrived (a LOGICAL flag).
+#[test]
+fn partitioned() {
+    run_both("partitioned");
+}
+
 #[test]
 fn hello_processor_name() {
     run_both("hello");
