@@ -91,6 +91,11 @@ impl Partitioned {
     fn total(&self) -> usize {
         self.parts * self.part_bytes
     }
+
+    /// Receive side: the sender's data go to the sink (it sends more than fits).
+    fn sinks(&self) -> bool {
+        matches!(self.pairing, Pairing::Paired { parts, part_bytes, .. } if parts * part_bytes > self.total())
+    }
 }
 
 /// The engine's partitioned requests, by the id of the user's request.
@@ -247,11 +252,12 @@ impl Engine {
         if !p.active || !p.children.is_empty() {
             return;
         }
-        // Sizes must match; a mismatched sender's data goes to a sink, so it completes.
+        // Sizes must match. A larger sender's data go to a sink (so it completes); a smaller
+        // one's arrive, and the receive reports the mismatch all the same (as MPICH does).
         let theirs = parts * part_bytes;
-        let sink = theirs != p.total();
-        if sink {
-            p.error = Some(if theirs > p.total() { ErrorClass::Truncate } else { ErrorClass::Other });
+        let sink = theirs > p.total();
+        if theirs != p.total() {
+            p.error = Some(if sink { ErrorClass::Truncate } else { ErrorClass::Other });
         }
         let staged = sink || p.layout.is_some();
         if staged {
@@ -380,7 +386,7 @@ impl Engine {
                 _ => continue,
             };
             let p = self.parts.ops.get_mut(&rid).expect("partitioned request");
-            if let (false, Some(l), None) = (p.send, &p.layout, p.error) {
+            if let (false, Some(l), false) = (p.send, &p.layout, p.sinks()) {
                 let len = r_len(&p.pairing);
                 let off = q * len;
                 // SAFETY: the layout describes the caller's receive buffer, valid while the
