@@ -10,7 +10,8 @@
  *     in another order; different tags initialised in reverse order);
  *  6. MPI_Test / MPI_Request_get_status / MPI_Startall / MPI_Waitall on them, MPI_Parrived
  *     on an inactive request, a partitioned pair that is never started;
- *  7. MPI_PROC_NULL partners. */
+ *  7. MPI_PROC_NULL partners;
+ *  8. an intercommunicator (even ranks send to the odd rank of the same local rank). */
 #include "testutil.h"
 
 /* MPI 4.1 says MPI_Parrived on a null or inactive request gives flag = true; MPI 4.0
@@ -341,6 +342,44 @@ static void proc_null(void)
     MPI_OK(MPI_Request_free(&r));
 }
 
+/* Case 8: between the even and the odd ranks' groups of an intercommunicator. */
+static void intercomm(void)
+{
+    enum { N = 16 };
+    MPI_Comm local, inter;
+    int lr, rsize, buf[N];
+    if (size < 2)
+        return;
+    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local));
+    MPI_OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 9, &inter));
+    MPI_OK(MPI_Comm_rank(local, &lr));
+    MPI_OK(MPI_Comm_remote_size(inter, &rsize));
+    if (lr < rsize) {
+        MPI_Request q;
+        MPI_Status st;
+        if (rank % 2 == 0) {
+            for (int i = 0; i < N; i++)
+                buf[i] = rank * 100 + i;
+            MPI_OK(MPI_Psend_init(buf, 4, N / 4, MPI_INT, lr, 3, inter, MPI_INFO_NULL, &q));
+            MPI_OK(MPI_Start(&q));
+            MPI_OK(MPI_Pready_range(0, 3, q));
+            MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        } else {
+            for (int i = 0; i < N; i++)
+                buf[i] = -1;
+            MPI_OK(MPI_Precv_init(buf, 2, N / 2, MPI_INT, lr, 3, inter, MPI_INFO_NULL, &q));
+            MPI_OK(MPI_Start(&q));
+            MPI_OK(MPI_Wait(&q, &st));
+            CHECK(st.MPI_SOURCE == lr && st.MPI_TAG == 3, "intercomm status source %d tag %d", st.MPI_SOURCE, st.MPI_TAG);
+            for (int i = 0; i < N; i++)
+                CHECK(buf[i] == (rank - 1) * 100 + i, "intercomm: buf[%d] = %d", i, buf[i]);
+        }
+        MPI_OK(MPI_Request_free(&q));
+    }
+    MPI_OK(MPI_Comm_free(&inter));
+    MPI_OK(MPI_Comm_free(&local));
+}
+
 int main(int argc, char **argv)
 {
     tu_init(&argc, &argv);
@@ -359,6 +398,7 @@ int main(int argc, char **argv)
     init_order();
     polling();
     proc_null();
+    intercomm();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0)
         printf("partitioned: OK\n");

@@ -84,6 +84,12 @@ fn partitioned() {
     run_both("partitioned");
 }
 
+/// The same through `use mpi_f08` (TYPE(MPI_Request), MPI_Startall, MPI_Waitall).
+#[test]
+fn f08_partitioned() {
+    run_f08("f08_partitioned");
+}
+
 #[test]
 fn hello_processor_name() {
     run_both("hello");
