@@ -146,12 +146,12 @@ impl Engine {
             let msg = RawBuf { ptr: p.setup.as_mut_ptr() as *mut u8, len: std::mem::size_of::<Setup>() };
             let op = Op::Send { buf: msg, dest_world: a.peer, ctx: a.ctx, src_rank: a.label, tag: setup_tag(a.tag), mode: SendMode::Standard };
             let rid = self.create(op, false);
-            // A failed start (an unreachable peer) leaves the request complete with its error;
-            // the data sends of each round then report it.
-            if let Err(e) = self.start(rid) {
-                p.error = Some(e.class);
+            // A failed start (an unreachable peer) needs no report here: each round's data
+            // sends fail the same way and report it.
+            match self.start(rid) {
+                Ok(()) => p.setup_send = Some(rid),
+                Err(_) => self.reqs.discard(rid),
             }
-            p.setup_send = Some(rid);
             p.pairing = Pairing::Sender { base };
         }
         self.insert_partitioned(p, a.owner)
