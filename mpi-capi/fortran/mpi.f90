@@ -3,8 +3,8 @@
 module mpi
   implicit none
   public
-  integer, parameter :: MPI_VERSION = 3
-  integer, parameter :: MPI_SUBVERSION = 1
+  integer, parameter :: MPI_VERSION = 4
+  integer, parameter :: MPI_SUBVERSION = 0
   integer, parameter :: MPI_COMM_NULL = 67108864
   integer, parameter :: MPI_OP_NULL = 402653184
   integer, parameter :: MPI_GROUP_NULL = 134217728

@@ -47,8 +47,8 @@ module mpi_f08
     integer(c_int) :: count_lo, count_hi_and_cancelled
     integer(c_int) :: MPI_SOURCE, MPI_TAG, MPI_ERROR
   end type MPI_Status
-  integer, parameter :: MPI_VERSION = 3
-  integer, parameter :: MPI_SUBVERSION = 1
+  integer, parameter :: MPI_VERSION = 4
+  integer, parameter :: MPI_SUBVERSION = 0
   type(MPI_Comm), parameter :: MPI_COMM_NULL = MPI_Comm(67108864)
   type(MPI_Op), parameter :: MPI_OP_NULL = MPI_Op(402653184)
   type(MPI_Group), parameter :: MPI_GROUP_NULL = MPI_Group(134217728)
@@ -6849,7 +6849,7 @@ module mpi_f08
       import
       implicit none
       integer, intent(in) :: length
-      integer :: array_of_partitions(*)
+      integer, intent(in) :: array_of_partitions(*)
       type(MPI_Request), intent(in) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_pready_list_f08

@@ -1284,7 +1284,7 @@ mod c_entry {
         #[link_name = "PMPI_Pready"]
         pub(super) fn c_PMPI_Pready(partition: c_int, request: MPI_Request) -> c_int;
         #[link_name = "PMPI_Pready_list"]
-        pub(super) fn c_PMPI_Pready_list(length: c_int, array_of_partitions: *mut c_int, request: MPI_Request) -> c_int;
+        pub(super) fn c_PMPI_Pready_list(length: c_int, array_of_partitions: *const c_int, request: MPI_Request) -> c_int;
         #[link_name = "PMPI_Pready_range"]
         pub(super) fn c_PMPI_Pready_range(partition_low: c_int, partition_high: c_int, request: MPI_Request) -> c_int;
         #[link_name = "PMPI_Precv_init"]

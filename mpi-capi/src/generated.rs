@@ -4531,9 +4531,9 @@ pub unsafe extern "C" fn MPI_Pready(partition: c_int, request: MPI_Request) -> c
     unsafe { crate::partitioned::PMPI_Pready(partition, request) }
 }
 
-// int MPI_Pready_list(int length, int array_of_partitions[], MPI_Request request);
+// int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Pready_list(length: c_int, array_of_partitions: *mut c_int, request: MPI_Request) -> c_int {
+pub unsafe extern "C" fn MPI_Pready_list(length: c_int, array_of_partitions: *const c_int, request: MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
     unsafe { crate::partitioned::PMPI_Pready_list(length, array_of_partitions, request) }
 }
@@ -4557,4 +4557,16 @@ pub unsafe extern "C" fn MPI_Precv_init(buf: *mut c_void, partitions: c_int, cou
 pub unsafe extern "C" fn MPI_Psend_init(buf: *const c_void, partitions: c_int, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
     unsafe { crate::partitioned::PMPI_Psend_init(buf, partitions, count, datatype, dest, tag, comm, info, request) }
+}
+
+// int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Register_datarep_c(datarep: *const c_char, read_conversion_fn: MPI_Datarep_conversion_function_c, write_conversion_fn: MPI_Datarep_conversion_function_c, dtype_file_extent_fn: MPI_Datarep_extent_function, extra_state: *mut c_void) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Register_datarep_c(datarep: *const c_char, read_conversion_fn: MPI_Datarep_conversion_function_c, write_conversion_fn: MPI_Datarep_conversion_function_c, dtype_file_extent_fn: MPI_Datarep_extent_function, extra_state: *mut c_void) -> c_int {
+    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Register_datarep_c")
 }

@@ -61,8 +61,8 @@ fn handle_constants_are_typed_hex_casts() {
         "#define MPI_FLOAT_INT ((MPI_Datatype)0x8c000000)",
         "#define MPI_SUM ((MPI_Op)0x58000003)",
         "#define MPI_UNDEFINED (-32766)",
-        "#define MPI_VERSION 3",
-        "#define MPI_SUBVERSION 1",
+        "#define MPI_VERSION 4",
+        "#define MPI_SUBVERSION 0",
         "typedef int MPI_Comm_copy_attr_function(MPI_Comm, int, void*, void*, void*, int*);",
         "int MPI_Pcontrol(const int level, ...);",
     ] {

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
         .unwrap();
     let cxx_exe = dir.join("hello");
     run(Command::new(prefix.join("bin/mpicxx")).arg(&cxx).arg("-o").arg(&cxx_exe));
-    assert_eq!(run(&mut Command::new(&cxx_exe)), "3\n");
+    assert_eq!(run(&mut Command::new(&cxx_exe)), "4\n");
 
     // pkg-config.
     if have("pkg-config") {

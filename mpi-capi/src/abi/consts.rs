@@ -8,8 +8,8 @@ use super::types::*;
 use std::os::raw::c_int;
 
 /// The MPI standard version whose C API the header declares.
-pub const MPI_VERSION: c_int = 3;
-pub const MPI_SUBVERSION: c_int = 1;
+pub const MPI_VERSION: c_int = 4;
+pub const MPI_SUBVERSION: c_int = 0;
 /// OxMPI's own version.
 pub const OXMPI_VERSION_MAJOR: c_int = 0;
 pub const OXMPI_VERSION_MINOR: c_int = 1;

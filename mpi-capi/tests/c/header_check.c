@@ -45,8 +45,8 @@ static const int misc[] = { MPI_GROUP_EMPTY, MPI_GROUP_NULL, MPI_INFO_NULL, MPI_
     MPI_T_BIND_NO_OBJECT, MPI_T_SCOPE_CONSTANT, MPI_T_PVAR_CLASS_STATE, MPI_F_STATUS_SIZE };
 static const MPI_Offset disp_current = MPI_DISPLACEMENT_CURRENT;
 
-#if MPI_VERSION != 3 || MPI_SUBVERSION != 1
-#error "mpi.h must declare MPI 3.1"
+#if MPI_VERSION != 4 || MPI_SUBVERSION != 0
+#error "mpi.h must declare MPI 4.0"
 #endif
 
 static const char *type_name(MPI_Datatype t)
