@@ -362,13 +362,18 @@ impl Engine {
         if !p.active {
             return Ok(true);
         }
-        let Pairing::Paired { part_bytes: theirs, .. } = p.pairing else { return Ok(p.part_bytes == 0) };
+        // Nothing has arrived before the setup message has.
+        let Pairing::Paired { parts: their_parts, part_bytes: theirs, .. } = p.pairing else { return Ok(false) };
+        let done = |q: usize| p.children.get(q).is_none_or(|c| matches!(c, Child::Done));
         let (from, to) = (i * p.part_bytes, (i + 1) * p.part_bytes);
         if from == to || theirs == 0 {
-            return Ok(true);
+            // Empty partitions cover no bytes: partition i waits for the send partition at
+            // the same place in the sender's partitioning (its empty message), so that it
+            // arrives when the sender marks that one ready, not before (as mpi4py checks).
+            return Ok(their_parts == 0 || done(i * their_parts / p.parts));
         }
         let last = (to - 1) / theirs;
-        Ok((from / theirs..=last).all(|q| p.children.get(q).is_none_or(|c| matches!(c, Child::Done))))
+        Ok((from / theirs..=last).all(done))
     }
 
     /// Advances the round of `rid`: releases finished children (unpacking a staged

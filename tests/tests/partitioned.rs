@@ -21,6 +21,17 @@ fn partitioned() {
     run_ok_env("partitioned", &exe, 4, &[], &[TWO_NODES]);
 }
 
+/// Empty and small partitions: none is reported arrived before its send partition is ready.
+#[test]
+fn partitioned_empty() {
+    let exe = compile("partitioned_empty");
+    for np in [1, 2, 3] {
+        run_ok("partitioned_empty", &exe, np, &[]);
+    }
+    run_ok_env("partitioned_empty", &exe, 2, &[], &[TCP]);
+    run_ok_env("partitioned_empty", &exe, 4, &[], &[TWO_NODES]);
+}
+
 /// MPI_Pready from 4 threads, MPI_Parrived from 2 threads while the main thread waits.
 #[test]
 fn partitioned_threads() {
