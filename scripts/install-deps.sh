@@ -3,14 +3,14 @@
 # C toolchain, make, pkg-config, python3, procps, MPICH (for the interop test and
 # side-by-side benchmarks), gfortran, python3-venv/pip (mpi4py's suite, tests/external),
 # iproute2 (the network-namespace hosts of tests/netns), openssh-client (mpirun's default
-# launcher across hosts), libibverbs-dev + libclang-dev (the RDMA verbs plugin: rdma-sys
-# generates its bindings with bindgen, which needs libclang; Debian 12's clang 14 works,
-# see docs/verbs.md), ibverbs-providers, curl + xz-utils + perl (MPICH's test suite,
-# tests/external/mpich-testsuite.sh). Checks that cargo is available.
+# launcher across hosts), libibverbs-dev + librdmacm-dev + libclang-dev (the RDMA verbs
+# plugin: rdma-sys links both and generates its bindings with bindgen, which needs
+# libclang; Debian 12's clang 14 works, see docs/verbs.md), ibverbs-providers, curl +
+# xz-utils + perl (MPICH's test suite, tests/external/mpich-testsuite.sh). Checks that cargo is available.
 # Quiet when there is nothing to do.
 set -euo pipefail
 
-PACKAGES=(gcc g++ make pkg-config python3 python3-venv python3-pip procps mpich libmpich-dev gfortran iproute2 openssh-client libibverbs-dev ibverbs-providers libclang-dev curl xz-utils perl)
+PACKAGES=(gcc g++ make pkg-config python3 python3-venv python3-pip procps mpich libmpich-dev gfortran iproute2 openssh-client libibverbs-dev librdmacm-dev ibverbs-providers libclang-dev curl xz-utils perl)
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
