@@ -37,7 +37,6 @@ DIR_EXCLUSIONS=(
 )
 EXCLUSIONS=(
     'mpi_t/qmpi_test             MPICH-specific QMPI tool interface'
-    'errhan/adderr               MPICH-specific MPIX_Delete_error_* (called under MPI_VERSION >= 4) not provided'
     'errors/pt2pt/truncmsg2      a receive type signature that differs from the send type is not detected'
     'f08/pt2pt/pt2pt_largef08    mpi_f08 has no large-count (INTEGER(KIND=MPI_COUNT_KIND)) overloads'
     'f08/subarray/test14         mpi_f08 without subarrays (MPI_SUBARRAYS_SUPPORTED = .FALSE.): nonblocking calls on non-contiguous array sections'
