@@ -20,7 +20,12 @@
 #   OXMPI_EXTERNAL_CACHE   cache of downloads and venvs      (default /tmp/oxmpi-external)
 #   OXMPI_MPI4PY_LOGS      log directory                     (default /tmp/mpi4py-logs)
 #   OXMPI_MPI4PY_NPROCS    rank counts to run                (default "1 2 4")
-#   OXMPI_MPI4PY_TIMEOUT   mpirun --timeout per run, seconds (default 180)
+#   OXMPI_MPI4PY_WHEEL_NPROCS  rank counts of the wheel's runs (default "1 2": the wheel adds
+#                          the binary interface to what the source runs test; its 4-rank run
+#                          would repeat the source's for 5 minutes on 2 cores)
+#   OXMPI_MPI4PY_TIMEOUT   mpirun --timeout per run, seconds (default 420: a hang guard; the
+#                          4-rank suite took 300-320 s on a slow 2-core machine, test_rma's
+#                          lock loops alone 20-45 s, as 4 ranks take turns on 2 CPUs)
 #   OXMPI_MPI4PY_WHEEL     1: also run with the PyPI binary wheel (default), 0: skip it
 #   OXMPI_MPI4PY_NUMPY     1: install numpy into the venvs (default; more buffer tests), 0: don't
 #   OXMPI_MPI4PY_REBUILD   1: rebuild the source venv even if its stamp matches
@@ -66,7 +71,8 @@ done
 CACHE=${OXMPI_EXTERNAL_CACHE:-/tmp/oxmpi-external}
 LOGS=${OXMPI_MPI4PY_LOGS:-/tmp/mpi4py-logs}
 NPROCS=${OXMPI_MPI4PY_NPROCS:-1 2 4}
-TIMEOUT=${OXMPI_MPI4PY_TIMEOUT:-180}
+WHEEL_NPROCS=${OXMPI_MPI4PY_WHEEL_NPROCS:-1 2}
+TIMEOUT=${OXMPI_MPI4PY_TIMEOUT:-420}
 WITH_WHEEL=${OXMPI_MPI4PY_WHEEL:-1}
 WITH_NUMPY=${OXMPI_MPI4PY_NUMPY:-1}
 mkdir -p "$CACHE/dl" "$LOGS"
@@ -241,9 +247,9 @@ if [ "$WITH_WHEEL" = 1 ]; then
 fi
 for entry in "${runs[@]}"; do
     name=${entry%%|*} py=${entry#*|}
-    extra=()
-    if [ "$name" = wheel ]; then extra=("${WHEEL_ENV[@]}"); fi
-    for n in $NPROCS; do
+    extra=() counts=$NPROCS
+    if [ "$name" = wheel ]; then extra=("${WHEEL_ENV[@]}") counts=$WHEEL_NPROCS; fi
+    for n in $counts; do
         run_suite "$name" "$py" "$n" "${extra[@]}"
     done
 done
