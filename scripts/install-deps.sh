@@ -6,7 +6,8 @@
 # launcher across hosts), libibverbs-dev + librdmacm-dev + libclang-dev (the RDMA verbs
 # plugin: rdma-sys links both and generates its bindings with bindgen, which needs
 # libclang; Debian 12's clang 14 works, see docs/verbs.md), ibverbs-providers, curl +
-# xz-utils + perl (MPICH's test suite, tests/external/mpich-testsuite.sh). Checks that cargo is available.
+# xz-utils + perl (MPICH's test suite, tests/external/mpich-testsuite.sh). Checks that
+# cargo is available.
 # Quiet when there is nothing to do.
 set -euo pipefail
 

@@ -255,16 +255,14 @@ pub unsafe extern "C" fn PMPI_Add_error_string(errorcode: c_int, string: *const 
 // Programs built against MPICH 4 call them (MPICH's own errhan/adderr does under
 // MPI_VERSION >= 4). Values are never handed out again: `MPI_LASTUSEDCODE` only grows.
 
-/// Removes user class or code `code` when `check` accepts it; the error message otherwise.
-fn delete_user_error(func: &str, code: c_int, check: impl FnOnce(&UserErrors, c_int) -> Result<(), String>) -> c_int {
+/// Runs `edit` on user class or code `code` (with its class) under the table's lock; a
+/// value that is not a user class or code, or `edit`'s refusal, is `MPI_ERR_ARG`.
+fn edit_user_error(func: &str, code: c_int, edit: impl FnOnce(&mut UserErrors, c_int) -> Result<(), String>) -> c_int {
     let r = {
         let mut u = user_errors();
         match u.class_of.get(&code).copied() {
             None => Err(format!("{code} is not a user error class or code")),
-            Some(class) => check(&u, class).map(|()| {
-                u.class_of.remove(&code);
-                u.strings.remove(&code);
-            }),
+            Some(class) => edit(&mut u, class),
         }
     };
     match r {
@@ -273,15 +271,24 @@ fn delete_user_error(func: &str, code: c_int, check: impl FnOnce(&UserErrors, c_
     }
 }
 
+/// Forgets user class or code `code` and its string.
+fn forget(u: &mut UserErrors, code: c_int) {
+    u.class_of.remove(&code);
+    u.strings.remove(&code);
+}
+
 /// `MPIX_Delete_error_class`: a user class without codes left.
 #[no_mangle]
 pub unsafe extern "C" fn PMPIX_Delete_error_class(errorclass: c_int) -> c_int {
-    delete_user_error("MPIX_Delete_error_class", errorclass, |u, class| {
+    edit_user_error("MPIX_Delete_error_class", errorclass, |u, class| {
         if class != errorclass {
             return Err(format!("{errorclass} is an error code, not a class"));
         }
         match u.class_of.iter().filter(|&(&c, &k)| k == class && c != class).count() {
-            0 => Ok(()),
+            0 => {
+                forget(u, errorclass);
+                Ok(())
+            }
             n => Err(format!("error class {errorclass} still has {n} error codes")),
         }
     })
@@ -290,20 +297,22 @@ pub unsafe extern "C" fn PMPIX_Delete_error_class(errorclass: c_int) -> c_int {
 /// `MPIX_Delete_error_code`: a user code (not a class).
 #[no_mangle]
 pub unsafe extern "C" fn PMPIX_Delete_error_code(errorcode: c_int) -> c_int {
-    delete_user_error("MPIX_Delete_error_code", errorcode, |_, class| if class == errorcode { Err(format!("{errorcode} is an error class, not a code")) } else { Ok(()) })
+    edit_user_error("MPIX_Delete_error_code", errorcode, |u, class| {
+        if class == errorcode {
+            return Err(format!("{errorcode} is an error class, not a code"));
+        }
+        forget(u, errorcode);
+        Ok(())
+    })
 }
 
 /// `MPIX_Delete_error_string`: the string of a user class or code (it becomes empty again).
 #[no_mangle]
 pub unsafe extern "C" fn PMPIX_Delete_error_string(errorcode: c_int) -> c_int {
-    let r = {
-        let mut u = user_errors();
-        u.class_of.contains_key(&errorcode).then(|| u.strings.remove(&errorcode))
-    };
-    match r {
-        Some(_) => MPI_SUCCESS,
-        None => raise(MPI_COMM_WORLD, "MPIX_Delete_error_string", MPI_ERR_ARG, format!("{errorcode} is not a user error class or code")),
-    }
+    edit_user_error("MPIX_Delete_error_string", errorcode, |u, _| {
+        u.strings.remove(&errorcode);
+        Ok(())
+    })
 }
 
 #[no_mangle]

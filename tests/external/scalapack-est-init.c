@@ -2,17 +2,17 @@
  * 2.2.1 bug, not an MPI one.
  *
  * P?GERFS, P?PORFS and the other refinement routines pass their local EST to the norm
- * estimator P?LACON uninitialised. P?LACON's convergence test (EST <= ESTOLD) then reads
- * it on processes where P?ASUM did not define it (valgrind: "Conditional jump or move
- * depends on uninitialised value(s) at pslacon_ ... created by a stack allocation at
- * psporfs_"), so the branch taken depends on whatever an earlier call left at that stack
- * slot. When two processes of one grid column branch differently they call different
+ * estimator P?LACON uninitialised, and P?LACON's tests (EST <= ESTOLD, TEMP > EST) read it
+ * (valgrind: "Conditional jump or move depends on uninitialised value(s) at pslacon_ ...
+ * created by a stack allocation at psporfs_"; logged at each call, the caller's EST held
+ * different pointer-like leftovers on each rank and was not written during the estimate),
+ * so the branch taken depends on whatever an earlier call left at that stack slot. When two processes of one grid column branch differently they call different
  * BLACS operations and the job fails (a broadcast meeting an all-reduce) or hangs. With
  * MPICH the leftover bytes happen to agree; with OxMPI they differ from build to build
  * (xsllt failed 5 runs in 6 at one commit, passed every run at the one before).
  *
  * The fix is what P?LACON's caller should do: EST starts at zero on the first call
- * (KASE = 0), after which P?LACON and P?ASUM behave as written. */
+ * (KASE = 0), so every process starts from the same value. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 
