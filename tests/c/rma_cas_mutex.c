@@ -1,8 +1,8 @@
 /* rma_cas_mutex: a spin mutex built on MPI_Compare_and_swap protects a critical section
  * made of plain, non-atomic MPI_Get / MPI_Put on another rank.
- *  - first, MPI_Compare_and_swap semantics on MPI_INT, MPI_LONG, MPI_UNSIGNED_LONG_LONG
- *    and MPI_INT64_T: a mismatching compare leaves the target alone and returns the
- *    current value, a matching one swaps and returns the old value;
+ *  - first, MPI_Compare_and_swap semantics on MPI_INT, MPI_LONG, MPI_UNSIGNED_LONG_LONG,
+ *    MPI_INT64_T, MPI_SHORT and MPI_SIGNED_CHAR: a mismatching compare leaves the target
+ *    alone and returns the current value, a matching one swaps and returns the old value;
  *  - the mutex word (MPI_INT) lives on rank 0: 0 = free, r + 1 = held by rank r.
  *    Acquire: MPI_Compare_and_swap(0 -> rank + 1) + MPI_Win_flush until it returns 0.
  *    Release: MPI_Fetch_and_op(0, MPI_REPLACE), which must return rank + 1;
@@ -98,6 +98,29 @@ static void cas_semantics(MPI_Win win)
     get_self(win, &qget, MPI_INT64_T, 48);
     CHECK(qres == -4 && qget == INT64_MIN, "CAS MPI_INT64_T match: returned %lld, target %lld",
           (long long)qres, (long long)qget);
+
+    /* 2- and 1-byte types (not the 4- and 8-byte typed path); the neighbouring bytes of
+     * the slot must survive */
+    short sinit[2] = {-300, 1234}, sc = -299, sv = 77, sres = 0, sget[2] = {0, 0};
+    put_self(win, sinit, MPI_SHORT, 56);
+    put_self(win, &sinit[1], MPI_SHORT, 58);
+    cas_self(win, &sv, &sc, &sres, MPI_SHORT, 56);
+    get_self(win, &sget[0], MPI_SHORT, 56);
+    CHECK(sres == -300 && sget[0] == -300, "CAS MPI_SHORT mismatch: returned %d, target %d",
+          sres, sget[0]);
+    sc = -300;
+    cas_self(win, &sv, &sc, &sres, MPI_SHORT, 56);
+    get_self(win, &sget[0], MPI_SHORT, 56);
+    get_self(win, &sget[1], MPI_SHORT, 58);
+    CHECK(sres == -300 && sget[0] == 77 && sget[1] == 1234,
+          "CAS MPI_SHORT match: returned %d, target %d, next %d; expected -300, 77, 1234", sres,
+          sget[0], sget[1]);
+    signed char binit = -5, bc = -5, bv = 100, bres = 0, bget = 0;
+    put_self(win, &binit, MPI_SIGNED_CHAR, 60);
+    cas_self(win, &bv, &bc, &bres, MPI_SIGNED_CHAR, 60);
+    get_self(win, &bget, MPI_SIGNED_CHAR, 60);
+    CHECK(bres == -5 && bget == 100, "CAS MPI_SIGNED_CHAR match: returned %d, target %d", bres,
+          bget);
 
     MPI_OK(MPI_Win_unlock(rank, win));
 }

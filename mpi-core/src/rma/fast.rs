@@ -103,36 +103,44 @@ pub unsafe fn accumulate(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, o
     // bytes of the window; `origin` and `result` are the caller's `len`-byte buffers.
     unsafe {
         (*words).with_acc(|| {
+            if count == 1 && one(op, elem, origin, result, target) {
+                return;
+            }
             if !result.is_null() {
                 std::ptr::copy(target, result, len);
             }
-            if count != 1 || !one(op, elem, origin, target) {
-                // The op applies to the element group (checked above): cannot fail.
-                let _ = op::reduce(op, elem, origin, target, count);
-            }
+            // The op applies to the element group (checked above): cannot fail.
+            let _ = op::reduce(op, elem, origin, target, count);
         })
     };
     true
 }
 
 /// One element of the most common (op, type) pairs, inline (`MPI_Fetch_and_op` counters):
-/// false for the others, which go through the reduction kernels.
+/// the old value into `result` (unless null) as a typed load, not a `memcpy` call, then the
+/// op. False, having touched nothing, for the other pairs, which take the reduction kernels.
 ///
 /// # Safety
-/// `origin` and `target` hold one element of `elem` (any alignment).
+/// `origin`, `target` and `result` (unless null) hold one element of `elem` (any alignment).
 #[inline(always)]
-unsafe fn one(op: PredefOp, elem: Elem, origin: *const u8, target: *mut u8) -> bool {
+unsafe fn one(op: PredefOp, elem: Elem, origin: *const u8, result: *mut u8, target: *mut u8) -> bool {
     use crate::op::Repr;
     macro_rules! apply {
         ($t:ty, $sum:expr) => {{
-            let (o, t) = (origin as *const $t, target as *mut $t);
+            let (o, t, r) = (origin as *const $t, target as *mut $t, result as *mut $t);
+            if !matches!(op, PredefOp::Sum | PredefOp::Replace | PredefOp::NoOp) {
+                return false;
+            }
             // SAFETY: caller's contract.
             unsafe {
+                let old = t.read_unaligned();
+                if !r.is_null() {
+                    r.write_unaligned(old);
+                }
                 match op {
-                    PredefOp::Sum => t.write_unaligned($sum(t.read_unaligned(), o.read_unaligned())),
+                    PredefOp::Sum => t.write_unaligned($sum(old, o.read_unaligned())),
                     PredefOp::Replace => t.write_unaligned(o.read_unaligned()),
-                    PredefOp::NoOp => {}
-                    _ => return false,
+                    _ => {}
                 }
             }
             true
@@ -160,9 +168,26 @@ pub unsafe fn compare_and_swap(rt: &mut Runtime, idx: usize, rank: i32, disp: is
     // SAFETY: as in `accumulate`.
     unsafe {
         (*words).with_acc(|| {
-            std::ptr::copy(target, result, size);
-            if std::slice::from_raw_parts(result as *const u8, size) == std::slice::from_raw_parts(compare, size) {
-                std::ptr::copy(origin, target, size);
+            // Typed loads for the usual sizes: `memcpy` and `memcmp` calls cost more than
+            // the rest of the operation.
+            macro_rules! swap {
+                ($t:ty) => {{
+                    let (old, expected) = ((target as *const $t).read_unaligned(), (compare as *const $t).read_unaligned());
+                    (result as *mut $t).write_unaligned(old);
+                    if old == expected {
+                        (target as *mut $t).write_unaligned((origin as *const $t).read_unaligned());
+                    }
+                }};
+            }
+            match size {
+                8 => swap!(u64),
+                4 => swap!(u32),
+                _ => {
+                    std::ptr::copy(target, result, size);
+                    if std::slice::from_raw_parts(result as *const u8, size) == std::slice::from_raw_parts(compare, size) {
+                        std::ptr::copy(origin, target, size);
+                    }
+                }
             }
         })
     };
