@@ -183,8 +183,10 @@ pub unsafe fn compare_and_swap(rt: &mut Runtime, idx: usize, rank: i32, disp: is
                 8 => swap!(u64),
                 4 => swap!(u32),
                 _ => {
+                    // Compared before `result` is written, as the typed sizes do.
+                    let equal = std::slice::from_raw_parts(target as *const u8, size) == std::slice::from_raw_parts(compare, size);
                     std::ptr::copy(target, result, size);
-                    if std::slice::from_raw_parts(result as *const u8, size) == std::slice::from_raw_parts(compare, size) {
+                    if equal {
                         std::ptr::copy(origin, target, size);
                     }
                 }
