@@ -17,6 +17,7 @@ use mpi_core::op::{Elem, PredefOp};
 use mpi_core::request::ReqId;
 use mpi_core::rma::ops::{Buf, TargetSpec, What};
 use mpi_core::rma::setup::{self, Card, Spec, CARD_LEN};
+use mpi_core::rma::fast::{Word, WordOp};
 use mpi_core::rma::{sync, Flavor};
 use mpi_core::runtime;
 use std::os::raw::{c_int, c_void};
@@ -346,16 +347,25 @@ fn builtin_size(dt: MPI_Datatype) -> Option<usize> {
     crate::types::is_builtin_handle(dt).then_some((((dt as u32) >> 8) & 0xff) as usize)
 }
 
-/// Runs an engine fast path on window `win` (see `mpi_core::rma::fast`); false sends the
-/// call down the general path. Callers pass `move` closures: capturing the arguments by
-/// value keeps them in registers (by reference, each was stored and reloaded: 27 of the
-/// ~400 instructions of a fetch_and_op + flush, counted with callgrind).
-#[inline(always)]
-fn fast(win: MPI_Win, f: impl FnOnce(&mut runtime::Runtime, usize) -> bool) -> bool {
-    match win_index(win) {
-        Some(idx) if runtime::is_active() => runtime::with(move |rt| f(rt, idx)),
-        _ => false,
-    }
+/// Runs an engine fast path (`mpi_core::rma::fast`) on window `win`:
+/// `fast!(win, |rt, idx| body)` evaluates `body`, a bool (true: done), with the runtime and
+/// the window's index; false sends the call down the general path. A macro, not a function
+/// taking a closure: the helpers below are inlined into several MPI functions, so such a
+/// closure had several callers, was not inlined, and took every argument through memory
+/// (callgrind: a third of a `MPI_Fetch_and_op`).
+macro_rules! fast {
+    ($win:expr, |$rt:ident, $idx:ident| $body:expr) => {
+        match win_index($win) {
+            Some($idx) if runtime::is_active() => {
+                let mut guard = runtime::lock();
+                match guard.as_mut() {
+                    Some($rt) => $body,
+                    None => false,
+                }
+            }
+            _ => false,
+        }
+    };
 }
 
 /// Put or get of `count` elements of one builtin type on both sides.
@@ -367,7 +377,7 @@ fn fast_copy(buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, rank: c_int
         return false;
     }
     // SAFETY: the caller's buffer of `count` elements of `dt`.
-    fast(win, move |rt, idx| unsafe { mpi_core::rma::fast::copy(rt, idx, rank, disp as isize, buf as *mut u8, count as usize * size, get) })
+    fast!(win, |rt, idx| unsafe { mpi_core::rma::fast::copy(rt, idx, rank, disp as isize, buf as *mut u8, count as usize * size, get) })
 }
 
 /// Accumulate-family call of `count` elements of one basic type on every side.
@@ -375,11 +385,28 @@ fn fast_copy(buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, rank: c_int
 #[allow(clippy::too_many_arguments)]
 fn fast_acc(origin: *const c_void, result: *mut c_void, count: MPI_Count, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, op: MPI_Op, win: MPI_Win) -> bool {
     let (Some(elem), Some(p)) = (crate::ops::elem_of(dt), crate::ops::predef_op(op)) else { return false };
+    if count == 1 {
+        if let (Some(word), Some(wop)) = (Word::of(elem), WordOp::of(p)) {
+            if origin.is_null() && wop != WordOp::NoOp {
+                return false;
+            }
+            // SAFETY: the caller's one-element buffers.
+            return fast!(win, |rt, idx| unsafe { mpi_core::rma::fast::word(rt, idx, rank, disp as isize, origin as *const u8, result as *mut u8, word, wop) });
+        }
+    }
+    fast_acc_many(origin, result, count, rank, disp, p, elem, win)
+}
+
+/// `fast_acc` for any count and the other ops: out of line, so that the one-element path
+/// inlined into each MPI function stays short (no registers to save for this one).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn fast_acc_many(origin: *const c_void, result: *mut c_void, count: MPI_Count, rank: c_int, disp: MPI_Aint, p: PredefOp, elem: Elem, win: MPI_Win) -> bool {
     if count <= 0 || (origin.is_null() && p != PredefOp::NoOp) {
         return false;
     }
     // SAFETY: the caller's buffers of `count` elements of `dt`.
-    fast(win, move |rt, idx| unsafe { mpi_core::rma::fast::accumulate(rt, idx, rank, disp as isize, origin as *const u8, result as *mut u8, count as usize, p, elem) })
+    fast!(win, |rt, idx| unsafe { mpi_core::rma::fast::accumulate(rt, idx, rank, disp as isize, origin as *const u8, result as *mut u8, count as usize, p, elem) })
 }
 
 // ------------------------------------------------------------------ communication
@@ -601,6 +628,12 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_ad
     if !result_addr.is_null() && fast_acc(origin_addr, result_addr, 1, datatype, target_rank, target_disp, op, win) {
         return MPI_SUCCESS;
     }
+    fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win)
+}
+
+/// `MPI_Fetch_and_op` off the fast path (out of line: see `fast_acc_many`).
+#[inline(never)]
+fn fetch_and_op(origin_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win) -> c_int {
     if crate::ops::elem_of(datatype).is_none() && live(win).is_some() {
         return raise_win(win, "MPI_Fetch_and_op", MPI_ERR_TYPE, "MPI_Fetch_and_op takes one predefined datatype");
     }
@@ -611,7 +644,7 @@ pub unsafe extern "C" fn PMPI_Fetch_and_op(origin_addr: *const c_void, result_ad
 pub unsafe extern "C" fn PMPI_Compare_and_swap(origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win) -> c_int {
     if let Some(size) = builtin_size(datatype).filter(|_| !origin_addr.is_null() && !compare_addr.is_null() && !result_addr.is_null() && crate::ops::elem_of(datatype).is_some_and(|e| matches!(e.group(), mpi_core::op::Group::CInteger | mpi_core::op::Group::FortranInteger | mpi_core::op::Group::Logical | mpi_core::op::Group::MultiLanguage | mpi_core::op::Group::Byte))) {
         // SAFETY: the caller's three one-element buffers (checked non-null).
-        if fast(win, move |rt, idx| unsafe { mpi_core::rma::fast::compare_and_swap(rt, idx, target_rank, target_disp as isize, origin_addr as *const u8, compare_addr as *const u8, result_addr as *mut u8, size) }) {
+        if fast!(win, |rt, idx| unsafe { mpi_core::rma::fast::compare_and_swap(rt, idx, target_rank, target_disp as isize, origin_addr as *const u8, compare_addr as *const u8, result_addr as *mut u8, size) }) {
             return MPI_SUCCESS;
         }
     }
@@ -720,7 +753,7 @@ pub unsafe extern "C" fn PMPI_Win_fence(assert: c_int, win: MPI_Win) -> c_int {
     if assert & !KNOWN_ASSERTS == 0 {
         use mpi_core::rma::fast::{self, FenceSync};
         let mut sync = None;
-        if fast(win, |rt, idx| {
+        if fast!(win, |rt, idx| {
             sync = fast::fence(rt, idx, assert & MPI_MODE_NOSUCCEED == 0);
             sync.is_some()
         }) {
@@ -884,10 +917,17 @@ pub unsafe extern "C" fn PMPI_Win_unlock_all(win: MPI_Win) -> c_int {
 
 /// `MPI_Win_flush` and `MPI_Win_flush_local` (local completion is not cheaper here: the
 /// operation's reply is what frees the origin buffer of an active message too).
-fn flush_one(func: &str, rank: c_int, win: MPI_Win) -> c_int {
-    if fast(win, move |rt, idx| mpi_core::rma::fast::flush(rt, idx, Some(rank)) == Some(true)) {
+#[inline(always)]
+fn flush_one(func: &'static str, rank: c_int, win: MPI_Win) -> c_int {
+    if fast!(win, |rt, idx| mpi_core::rma::fast::flush(rt, idx, Some(rank)) == Some(true)) {
         return MPI_SUCCESS;
     }
+    flush_one_general(func, rank, win)
+}
+
+/// `flush_one` off the fast path (out of line: see `fast_acc_many`).
+#[inline(never)]
+fn flush_one_general(func: &'static str, rank: c_int, win: MPI_Win) -> c_int {
     let idx = match window(func, win) {
         Ok(i) => i,
         Err(rc) => return rc,
@@ -900,7 +940,7 @@ fn flush_one(func: &str, rank: c_int, win: MPI_Win) -> c_int {
 }
 
 fn flush_every(func: &str, win: MPI_Win) -> c_int {
-    if fast(win, |rt, idx| mpi_core::rma::fast::flush(rt, idx, None) == Some(true)) {
+    if fast!(win, |rt, idx| mpi_core::rma::fast::flush(rt, idx, None) == Some(true)) {
         return MPI_SUCCESS;
     }
     match window(func, win) {

@@ -134,7 +134,7 @@ pub struct RuntimeGuard {
 }
 
 impl RuntimeGuard {
-    #[inline]
+    #[inline(always)]
     fn enter(mutex: Option<MutexGuard<'static, ()>>) -> RuntimeGuard {
         if RUNTIME.busy.load(Ordering::Relaxed) {
             reentered();
@@ -153,13 +153,20 @@ fn reentered() -> ! {
 }
 
 impl Drop for RuntimeGuard {
-    #[inline]
+    #[inline(always)]
     fn drop(&mut self) {
         RUNTIME.busy.store(false, Ordering::Relaxed);
-        if self._mutex.is_some() {
-            INSIDE.set(false);
+        if let Some(g) = self._mutex.take() {
+            unlock_mutex(g);
         }
     }
+}
+
+/// Releases the `MPI_THREAD_MULTIPLE` mutex, out of line like `lock_mutex`.
+#[inline(never)]
+fn unlock_mutex(g: MutexGuard<'static, ()>) {
+    INSIDE.set(false);
+    drop(g);
 }
 
 impl std::ops::Deref for RuntimeGuard {
@@ -234,18 +241,23 @@ fn raise_thread_level(level: i32) -> i32 {
 
 /// Enters the runtime. Callers that need the runtime itself check `is_initialized` first
 /// (the C layer raises a proper MPI error); the slot is None before init and after finalize.
-#[inline]
+/// Inlined everywhere (a few loads and a store at `MPI_THREAD_SINGLE`..`SERIALIZED`); the
+/// mutex of `MPI_THREAD_MULTIPLE` is taken out of line.
+#[inline(always)]
 pub fn lock() -> RuntimeGuard {
-    let mutex = RUNTIME.multiple.load(Ordering::Relaxed).then(|| {
-        // Re-entry on the thread that holds the mutex would deadlock on it: say so instead.
-        if INSIDE.get() {
-            reentered();
-        }
-        let g = RUNTIME.mutex.lock().unwrap_or_else(|p| p.into_inner());
-        INSIDE.set(true);
-        g
-    });
+    let mutex = if RUNTIME.multiple.load(Ordering::Relaxed) { Some(lock_mutex()) } else { None };
     RuntimeGuard::enter(mutex)
+}
+
+#[inline(never)]
+fn lock_mutex() -> MutexGuard<'static, ()> {
+    // Re-entry on the thread that holds the mutex would deadlock on it: say so instead.
+    if INSIDE.get() {
+        reentered();
+    }
+    let g = RUNTIME.mutex.lock().unwrap_or_else(|p| p.into_inner());
+    INSIDE.set(true);
+    g
 }
 
 thread_local! {

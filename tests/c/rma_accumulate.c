@@ -22,7 +22,8 @@
  *     the same with MPI_Fetch_and_op(MPI_REPLACE) chains (each returns the previous
  *     value) and MPI_Accumulate(MPI_SUM) followed by MPI_Fetch_and_op(MPI_NO_OP);
  *  8. MPI_Fetch_and_op with MPI_SUM, MPI_NO_OP and MPI_REPLACE on MPI_INT, MPI_LONG,
- *     MPI_DOUBLE, MPI_FLOAT, MPI_UNSIGNED_LONG_LONG;
+ *     MPI_DOUBLE, MPI_FLOAT, MPI_UNSIGNED_LONG_LONG, MPI_UNSIGNED (wrapping past
+ *     UINT_MAX), MPI_INT64_T, MPI_AINT and MPI_SHORT;
  *  9. a large MPI_Accumulate (SUM of 40000 doubles) from every rank onto rank 0.
  * MPI_NO_OP is only used where the standard allows it (MPI_Get_accumulate,
  * MPI_Fetch_and_op). Epochs: fences for 1-6 and 9, MPI_Win_lock / lock_all for 7-8. */
@@ -535,6 +536,10 @@ FOP_TEST(long, long, MPI_LONG, (1L << 55) + 3, (1L << 54) + 1)
 FOP_TEST(double, double, MPI_DOUBLE, 0.125, 1e10)
 FOP_TEST(float, float, MPI_FLOAT, 2.5f, -0.75f)
 FOP_TEST(ull, unsigned long long, MPI_UNSIGNED_LONG_LONG, ULLONG_MAX - 1ULL, 3ULL)
+FOP_TEST(uint, unsigned, MPI_UNSIGNED, UINT_MAX - 1u, 5u)
+FOP_TEST(i64, int64_t, MPI_INT64_T, -((int64_t)1 << 60), ((int64_t)1 << 59) + 7)
+FOP_TEST(aint, MPI_Aint, MPI_AINT, (MPI_Aint)1 << 40, -3)
+FOP_TEST(short, short, MPI_SHORT, -300, 77)
 
 static void fetch_and_op(void)
 {
@@ -546,6 +551,10 @@ static void fetch_and_op(void)
     fop_double(t, slot);
     fop_float(t, slot);
     fop_ull(t, slot);
+    fop_uint(t, slot);
+    fop_i64(t, slot);
+    fop_aint(t, slot);
+    fop_short(t, slot);
     MPI_OK(MPI_Win_unlock_all(win));
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 }

@@ -11,7 +11,8 @@
  *    implementation that does not check corrupts nothing); a nested MPI_Win_lock of the
  *    same target, MPI_Win_lock_all while holding a lock, MPI_Win_fence in a lock epoch and
  *    an access to a rank that is not locked -> MPI_ERR_RMA_SYNC; MPI_Accumulate with
- *    MPI_BAND on MPI_DOUBLE and with a user-defined op -> MPI_ERR_OP (MPI_LAND on
+ *    MPI_BAND on MPI_DOUBLE and with a user-defined op, MPI_Fetch_and_op with MPI_SUM on
+ *    MPI_LOGICAL and MPI_Accumulate with MPI_SUM on MPI_C_BOOL -> MPI_ERR_OP (MPI_LAND on
  *    MPI_DOUBLE is accepted, as MPICH's op check does);
  *    MPI_Compare_and_swap on a derived type and on MPI_DOUBLE, MPI_Fetch_and_op on a
  *    derived type -> MPI_ERR_TYPE;
@@ -189,6 +190,10 @@ int main(int argc, char **argv)
     EXPECT(MPI_Compare_and_swap(&x, &y, &z, contig, right, 0, win), MPI_ERR_TYPE);
     EXPECT(MPI_Compare_and_swap(&d, &dc, &dr, MPI_DOUBLE, right, 0, win), MPI_ERR_TYPE);
     EXPECT(MPI_Fetch_and_op(&x, &z, contig, right, 0, MPI_SUM, win), MPI_ERR_TYPE);
+    /* MPI_SUM is not defined on logicals, though MPI_LOGICAL is an int in memory */
+    EXPECT_STRICT(MPI_Fetch_and_op(&x, &z, MPI_LOGICAL, right, 0, MPI_SUM, win), MPI_ERR_OP);
+    EXPECT_STRICT(MPI_Accumulate(&x, 1, MPI_C_BOOL, right, 0, 1, MPI_C_BOOL, MPI_SUM, win),
+                  MPI_ERR_OP);
     usable_passive(right, 5);
     MPI_OK(MPI_Win_unlock(right, win));
     EXPECT(MPI_Win_unlock(right, win), MPI_ERR_RMA_SYNC);

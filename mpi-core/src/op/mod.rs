@@ -115,12 +115,12 @@ macro_rules! elems {
             }
 
             #[inline]
-            pub fn group(self) -> Group {
+            pub const fn group(self) -> Group {
                 match self { $(Elem::$v => Group::$group),* }
             }
 
             #[inline]
-            pub fn repr(self) -> Repr {
+            pub const fn repr(self) -> Repr {
                 match self { $(Elem::$v => Repr::$repr),* }
             }
         }

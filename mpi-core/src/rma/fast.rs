@@ -12,7 +12,7 @@ use crate::runtime::Runtime;
 /// The target's window memory for `len` bytes at displacement `disp`, if the target is
 /// mapped here, the window serves no active messages (so no progress is owed), an epoch
 /// covers it and the bytes lie inside its window.
-#[inline]
+#[inline(always)]
 fn mapped(w: &mut Win, rank: i32, disp: isize, len: usize) -> Option<(*mut u8, *const super::words::TargetWords)> {
     if w.serve || rank < 0 {
         return None;
@@ -99,12 +99,13 @@ pub unsafe fn accumulate(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, o
     let len = count * elem.size();
     let Some(w) = rt.wins.get_mut(idx) else { return false };
     let Some((target, words)) = mapped(w, rank, disp, len) else { return false };
+    let one = if count == 1 { Word::of(elem).zip(WordOp::of(op)) } else { None };
     // SAFETY: the words live in the node segment with the window; `target` holds `len`
     // bytes of the window; `origin` and `result` are the caller's `len`-byte buffers.
     unsafe {
-        (*words).with_acc(|| {
-            if count == 1 && one(op, elem, origin, result, target) {
-                return;
+        (*words).with_acc(move || {
+            if let Some((word, wop)) = one {
+                return apply_word(word, wop, origin, result, target);
             }
             if !result.is_null() {
                 std::ptr::copy(target, result, len);
@@ -116,21 +117,115 @@ pub unsafe fn accumulate(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, o
     true
 }
 
-/// One element of the most common (op, type) pairs, inline (`MPI_Fetch_and_op` counters):
-/// the old value into `result` (unless null) as a typed load, not a `memcpy` call, then the
-/// op. False, having touched nothing, for the other pairs, which take the reduction kernels.
+/// A basic type whose one-element accumulates run inline (`word`): the usual counter and
+/// value types, in a group `MPI_SUM` applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Word {
+    I32,
+    U32,
+    I64,
+    U64,
+    F64,
+}
+
+impl Word {
+    /// One load from a table made at compile time (matching on the group and then the
+    /// representation took two jump tables on the fast path).
+    #[inline(always)]
+    pub fn of(elem: Elem) -> Option<Word> {
+        WORD_OF[elem as usize]
+    }
+
+    const fn classify(elem: Elem) -> Option<Word> {
+        use crate::op::{Group, Repr};
+        if !matches!(elem.group(), Group::CInteger | Group::FortranInteger | Group::FloatingPoint | Group::MultiLanguage) {
+            return None;
+        }
+        match elem.repr() {
+            Repr::I32 => Some(Word::I32),
+            Repr::U32 => Some(Word::U32),
+            Repr::I64 => Some(Word::I64),
+            Repr::U64 => Some(Word::U64),
+            Repr::F64 => Some(Word::F64),
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    pub fn size(self) -> usize {
+        match self {
+            Word::I32 | Word::U32 => 4,
+            Word::I64 | Word::U64 | Word::F64 => 8,
+        }
+    }
+}
+
+/// `Word::of` for every `Elem`, by discriminant.
+const WORD_OF: [Option<Word>; Elem::ALL.len()] = {
+    let mut table = [None; Elem::ALL.len()];
+    let mut i = 0;
+    while i < table.len() {
+        assert!(Elem::ALL[i] as usize == i);
+        table[i] = Word::classify(Elem::ALL[i]);
+        i += 1;
+    }
+    table
+};
+
+/// The ops a `Word` accumulate runs inline: counters, swaps and atomic reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordOp {
+    Sum,
+    Replace,
+    NoOp,
+}
+
+impl WordOp {
+    #[inline(always)]
+    pub fn of(op: PredefOp) -> Option<WordOp> {
+        match op {
+            PredefOp::Sum => Some(WordOp::Sum),
+            PredefOp::Replace => Some(WordOp::Replace),
+            PredefOp::NoOp => Some(WordOp::NoOp),
+            _ => None,
+        }
+    }
+}
+
+/// `MPI_Fetch_and_op`, or a one-element `MPI_Accumulate` / `MPI_Get_accumulate` (`result`
+/// null for the first), of a `Word` type: the C layer decides this from the handles and
+/// comes here before anything else, so a counter increment is a window lookup, the
+/// accumulate lock and a typed add. True when done; false (nothing touched) sends the call
+/// down the other paths.
 ///
 /// # Safety
-/// `origin`, `target` and `result` (unless null) hold one element of `elem` (any alignment).
+/// `origin` (unless the op is `MPI_NO_OP`) and `result` (unless null) must be valid for one
+/// element of `word`.
 #[inline(always)]
-unsafe fn one(op: PredefOp, elem: Elem, origin: *const u8, result: *mut u8, target: *mut u8) -> bool {
-    use crate::op::Repr;
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn word(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, origin: *const u8, result: *mut u8, word: Word, op: WordOp) -> bool {
+    let Some(w) = rt.wins.get_mut(idx) else { return false };
+    let Some((target, words)) = mapped(w, rank, disp, word.size()) else { return false };
+    // SAFETY: as in `accumulate`.
+    unsafe {
+        (*words).lock_acc();
+        apply_word(word, op, origin, result, target);
+        (*words).unlock_acc();
+    }
+    true
+}
+
+/// One element: the old value into `result` (unless null) as a typed load, not a `memcpy`
+/// call, then the op.
+///
+/// # Safety
+/// `origin` (unless the op is `MPI_NO_OP`), `target` and `result` (unless null) hold one
+/// element of `word` (any alignment).
+#[inline(always)]
+unsafe fn apply_word(word: Word, op: WordOp, origin: *const u8, result: *mut u8, target: *mut u8) {
     macro_rules! apply {
         ($t:ty, $sum:expr) => {{
             let (o, t, r) = (origin as *const $t, target as *mut $t, result as *mut $t);
-            if !matches!(op, PredefOp::Sum | PredefOp::Replace | PredefOp::NoOp) {
-                return false;
-            }
             // SAFETY: caller's contract.
             unsafe {
                 let old = t.read_unaligned();
@@ -138,21 +233,19 @@ unsafe fn one(op: PredefOp, elem: Elem, origin: *const u8, result: *mut u8, targ
                     r.write_unaligned(old);
                 }
                 match op {
-                    PredefOp::Sum => t.write_unaligned($sum(old, o.read_unaligned())),
-                    PredefOp::Replace => t.write_unaligned(o.read_unaligned()),
-                    _ => {}
+                    WordOp::Sum => t.write_unaligned($sum(old, o.read_unaligned())),
+                    WordOp::Replace => t.write_unaligned(o.read_unaligned()),
+                    WordOp::NoOp => {}
                 }
             }
-            true
         }};
     }
-    match elem.repr() {
-        Repr::I64 => apply!(i64, i64::wrapping_add),
-        Repr::U64 => apply!(u64, u64::wrapping_add),
-        Repr::I32 => apply!(i32, i32::wrapping_add),
-        Repr::U32 => apply!(u32, u32::wrapping_add),
-        Repr::F64 => apply!(f64, |a: f64, b: f64| a + b),
-        _ => false,
+    match word {
+        Word::I64 => apply!(i64, i64::wrapping_add),
+        Word::U64 => apply!(u64, u64::wrapping_add),
+        Word::I32 => apply!(i32, i32::wrapping_add),
+        Word::U32 => apply!(u32, u32::wrapping_add),
+        Word::F64 => apply!(f64, |a: f64, b: f64| a + b),
     }
 }
 
@@ -167,7 +260,7 @@ pub unsafe fn compare_and_swap(rt: &mut Runtime, idx: usize, rank: i32, disp: is
     let Some((target, words)) = mapped(w, rank, disp, size) else { return false };
     // SAFETY: as in `accumulate`.
     unsafe {
-        (*words).with_acc(|| {
+        (*words).with_acc(move || {
             // Typed loads for the usual sizes: `memcpy` and `memcmp` calls cost more than
             // the rest of the operation.
             macro_rules! swap {
@@ -199,7 +292,7 @@ pub unsafe fn compare_and_swap(rt: &mut Runtime, idx: usize, rank: i32, disp: is
 /// `MPI_Win_flush` (and `_local`, `_all`: `rank` None) when nothing is outstanding: the
 /// window serves no active messages and no reply is awaited. Some(true) when done,
 /// Some(false) outside a passive epoch (the general path reports it), None otherwise.
-#[inline]
+#[inline(always)]
 pub fn flush(rt: &mut Runtime, idx: usize, rank: Option<i32>) -> Option<bool> {
     let w = rt.wins.get_mut(idx)?;
     if w.serve {

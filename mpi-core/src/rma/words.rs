@@ -79,18 +79,40 @@ impl TargetWords {
         }
     }
 
-    /// Runs `f` holding the accumulate mutex (held only for the copy and the reduction,
-    /// never across an MPI call, so spinning is bounded).
-    pub fn with_acc<R>(&self, f: impl FnOnce() -> R) -> R {
+    /// Waits for and takes the accumulate mutex (out of line: rarely reached).
+    #[cold]
+    #[inline(never)]
+    fn acc_contended(&self) {
         while self.acc.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
             std::hint::spin_loop();
             if self.acc.load(Ordering::Relaxed) != 0 {
                 std::thread::yield_now();
             }
         }
+    }
+
+    /// Runs `f` holding the accumulate mutex (held only for the copy and the reduction,
+    /// never across an MPI call, so spinning is bounded).
+    #[inline(always)]
+    pub fn with_acc<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.lock_acc();
         let r = f();
-        self.acc.store(0, Ordering::Release);
+        self.unlock_acc();
         r
+    }
+
+    /// Takes the accumulate mutex; `unlock_acc` must follow, with no MPI call between. For
+    /// the shortest fast path, where a closure passed to `with_acc` was left out of line.
+    #[inline(always)]
+    pub fn lock_acc(&self) {
+        if self.acc.compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            self.acc_contended();
+        }
+    }
+
+    #[inline(always)]
+    pub fn unlock_acc(&self) {
+        self.acc.store(0, Ordering::Release);
     }
 }
 
