@@ -465,7 +465,9 @@ struct Call {
     request: *mut MPI_Request,
 }
 
-/// Checks a communication call and hands it to the engine.
+/// Checks a communication call and hands it to the engine. Out of line: inlined, it made
+/// every MPI function that falls back to it save registers on its fast path too.
+#[inline(never)]
 fn communicate(c: Call) -> c_int {
     let idx = match window(c.func, c.win) {
         Ok(i) => i,
