@@ -2,21 +2,34 @@
 //! compiles and links MPI programs (with an rpath) and whose `-show` prints the real command.
 mod common;
 use common::*;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn install(prefix: &Path, cwd: &Path) {
+fn install(prefix: &Path, build: &Path, cwd: &Path) {
     let script = crate_dir().join("../scripts/install-tree.sh");
-    run(Command::new("bash").arg(script).arg(prefix).arg(profile_dir()).current_dir(cwd));
+    run(Command::new("bash").arg(script).arg(prefix).arg(build).current_dir(cwd));
+}
+
+/// A build directory as install-tree.sh reads it (`libmpi.so`, `include/`, `mpirun`), made
+/// from where this test's build left them: `cargo test` keeps the library in `deps/`.
+fn staged_build() -> PathBuf {
+    let stage = scratch("install-build");
+    std::fs::copy(libmpi(), stage.join("libmpi.so")).expect("copy libmpi.so");
+    std::os::unix::fs::symlink(include_dir(), stage.join("include")).expect("link include/");
+    let mpirun = profile_dir().join("mpirun");
+    if mpirun.is_file() {
+        std::fs::copy(&mpirun, stage.join("mpirun")).expect("copy mpirun");
+    }
+    stage
 }
 
 #[test]
 fn install_tree_layout_wrappers_and_linking() {
-    let _ = (libmpi(), include_dir());
+    let build = staged_build();
     let dir = scratch("install");
     // A relative PREFIX, installed twice (idempotent).
-    install(Path::new("inst"), &dir);
-    install(Path::new("inst"), &dir);
+    install(Path::new("inst"), &build, &dir);
+    install(Path::new("inst"), &build, &dir);
     let prefix = dir.join("inst").canonicalize().unwrap();
 
     for f in ["bin/mpicc", "bin/mpicxx", "include/mpi.h", "include/mpio.h", "lib/libmpi.so.12", "lib/pkgconfig/mpi.pc"] {
