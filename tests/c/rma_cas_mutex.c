@@ -3,6 +3,7 @@
  *  - first, MPI_Compare_and_swap semantics on MPI_INT, MPI_LONG, MPI_UNSIGNED_LONG_LONG,
  *    MPI_INT64_T, MPI_SHORT and MPI_SIGNED_CHAR: a mismatching compare leaves the target
  *    alone and returns the current value, a matching one swaps and returns the old value;
+ *    also with the compare and result arguments pointing at one variable;
  *  - the mutex word (MPI_INT) lives on rank 0: 0 = free, r + 1 = held by rank r.
  *    Acquire: MPI_Compare_and_swap(0 -> rank + 1) + MPI_Win_flush until it returns 0.
  *    Release: MPI_Fetch_and_op(0, MPI_REPLACE), which must return rank + 1;
@@ -50,6 +51,7 @@ static void cas_semantics(MPI_Win win)
     MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
 
     int iinit = 7, ic = 5, iv = 9, ires = -1, iget = -1;
+    long lget0 = 0;
     put_self(win, &iinit, MPI_INT, 24);
     cas_self(win, &iv, &ic, &ires, MPI_INT, 24);
     get_self(win, &iget, MPI_INT, 24);
@@ -60,6 +62,25 @@ static void cas_semantics(MPI_Win win)
     get_self(win, &iget, MPI_INT, 24);
     CHECK(ires == 7 && iget == 9, "CAS MPI_INT match: returned %d, target %d; expected 7, 9",
           ires, iget);
+    /* compare and result in one buffer (the expected value updated in place, as C11's
+     * atomic_compare_exchange does): the compare is read before the old value lands */
+    int expect = 9, nv = 11;
+    cas_self(win, &nv, &expect, &expect, MPI_INT, 24);
+    get_self(win, &iget, MPI_INT, 24);
+    CHECK(expect == 9 && iget == 11, "CAS MPI_INT match, compare == result buffer: returned "
+          "%d, target %d; expected 9, 11", expect, iget);
+    expect = 5, nv = 13;
+    cas_self(win, &nv, &expect, &expect, MPI_INT, 24);
+    get_self(win, &iget, MPI_INT, 24);
+    CHECK(expect == 11 && iget == 11, "CAS MPI_INT mismatch, compare == result buffer: "
+          "returned %d, target %d; expected 11, 11", expect, iget);
+    long lexpect = 11, lnv = -1;
+    put_self(win, &lexpect, MPI_LONG, 32);
+    lexpect = 12;
+    cas_self(win, &lnv, &lexpect, &lexpect, MPI_LONG, 32);
+    get_self(win, &lget0, MPI_LONG, 32);
+    CHECK(lexpect == 11 && lget0 == 11, "CAS MPI_LONG mismatch, compare == result buffer: "
+          "returned %ld, target %ld; expected 11, 11", lexpect, lget0);
 
     long linit = -7, lc = 5, lv = 1L << 40, lres = -1, lget = -1;
     put_self(win, &linit, MPI_LONG, 32);

@@ -264,9 +264,12 @@ pub unsafe fn compare_and_swap(rt: &mut Runtime, idx: usize, origin: *const u8, 
     // SAFETY: the caller's three buffers hold `size` bytes each.
     let (new, cmp) = unsafe { (slice(origin, size), slice(compare, size)) };
     if t.access != Access::Am {
+        // Copies first: `compare` may be the result buffer (the expected value updated in
+        // place), which must not be read after the old value lands in it.
+        let (new, cmp) = (new.to_vec(), cmp.to_vec());
         // SAFETY: as in `communicate`; words live with the window.
         let out = unsafe { std::slice::from_raw_parts_mut(result, size) };
-        return unsafe { apply::compare_and_swap(t.access, &*t.words, &runs, new, cmp, out) };
+        return unsafe { apply::compare_and_swap(t.access, &*t.words, &runs, &new, &cmp, out) };
     }
     let msg = am::encode(Kind::Cas, PredefOp::NoOp, Elem::Byte, false, &runs, &[cmp, new]);
     issue(rt, idx, rank, msg, (RawBuf { ptr: result, len: size }, None), None);
