@@ -405,7 +405,7 @@ fn fast_acc_many(origin: *const c_void, result: *mut c_void, count: MPI_Count, r
     if count <= 0 || (origin.is_null() && p != PredefOp::NoOp) {
         return false;
     }
-    // SAFETY: the caller's buffers of `count` elements of `dt`.
+    // SAFETY: the caller's buffers of `count` elements of `elem`.
     fast!(win, |rt, idx| unsafe { mpi_core::rma::fast::accumulate(rt, idx, rank, disp as isize, origin as *const u8, result as *mut u8, count as usize, p, elem) })
 }
 

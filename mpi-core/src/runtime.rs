@@ -130,7 +130,7 @@ static RUNTIME: RuntimeCell = RuntimeCell { multiple: AtomicBool::new(false), mu
 
 /// Exclusive access to the runtime slot (see `RuntimeCell`).
 pub struct RuntimeGuard {
-    _mutex: Option<MutexGuard<'static, ()>>,
+    mutex: Option<MutexGuard<'static, ()>>,
 }
 
 impl RuntimeGuard {
@@ -140,7 +140,7 @@ impl RuntimeGuard {
             reentered();
         }
         RUNTIME.busy.store(true, Ordering::Relaxed);
-        RuntimeGuard { _mutex: mutex }
+        RuntimeGuard { mutex }
     }
 }
 
@@ -156,7 +156,7 @@ impl Drop for RuntimeGuard {
     #[inline(always)]
     fn drop(&mut self) {
         RUNTIME.busy.store(false, Ordering::Relaxed);
-        if let Some(g) = self._mutex.take() {
+        if let Some(g) = self.mutex.take() {
             unlock_mutex(g);
         }
     }
