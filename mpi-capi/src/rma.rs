@@ -385,16 +385,32 @@ fn fast_copy(buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, rank: c_int
 #[allow(clippy::too_many_arguments)]
 fn fast_acc(origin: *const c_void, result: *mut c_void, count: MPI_Count, dt: MPI_Datatype, rank: c_int, disp: MPI_Aint, op: MPI_Op, win: MPI_Win) -> bool {
     let (Some(elem), Some(p)) = (crate::ops::elem_of(dt), crate::ops::predef_op(op)) else { return false };
-    if count == 1 {
-        if let (Some(word), Some(wop)) = (Word::of(elem), WordOp::of(p)) {
+    if let (Some(word), Some(wop)) = (Word::of(elem), WordOp::of(p)) {
+        if count == 1 {
             if origin.is_null() && wop != WordOp::NoOp {
                 return false;
             }
             // SAFETY: the caller's one-element buffers.
             return fast!(win, |rt, idx| unsafe { mpi_core::rma::fast::word(rt, idx, rank, disp as isize, origin as *const u8, result as *mut u8, word, wop) });
         }
+        if count > 1 && fast_acc_words(origin, result, count as usize, rank, disp, word, wop, win) {
+            return true;
+        }
     }
     fast_acc_many(origin, result, count, rank, disp, p, elem, win)
+}
+
+/// `fast_acc` of more than one element of a `Word` type: out of line (see
+/// `fast_acc_many`), and apart from the general case, whose checks cost as much as this
+/// whole path.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn fast_acc_words(origin: *const c_void, result: *mut c_void, count: usize, rank: c_int, disp: MPI_Aint, word: Word, wop: WordOp, win: MPI_Win) -> bool {
+    if origin.is_null() && wop != WordOp::NoOp {
+        return false;
+    }
+    // SAFETY: the caller's buffers of `count` elements of `word`.
+    fast!(win, |rt, idx| unsafe { mpi_core::rma::fast::words(rt, idx, rank, disp as isize, origin as *const u8, result as *mut u8, count, word, wop) })
 }
 
 /// `fast_acc` for any count and the other ops: out of line, so that the one-element path

@@ -24,7 +24,12 @@
  *  8. MPI_Fetch_and_op with MPI_SUM, MPI_NO_OP and MPI_REPLACE on MPI_INT, MPI_LONG,
  *     MPI_DOUBLE, MPI_FLOAT, MPI_UNSIGNED_LONG_LONG, MPI_UNSIGNED (wrapping past
  *     UINT_MAX), MPI_INT64_T, MPI_AINT and MPI_SHORT;
- *  9. a large MPI_Accumulate (SUM of 40000 doubles) from every rank onto rank 0.
+ *  9. a large MPI_Accumulate (SUM of 40000 doubles) from every rank onto rank 0;
+ * 10. runs of 2-300 elements (around the vectorised loops' thresholds) of MPI_INT,
+ *     MPI_UNSIGNED (wrapping), MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG (wrapping) and
+ *     MPI_DOUBLE at an odd byte offset in target and origin: MPI_SUM from every rank,
+ *     then MPI_Get_accumulate with MPI_REPLACE, MPI_NO_OP and MPI_SUM from one origin per
+ *     target (exact old values returned), the bytes around the run checked untouched.
  * MPI_NO_OP is only used where the standard allows it (MPI_Get_accumulate,
  * MPI_Fetch_and_op). Epochs: fences for 1-6 and 9, MPI_Win_lock / lock_all for 7-8. */
 #include "testutil.h"
@@ -559,6 +564,104 @@ static void fetch_and_op(void)
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
 }
 
+/* 10. runs at an odd byte offset: RUN_OFF in the window and in the origin buffers. */
+#define RUN_OFF 3
+#define RUN_GUARD 0xA5
+
+#define RUN_TEST(NAME, CT, MT, INIT, VAL)                                                   \
+    static void run_##NAME(int n)                                                         \
+    {                                                                                     \
+        static unsigned char sbuf[RUN_OFF + 300 * 8], rbuf[RUN_OFF + 300 * 8];             \
+        size_t len = (size_t)n * sizeof(CT);                                              \
+        CT v, e;                                                                          \
+        int t = (rank + 1) % nprocs, from = (rank + nprocs - 1) % nprocs;                  \
+        CHECK(RUN_OFF + len + 8 <= WBYTES && n <= 300, "run too long");                   \
+        fence();                                                                          \
+        memset(wbuf, RUN_GUARD, RUN_OFF + len + 8);                                       \
+        for (int i = 0; i < n; i++) {                                                     \
+            v = INIT(i);                                                                  \
+            memcpy(wbuf + RUN_OFF + i * sizeof(CT), &v, sizeof(CT));                      \
+        }                                                                                 \
+        fence();                                                                          \
+        for (int i = 0; i < n; i++) {                                                     \
+            v = VAL(rank, i);                                                             \
+            memcpy(sbuf + RUN_OFF + i * sizeof(CT), &v, sizeof(CT));                      \
+        }                                                                                 \
+        for (int k = 0; k < nprocs; k++)                                                  \
+            MPI_OK(MPI_Accumulate(sbuf + RUN_OFF, n, MT, (rank + k) % nprocs, RUN_OFF, n, \
+                                  MT, MPI_SUM, win));                                     \
+        fence();                                                                          \
+        for (int i = 0; i < n; i++) {                                                     \
+            e = INIT(i);                                                                  \
+            for (int o = 0; o < nprocs; o++)                                              \
+                e += VAL(o, i);                                                           \
+            memcpy(&v, wbuf + RUN_OFF + i * sizeof(CT), sizeof(CT));                      \
+            CHECK(v == e, "%d-element MPI_SUM on " #MT ": element %d = %.21Lg, expected "   \
+                  "%.21Lg", n, i, PR(v), PR(e));                                          \
+        }                                                                                 \
+        for (size_t b = 0; b < RUN_OFF + len + 8; b += b + 1 == RUN_OFF ? len + 1 : 1)    \
+            CHECK(wbuf[b] == RUN_GUARD, "%d-element MPI_SUM on " #MT ": byte %zu outside " \
+                  "the run changed", n, b);                                               \
+        fence(); /* checked before anyone writes again */                                 \
+        /* REPLACE, then NO_OP, then SUM from one origin per target, each returning the   \
+         * values before it. */                                                           \
+        MPI_Op ops[3] = {MPI_REPLACE, MPI_NO_OP, MPI_SUM};                                \
+        for (int s = 0; s < 3; s++) {                                                     \
+            for (int i = 0; i < n; i++) {                                                 \
+                v = VAL(rank + 7 + s, i);                                                 \
+                memcpy(sbuf + RUN_OFF + i * sizeof(CT), &v, sizeof(CT));                  \
+            }                                                                             \
+            memset(rbuf, 0, sizeof rbuf);                                                 \
+            MPI_OK(MPI_Get_accumulate(sbuf + RUN_OFF, n, MT, rbuf + RUN_OFF, n, MT, t,    \
+                                      RUN_OFF, n, MT, ops[s], win));                      \
+            fence();                                                                      \
+            for (int i = 0; i < n; i++) {                                                 \
+                /* old value at target t: the sum, then from-origin's REPLACE value */    \
+                CT old = INIT(i), now;                                                    \
+                if (s == 0)                                                               \
+                    for (int o = 0; o < nprocs; o++)                                      \
+                        old += VAL(o, i);                                                 \
+                else                                                                      \
+                    old = VAL(rank + 7, i);                                               \
+                memcpy(&v, rbuf + RUN_OFF + i * sizeof(CT), sizeof(CT));                  \
+                CHECK(v == old, "%d-element MPI_Get_accumulate step %d on " #MT           \
+                      ": returned element %d = %.21Lg, expected %.21Lg", n, s, i, PR(v),   \
+                      PR(old));                                                           \
+                now = VAL(from + 7, i);                                                   \
+                if (s == 2)                                                               \
+                    now += VAL(from + 7 + 2, i);                                          \
+                memcpy(&v, wbuf + RUN_OFF + i * sizeof(CT), sizeof(CT));                  \
+                CHECK(v == now, "%d-element MPI_Get_accumulate step %d on " #MT           \
+                      ": element %d = %.21Lg, expected %.21Lg", n, s, i, PR(v), PR(now)); \
+            }                                                                             \
+            CHECK(rbuf[RUN_OFF - 1] == 0 && rbuf[RUN_OFF + len] == 0,                      \
+                  "%d-element MPI_Get_accumulate on " #MT ": wrote outside the result", n); \
+            fence();                                                                      \
+        }                                                                                 \
+    }
+
+#define UI_INIT(i) (UINT_MAX - 3U + (unsigned)(i))
+#define UI_VAL(o, i) ((unsigned)(o) * 7U + (unsigned)(i) * 3U + 1U)
+#define LL_INIT(i) ((long long)(i) * -5LL + (1LL << 50))
+#define LL_VAL(o, i) ((long long)(o + 1) * (1LL << 34) - (long long)(i))
+RUN_TEST(int, int, MPI_INT, I_INIT, I_VAL)
+RUN_TEST(unsigned, unsigned, MPI_UNSIGNED, UI_INIT, UI_VAL)
+RUN_TEST(ll, long long, MPI_LONG_LONG, LL_INIT, LL_VAL)
+RUN_TEST(ull, unsigned long long, MPI_UNSIGNED_LONG_LONG, U_INIT, U_VAL)
+RUN_TEST(double, double, MPI_DOUBLE, D_INIT, D_VAL)
+
+static void runs(void)
+{
+    static const int counts[] = {2, 3, 15, 16, 17, 127, 128, 129, 300};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        run_int(counts[c]);
+        run_unsigned(counts[c]);
+        run_ll(counts[c]);
+        run_ull(counts[c]);
+        run_double(counts[c]);
+    }
+}
+
 /* 9. a large accumulate onto rank 0 from everyone */
 static void big(void)
 {
@@ -650,6 +753,7 @@ int main(int argc, char **argv)
     ordering();
     fetch_and_op();
     zero_count();
+    runs();
     MPI_OK(MPI_Win_free(&win));
 
     big();
