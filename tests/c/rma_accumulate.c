@@ -25,9 +25,10 @@
  *     MPI_DOUBLE, MPI_FLOAT, MPI_UNSIGNED_LONG_LONG, MPI_UNSIGNED (wrapping past
  *     UINT_MAX), MPI_INT64_T, MPI_AINT and MPI_SHORT;
  *  9. a large MPI_Accumulate (SUM of 40000 doubles) from every rank onto rank 0;
- * 10. runs of 2-300 elements (around the vectorised loops' thresholds) of MPI_INT,
- *     MPI_UNSIGNED (wrapping), MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG (wrapping) and
- *     MPI_DOUBLE at an odd byte offset in target and origin: MPI_SUM from every rank,
+ * 10. runs of 2-300 elements (around the vectorised loops' thresholds) of MPI_CHAR (as
+ *     OSU's osu_acc_latency), MPI_UNSIGNED_CHAR (wrapping), MPI_SHORT, MPI_INT,
+ *     MPI_UNSIGNED (wrapping), MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG (wrapping),
+ *     MPI_FLOAT and MPI_DOUBLE at an odd byte offset in target and origin: MPI_SUM from every rank,
  *     then MPI_Get_accumulate with MPI_REPLACE, MPI_NO_OP and MPI_SUM from one origin per
  *     target (exact old values returned), the bytes around the run checked untouched.
  * MPI_NO_OP is only used where the standard allows it (MPI_Get_accumulate,
@@ -644,20 +645,34 @@ static void fetch_and_op(void)
 #define UI_VAL(o, i) ((unsigned)(o) * 7U + (unsigned)(i) * 3U + 1U)
 #define LL_INIT(i) ((long long)(i) * -5LL + (1LL << 50))
 #define LL_VAL(o, i) ((long long)(o + 1) * (1LL << 34) - (long long)(i))
+#define C_INIT(i) ((char)((i) % 50 - 25))
+#define C_VAL(o, i) ((char)(((o) + (i)) % 3 - 1))
+#define UC_INIT(i) ((unsigned char)(250 + (i)))
+#define UC_VAL(o, i) ((unsigned char)((o) * 5 + (i) * 3 + 1))
+#define S_INIT(i) ((short)(-300 + (i)))
+#define S_VAL(o, i) ((short)(((o) + 1) * 3 + (i) % 100))
+RUN_TEST(char, char, MPI_CHAR, C_INIT, C_VAL)
+RUN_TEST(uchar, unsigned char, MPI_UNSIGNED_CHAR, UC_INIT, UC_VAL)
+RUN_TEST(short, short, MPI_SHORT, S_INIT, S_VAL)
 RUN_TEST(int, int, MPI_INT, I_INIT, I_VAL)
 RUN_TEST(unsigned, unsigned, MPI_UNSIGNED, UI_INIT, UI_VAL)
 RUN_TEST(ll, long long, MPI_LONG_LONG, LL_INIT, LL_VAL)
 RUN_TEST(ull, unsigned long long, MPI_UNSIGNED_LONG_LONG, U_INIT, U_VAL)
+RUN_TEST(float, float, MPI_FLOAT, F_INIT, F_VAL)
 RUN_TEST(double, double, MPI_DOUBLE, D_INIT, D_VAL)
 
 static void runs(void)
 {
     static const int counts[] = {2, 3, 15, 16, 17, 127, 128, 129, 300};
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        run_char(counts[c]);
+        run_uchar(counts[c]);
+        run_short(counts[c]);
         run_int(counts[c]);
         run_unsigned(counts[c]);
         run_ll(counts[c]);
         run_ull(counts[c]);
+        run_float(counts[c]);
         run_double(counts[c]);
     }
 }

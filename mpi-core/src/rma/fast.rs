@@ -118,14 +118,17 @@ pub unsafe fn accumulate(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, o
     true
 }
 
-/// A basic type whose one-element accumulates run inline (`word`): the usual counter and
-/// value types, in a group `MPI_SUM` applies to.
+/// A basic type whose accumulates run inline (`word`, `words`): integers (C, Fortran and
+/// the address kinds, so `MPI_CHAR` of OSU's `osu_acc_latency` too) by size — a wrapping
+/// sum is the same bits signed or unsigned — and the two IEEE floating types; all in the
+/// groups `MPI_SUM` applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Word {
-    I32,
-    U32,
-    I64,
-    U64,
+    B8,
+    B16,
+    B32,
+    B64,
+    F32,
     F64,
 }
 
@@ -143,10 +146,11 @@ impl Word {
             return None;
         }
         match elem.repr() {
-            Repr::I32 => Some(Word::I32),
-            Repr::U32 => Some(Word::U32),
-            Repr::I64 => Some(Word::I64),
-            Repr::U64 => Some(Word::U64),
+            Repr::I8 | Repr::U8 => Some(Word::B8),
+            Repr::I16 | Repr::U16 => Some(Word::B16),
+            Repr::I32 | Repr::U32 => Some(Word::B32),
+            Repr::I64 | Repr::U64 => Some(Word::B64),
+            Repr::F32 => Some(Word::F32),
             Repr::F64 => Some(Word::F64),
             _ => None,
         }
@@ -155,8 +159,10 @@ impl Word {
     #[inline(always)]
     pub fn size(self) -> usize {
         match self {
-            Word::I32 | Word::U32 => 4,
-            Word::I64 | Word::U64 | Word::F64 => 8,
+            Word::B8 => 1,
+            Word::B16 => 2,
+            Word::B32 | Word::F32 => 4,
+            Word::B64 | Word::F64 => 8,
         }
     }
 }
@@ -277,10 +283,12 @@ unsafe fn apply_run(word: Word, op: WordOp, origin: *const u8, result: *mut u8, 
             }
         }};
     }
-    // Signed and unsigned wrapping sums are the same bits: one loop each size.
     match word {
-        Word::I64 | Word::U64 => run!(u64, u64::wrapping_add),
-        Word::I32 | Word::U32 => run!(u32, u32::wrapping_add),
+        Word::B8 => run!(u8, u8::wrapping_add),
+        Word::B16 => run!(u16, u16::wrapping_add),
+        Word::B32 => run!(u32, u32::wrapping_add),
+        Word::B64 => run!(u64, u64::wrapping_add),
+        Word::F32 => run!(f32, |a: f32, b: f32| a + b),
         Word::F64 => run!(f64, |a: f64, b: f64| a + b),
     }
 }
@@ -353,10 +361,11 @@ unsafe fn apply_word(word: Word, op: WordOp, origin: *const u8, result: *mut u8,
         }};
     }
     match word {
-        Word::I64 => apply!(i64, i64::wrapping_add),
-        Word::U64 => apply!(u64, u64::wrapping_add),
-        Word::I32 => apply!(i32, i32::wrapping_add),
-        Word::U32 => apply!(u32, u32::wrapping_add),
+        Word::B8 => apply!(u8, u8::wrapping_add),
+        Word::B16 => apply!(u16, u16::wrapping_add),
+        Word::B32 => apply!(u32, u32::wrapping_add),
+        Word::B64 => apply!(u64, u64::wrapping_add),
+        Word::F32 => apply!(f32, |a: f32, b: f32| a + b),
         Word::F64 => apply!(f64, |a: f64, b: f64| a + b),
     }
 }
