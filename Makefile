@@ -76,7 +76,8 @@ check-mpich: deps install
 	@tests/external/mpich-testsuite.sh "$(PREFIX)"
 
 ## check-mpich-binaries: programs Debian compiled against MPICH (ScaLAPACK's and OpenCoarrays'
-## test suites and NWChem: scalapack-mpi-test, libcoarrays-mpich-dev, nwchem-mpich, installed when root) run
+## test suites, NWChem and parallel HDF5: scalapack-mpi-test, libcoarrays-mpich-dev, nwchem-mpich,
+## libhdf5-mpich-dev, installed when root) run
 ## unchanged on our libmpich.so.12, on shared memory and on two nodes of this machine.
 check-mpich-binaries: deps install
 	@tests/external/mpich-binaries.sh "$(PREFIX)"

@@ -24,6 +24,11 @@
 #    fetch_and_op): a water SCF at 2 ranks and a methanol B3LYP energy + gradient at 4;
 #    the energies must match a 1-rank run to 1e-8 Hartree and the gradients to 2e-6
 #    (printed to 1e-6).
+# 4. Parallel HDF5 1.10.8 (libhdf5-mpich-dev): Debian's MPICH build of libhdf5 under a small
+#    driver compiled here (phdf5-check.c: collective and independent hyperslab writes,
+#    chunked datasets, attributes, read back and checked) at 1, 3 and 4 ranks; its MPI-IO
+#    driver takes file views of derived types, collective writes and communicator
+#    attributes through our library.
 # All run on shared memory, then on two "nodes" of this machine (OXMPI_PROCESS_MAPPING:
 # shared memory inside a node, TCP between them) and, on request, with every peer on TCP
 # (OXMPI_TRANSPORT=tcp); the passes beyond shared memory run a subset of the ScaLAPACK
@@ -90,7 +95,7 @@ TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 say() { printf '== mpich-binaries.sh: %s\n' "$*"; }
 
 # --- packages ---------------------------------------------------------------------------
-PACKAGES=(scalapack-mpi-test libcoarrays-mpich-dev nwchem-mpich)
+PACKAGES=(scalapack-mpi-test libcoarrays-mpich-dev nwchem-mpich libhdf5-mpich-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
     [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
@@ -284,6 +289,25 @@ nwchem_pass() { # MODE
     done
 }
 
+# Parallel HDF5: the driver is compiled by our mpicc against Debian's MPICH-built libhdf5.
+H5_DIR=/usr/lib/x86_64-linux-gnu/hdf5/mpich
+PHDF5="$LOGS/phdf5-check"
+"$PREFIX/bin/mpicc" -O2 -I/usr/include/hdf5/mpich -o "$PHDF5" "$(dirname "$0")/phdf5-check.c" \
+    -L"$H5_DIR" -Wl,-rpath,"$H5_DIR" -lhdf5 ||
+    { echo "mpich-binaries.sh: cannot build $PHDF5 against $H5_DIR" >&2; exit 1; }
+phdf5_pass() { # MODE
+    local mode=$1 np log ok
+    for np in 1 3 4; do
+        [ "$mode" = shm ] || [ $np = 4 ] || continue
+        log="$LOGS/$mode-phdf5-n$np.out"
+        rm -f "$LOGS/phdf5-$mode.h5"
+        run "$mode" $np "$log" "$LOGS" "$PHDF5" "$LOGS/phdf5-$mode.h5"
+        ok=$?
+        grep -q "^phdf5-check: OK ($np ranks)" "$log" || ok=1
+        verdict "$mode/phdf5/n$np" $ok "$log"
+    done
+}
+
 T0=$(date +%s)
 for mode in $MODES; do
     t=$(date +%s)
@@ -291,6 +315,7 @@ for mode in $MODES; do
     blacs_pass "$mode"
     caf_pass "$mode"
     nwchem_pass "$mode"
+    phdf5_pass "$mode"
     say "$mode: done in $(($(date +%s) - t)) s"
 done
 
