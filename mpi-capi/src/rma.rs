@@ -376,8 +376,9 @@ fn fast_copy(buf: *const c_void, count: MPI_Count, dt: MPI_Datatype, rank: c_int
     if dt != tdt || count != tcount || count < 0 || (buf.is_null() && count > 0) {
         return false;
     }
+    let Some(len) = (count as usize).checked_mul(size) else { return false };
     // SAFETY: the caller's buffer of `count` elements of `dt`.
-    fast!(win, |rt, idx| unsafe { mpi_core::rma::fast::copy(rt, idx, rank, disp as isize, buf as *mut u8, count as usize * size, get) })
+    fast!(win, |rt, idx| unsafe { mpi_core::rma::fast::copy(rt, idx, rank, disp as isize, buf as *mut u8, len, get) })
 }
 
 /// Accumulate-family call of `count` elements of one basic type on every side.

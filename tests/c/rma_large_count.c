@@ -14,7 +14,9 @@
  *  - counts above INT_MAX are not truncated: a put/get of 2^32+4 bytes to a 64-byte window
  *    is MPI_ERR_RMA_RANGE, and origin 2^32+4 bytes against target 4 bytes is MPI_ERR_TYPE
  *    (a count cut to 32 bits would be 4 and succeed); a negative count is MPI_ERR_COUNT
- *    (OxMPI; skipped with RMA_LENIENT: MPICH 4.0.2 does not check target ranges);
+ *    (OxMPI; skipped with RMA_LENIENT: MPICH 4.0.2 does not check target ranges), and
+ *    so is a count whose byte size wraps around 2^64 (put, get, accumulate,
+ *    get-accumulate);
  *  - a shared window with disp_unit INT_MAX + 8: MPI_Win_shared_query_c returns it; the int
  *    MPI_Win_shared_query and the MPI_WIN_DISP_UNIT attribute cannot hold it and raise
  *    MPI_ERR_VALUE_TOO_LARGE (OxMPI; skipped with RMA_LENIENT set, for another MPI). */
@@ -101,6 +103,21 @@ static void fence_ops(void)
     CHECK(tu_error_class(rc) == MPI_ERR_COUNT, "MPI_Put_c with origin count -1: class %d, expected MPI_ERR_COUNT", tu_error_class(rc));
     rc = MPI_Get_c(small, 1, MPI_BYTE, right, 0, -1, MPI_BYTE, win);
     CHECK(tu_error_class(rc) == MPI_ERR_COUNT, "MPI_Get_c with target count -1: class %d, expected MPI_ERR_COUNT", tu_error_class(rc));
+    /* counts whose byte size wraps around 2^64 (2^61 + 2 doubles = 16 bytes mod 2^64)
+     * are errors, not 16-byte transfers (a fast path multiplied without a check once,
+     * and the accumulate then ran 2^61 elements into the window) */
+    const MPI_Count wrap = ((MPI_Count)1 << 61) + 2;
+    double dw[2] = {1, 2}, dr[2];
+    rc = MPI_Put_c(dw, wrap, MPI_DOUBLE, right, 0, wrap, MPI_DOUBLE, win);
+    CHECK(tu_error_class(rc) == MPI_ERR_COUNT, "MPI_Put_c of 2^61+2 doubles: class %d, expected MPI_ERR_COUNT", tu_error_class(rc));
+    rc = MPI_Get_c(dr, wrap, MPI_DOUBLE, right, 0, wrap, MPI_DOUBLE, win);
+    CHECK(tu_error_class(rc) == MPI_ERR_COUNT, "MPI_Get_c of 2^61+2 doubles: class %d, expected MPI_ERR_COUNT", tu_error_class(rc));
+    rc = MPI_Accumulate_c(dw, wrap, MPI_DOUBLE, right, 0, wrap, MPI_DOUBLE, MPI_SUM, win);
+    CHECK(tu_error_class(rc) == MPI_ERR_COUNT, "MPI_Accumulate_c of 2^61+2 doubles: class %d, expected MPI_ERR_COUNT", tu_error_class(rc));
+    rc = MPI_Get_accumulate_c(dw, wrap, MPI_DOUBLE, dr, wrap, MPI_DOUBLE, right, 0, wrap, MPI_DOUBLE, MPI_SUM, win);
+    CHECK(tu_error_class(rc) == MPI_ERR_COUNT, "MPI_Get_accumulate_c of 2^61+2 doubles: class %d, expected MPI_ERR_COUNT", tu_error_class(rc));
+    rc = MPI_Accumulate_c(dw, wrap, MPI_INT, right, 0, wrap, MPI_INT, MPI_MAX, win);
+    CHECK(tu_error_class(rc) == MPI_ERR_COUNT, "MPI_Accumulate_c(MPI_MAX) of 2^61+2 ints: class %d, expected MPI_ERR_COUNT", tu_error_class(rc));
     MPI_OK(MPI_Win_fence(0, win));
     MPI_OK(MPI_Win_free(&win));
 }

@@ -101,7 +101,7 @@ pub unsafe fn accumulate(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, o
     if elem.size() != elem.packed_size() || !op.applies_to(elem.group()) {
         return false;
     }
-    let len = count * elem.size();
+    let Some(len) = count.checked_mul(elem.size()) else { return false };
     let Some(w) = rt.wins.get_mut(idx) else { return false };
     let Some((target, words)) = mapped(w, rank, disp, len) else { return false };
     // SAFETY: the words live in the node segment with the window; `target` holds `len`
@@ -237,7 +237,7 @@ pub unsafe fn word(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, origin:
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn words(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, origin: *const u8, result: *mut u8, count: usize, word: Word, op: WordOp) -> bool {
-    let len = count * word.size();
+    let Some(len) = count.checked_mul(word.size()) else { return false };
     let Some(w) = rt.wins.get_mut(idx) else { return false };
     let Some((target, words)) = mapped(w, rank, disp, len) else { return false };
     let apart = |p: usize| p == 0 || p.wrapping_add(len) <= target as usize || (target as usize).wrapping_add(len) <= p;
@@ -297,7 +297,8 @@ unsafe fn apply_run(word: Word, op: WordOp, origin: *const u8, result: *mut u8, 
 #[cfg(target_arch = "x86_64")]
 const SUM_WIDE_MIN: usize = 128;
 
-/// `t[i] = f(t[i], o[i])` for `count` elements at any alignment, vectorised; long runs
+/// `t[i] = f(o[i], t[i])` for `count` elements at any alignment, vectorised (origin first,
+/// as the reduction kernels, so a NaN's payload comes out the same either way); long runs
 /// take a copy compiled for AVX2 where the CPU has it, as the reduction kernels do
 /// (`op::kernels::zip_apply`).
 ///
@@ -314,7 +315,7 @@ unsafe fn sum_run<T: Copy>(o: *const T, t: *mut T, count: usize, f: impl Fn(T, T
         // SAFETY: the caller's contract.
         unsafe {
             let p = t.add(i);
-            p.write_unaligned(f(p.read_unaligned(), o.add(i).read_unaligned()));
+            p.write_unaligned(f(o.add(i).read_unaligned(), p.read_unaligned()));
         }
     }
 }
@@ -330,7 +331,7 @@ unsafe fn sum_run_avx2<T: Copy>(o: *const T, t: *mut T, count: usize, f: impl Fn
         // SAFETY: the caller's contract.
         unsafe {
             let p = t.add(i);
-            p.write_unaligned(f(p.read_unaligned(), o.add(i).read_unaligned()));
+            p.write_unaligned(f(o.add(i).read_unaligned(), p.read_unaligned()));
         }
     }
 }
@@ -353,7 +354,7 @@ unsafe fn apply_word(word: Word, op: WordOp, origin: *const u8, result: *mut u8,
                     r.write_unaligned(old);
                 }
                 match op {
-                    WordOp::Sum => t.write_unaligned($sum(old, o.read_unaligned())),
+                    WordOp::Sum => t.write_unaligned($sum(o.read_unaligned(), old)),
                     WordOp::Replace => t.write_unaligned(o.read_unaligned()),
                     WordOp::NoOp => {}
                 }
