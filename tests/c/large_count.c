@@ -449,6 +449,18 @@ static void user_ops(void)
     /* Predefined ops through Reduce_local_c. */
     OK(MPI_Reduce_local_c(a, b, 4, MPI_INT, MPI_SUM));
     CHECK(b[0] == 12 && b[3] == 32, "Reduce_local_c MPI_SUM: %d %d", b[0], b[3]);
+    /* A count whose byte size wraps around 2^64 is MPI_ERR_COUNT (it ran the kernel past
+     * the buffers once), with a basic and with a derived type; b is untouched. */
+    const MPI_Count wrap = ((MPI_Count)1 << 62) + 1;
+    MPI_Datatype two;
+    OK(MPI_Type_contiguous(2, MPI_INT, &two));
+    OK(MPI_Type_commit(&two));
+    int rc = MPI_Reduce_local_c(a, b, wrap, MPI_INT, MPI_SUM);
+    CHECK(err_class(rc) == MPI_ERR_COUNT, "Reduce_local_c of 2^62+1 ints: class %d", err_class(rc));
+    rc = MPI_Reduce_local_c(a, b, wrap, two, MPI_SUM);
+    CHECK(err_class(rc) == MPI_ERR_COUNT, "Reduce_local_c of 2^62+1 pairs of ints: class %d", err_class(rc));
+    CHECK(b[0] == 12 && b[3] == 32, "Reduce_local_c with a wrapping count changed the buffer: %d %d", b[0], b[3]);
+    OK(MPI_Type_free(&two));
 
     /* In collectives, folded in rank order: v0 o (v1 o (... o v(n-1))). */
     int v[4], out[4], expect[4];
