@@ -783,7 +783,15 @@ fn set_elements(func: &str, status: *mut MPI_Status, datatype: MPI_Datatype, cou
     }
     // `count` basic elements of a type whose items hold `elements()` of them.
     let per_item = t.elements().max(1) as u64;
-    let bytes = (count as u64 / per_item) * t.size() as u64 + (count as u64 % per_item) * (t.size() as u64 / per_item);
+    // Checked: the status holds a 63-bit byte count, and a wrapped product would read back
+    // as a small count.
+    let bytes = (count as u64 / per_item)
+        .checked_mul(t.size() as u64)
+        .and_then(|b| b.checked_add((count as u64 % per_item) * (t.size() as u64 / per_item)))
+        .filter(|&b| b <= i64::MAX as u64);
+    let Some(bytes) = bytes else {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_COUNT, format!("{count} elements of a {}-byte datatype do not fit a status (the byte count overflows MPI_Count)", t.size()));
+    };
     // SAFETY: checked to be a real status.
     let st = unsafe { &mut *status };
     let cancelled = st.count_hi_and_cancelled & 1;

@@ -355,6 +355,12 @@ static void datatypes(void)
     CHECK(c == 2 * big, "Get_count_c chars: %lld", (long long) c);
     OK(MPI_Get_count(&st, MPI_CHAR, &ci));
     CHECK(ci == MPI_UNDEFINED, "Get_count beyond INT_MAX: %d", ci);
+    /* 2^61+2 doubles: the byte count wraps 2^64, so the status cannot hold it (a wrapped
+     * product read back as 2 elements); the status keeps its previous count. */
+    rc = MPI_Status_set_elements_x(&st, MPI_DOUBLE, ((MPI_Count)1 << 61) + 2);
+    CHECK(err_class(rc) == MPI_ERR_COUNT, "Status_set_elements_x of 2^61+2 doubles: class %d", err_class(rc));
+    OK(MPI_Get_count_c(&st, MPI_CHAR, &c));
+    CHECK(c == 2 * big, "Get_count_c after a refused Status_set_elements_x: %lld", (long long) c);
     MPI_Type_free(&t);
     /* A buffer of 3e9 bytes (malloc maps it lazily; only what MPI touches gets memory):
      * the int detach cannot report its size and leaves it attached; the _c detach can. */
