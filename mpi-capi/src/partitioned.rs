@@ -101,15 +101,14 @@ fn pready(func: &str, h: MPI_Request, list: impl FnOnce() -> Result<Vec<usize>, 
     }
 }
 
-/// A partition index from the caller (negative ones are reported by the engine as out of
-/// range, as `usize::MAX`).
-fn index(i: c_int) -> usize {
-    usize::try_from(i).unwrap_or(usize::MAX)
+/// A partition index from the caller (the engine checks it against the request's count).
+fn index(i: c_int) -> Result<usize, String> {
+    usize::try_from(i).map_err(|_| format!("negative partition {i}"))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Pready(partition: c_int, request: MPI_Request) -> c_int {
-    pready("MPI_Pready", request, || Ok(vec![index(partition)]))
+    pready("MPI_Pready", request, || Ok(vec![index(partition)?]))
 }
 
 #[no_mangle]
@@ -133,7 +132,7 @@ pub unsafe extern "C" fn PMPI_Pready_list(length: c_int, array_of_partitions: *c
         }
         // SAFETY: the caller passes `length` partition indices.
         let l = unsafe { std::slice::from_raw_parts(array_of_partitions, length as usize) };
-        Ok(l.iter().map(|&i| index(i)).collect())
+        l.iter().map(|&i| index(i)).collect()
     })
 }
 
@@ -152,7 +151,8 @@ pub unsafe extern "C" fn PMPI_Parrived(request: MPI_Request, partition: c_int, f
     let r = runtime::with(|rt| {
         let (rid, comm) = partitioned(rt, request).map_err(|m| (MPI_COMM_WORLD, MPI_ERR_REQUEST, m))?;
         rt.engine.progress();
-        rt.engine.parrived(rid, index(partition)).map_err(|e| (comm, e.class as c_int, e.msg))
+        let i = index(partition).map_err(|m| (comm, MPI_ERR_ARG, m))?;
+        rt.engine.parrived(rid, i).map_err(|e| (comm, e.class as c_int, e.msg))
     });
     match r {
         Ok(arrived) => {

@@ -118,14 +118,24 @@ fn finish_handle(rt: &mut Runtime, h: &mut MPI_Request, rid: ReqId) -> (Status, 
     (st, comm)
 }
 
+/// The `n` requests at `p` of a multiple-completion call (`MPI_Waitall`, ..., `MPI_Startall`),
+/// or the error it raises: a negative count is `MPI_ERR_COUNT` and a NULL array with a
+/// positive count `MPI_ERR_ARG` (as MPICH), not an empty list.
+///
 /// # Safety
 /// `p` must point to `n` elements (or n == 0).
-unsafe fn slice_mut<'a, T>(p: *mut T, n: c_int) -> &'a mut [T] {
-    if n <= 0 || p.is_null() {
-        return &mut [];
+unsafe fn requests_arg<'a>(func: &str, p: *mut MPI_Request, n: c_int) -> Result<&'a mut [MPI_Request], c_int> {
+    if n < 0 {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_COUNT, format!("negative count {n} of requests")));
+    }
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if p.is_null() {
+        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, format!("array_of_requests is NULL with a count of {n}")));
     }
     // SAFETY: per the function contract.
-    unsafe { std::slice::from_raw_parts_mut(p, n as usize) }
+    Ok(unsafe { std::slice::from_raw_parts_mut(p, n as usize) })
 }
 
 /// # Safety
@@ -302,7 +312,10 @@ fn in_status_error(func: &str, err: Option<(MPI_Comm, c_int)>) -> c_int {
 pub unsafe extern "C" fn PMPI_Waitall(count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) -> c_int {
     require_init!("MPI_Waitall");
     // SAFETY: the caller passes `count` requests.
-    let hs = unsafe { slice_mut(array_of_requests, count) };
+    let hs = match unsafe { requests_arg("MPI_Waitall", array_of_requests, count) } {
+        Ok(hs) => hs,
+        Err(rc) => return rc,
+    };
     // One critical section validates and, when everything is already complete (often, as
     // the caller polled before), finishes; otherwise wait. Requests only ever become
     // complete, so the scan resumes at the first one still pending: amortised O(count)
@@ -342,7 +355,10 @@ pub unsafe extern "C" fn PMPI_Testall(count: c_int, array_of_requests: *mut MPI_
         return raise(MPI_COMM_WORLD, "MPI_Testall", MPI_ERR_ARG, "flag is NULL");
     }
     // SAFETY: the caller passes `count` requests.
-    let hs = unsafe { slice_mut(array_of_requests, count) };
+    let hs = match unsafe { requests_arg("MPI_Testall", array_of_requests, count) } {
+        Ok(hs) => hs,
+        Err(rc) => return rc,
+    };
     let r = runtime::with(|rt| -> Result<Option<Option<(MPI_Comm, c_int)>>, String> {
         check_slots(rt, hs)?;
         rt.progress();
@@ -380,7 +396,10 @@ pub unsafe extern "C" fn PMPI_Waitany(count: c_int, array_of_requests: *mut MPI_
         return raise(MPI_COMM_WORLD, "MPI_Waitany", MPI_ERR_ARG, "index is NULL");
     }
     // SAFETY: the caller passes `count` requests.
-    let hs = unsafe { slice_mut(array_of_requests, count) };
+    let hs = match unsafe { requests_arg("MPI_Waitany", array_of_requests, count) } {
+        Ok(hs) => hs,
+        Err(rc) => return rc,
+    };
     let ids = match runtime::with(|rt| slots(rt, hs)) {
         Ok(ids) => ids,
         Err(msg) => return raise(MPI_COMM_WORLD, "MPI_Waitany", MPI_ERR_REQUEST, msg),
@@ -417,7 +436,10 @@ pub unsafe extern "C" fn PMPI_Testany(count: c_int, array_of_requests: *mut MPI_
         return raise(MPI_COMM_WORLD, "MPI_Testany", MPI_ERR_ARG, "index or flag is NULL");
     }
     // SAFETY: the caller passes `count` requests.
-    let hs = unsafe { slice_mut(array_of_requests, count) };
+    let hs = match unsafe { requests_arg("MPI_Testany", array_of_requests, count) } {
+        Ok(hs) => hs,
+        Err(rc) => return rc,
+    };
     let r = runtime::with(|rt| -> Result<(bool, Option<(usize, Status, MPI_Comm)>), String> {
         let ids = slots(rt, hs)?;
         if ids.iter().all(|id| id.is_none()) {
@@ -460,7 +482,10 @@ fn some_impl(func: &str, incount: c_int, array_of_requests: *mut MPI_Request, ou
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "outcount or array_of_indices is NULL");
     }
     // SAFETY: the caller passes `incount` requests.
-    let hs = unsafe { slice_mut(array_of_requests, incount) };
+    let hs = match unsafe { requests_arg(func, array_of_requests, incount) } {
+        Ok(hs) => hs,
+        Err(rc) => return rc,
+    };
     let ids = match runtime::with(|rt| slots(rt, hs)) {
         Ok(ids) => ids,
         Err(msg) => return raise(MPI_COMM_WORLD, func, MPI_ERR_REQUEST, msg),
@@ -651,7 +676,10 @@ pub unsafe extern "C" fn PMPI_Start(request: *mut MPI_Request) -> c_int {
 pub unsafe extern "C" fn PMPI_Startall(count: c_int, array_of_requests: *mut MPI_Request) -> c_int {
     require_init!("MPI_Startall");
     // SAFETY: the caller passes `count` requests.
-    let hs = unsafe { slice_mut(array_of_requests, count) };
+    let hs = match unsafe { requests_arg("MPI_Startall", array_of_requests, count) } {
+        Ok(hs) => hs,
+        Err(rc) => return rc,
+    };
     // In array order; point-to-point requests are started in one critical section up to
     // the next persistent collective.
     let mut next = 0;

@@ -7,7 +7,9 @@
  *  - invalid rank (size, -5), invalid tag (negative), negative count,
  *    NULL buffer with a positive count, MPI_DATATYPE_NULL, MPI_COMM_NULL;
  *  - MPI_Waitall/MPI_Testall on an array holding a handle that is not a request
- *    (MPI_ERR_REQUEST), leaving the valid entries alone.
+ *    (MPI_ERR_REQUEST), leaving the valid entries alone; every multiple-completion call
+ *    (and MPI_Startall) with a negative count (MPI_ERR_COUNT) or a NULL array
+ *    (MPI_ERR_ARG).
  * Truncations go around the ring (send right, receive from left). */
 #include "testutil.h"
 
@@ -147,6 +149,25 @@ int main(int argc, char **argv)
         MPI_OK(MPI_Wait(&reqs[0], &st));
         CHECK(buf[0] == left && st.MPI_SOURCE == left, "MPI_ANY_SOURCE receive got %d from %d",
               buf[0], st.MPI_SOURCE);
+    }
+    /* the multiple-completion calls: a negative count, and a NULL array with a positive
+     * count (MPICH: MPI_ERR_COUNT, MPI_ERR_ARG); a NULL array with count 0 is fine */
+    {
+        MPI_Request reqs[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        int flag, idx, out, ind[2];
+        MPI_Status sts[2];
+        EXPECT(MPI_Waitall(-1, reqs, MPI_STATUSES_IGNORE), MPI_ERR_COUNT);
+        EXPECT(MPI_Testall(-1, reqs, &flag, MPI_STATUSES_IGNORE), MPI_ERR_COUNT);
+        EXPECT(MPI_Waitany(-1, reqs, &idx, MPI_STATUS_IGNORE), MPI_ERR_COUNT);
+        EXPECT(MPI_Testany(-1, reqs, &idx, &flag, MPI_STATUS_IGNORE), MPI_ERR_COUNT);
+        EXPECT(MPI_Waitsome(-1, reqs, &out, ind, sts), MPI_ERR_COUNT);
+        EXPECT(MPI_Testsome(-1, reqs, &out, ind, sts), MPI_ERR_COUNT);
+        EXPECT(MPI_Startall(-1, reqs), MPI_ERR_COUNT);
+        EXPECT(MPI_Waitall(2, NULL, MPI_STATUSES_IGNORE), MPI_ERR_ARG);
+        EXPECT(MPI_Testany(2, NULL, &idx, &flag, MPI_STATUS_IGNORE), MPI_ERR_ARG);
+        EXPECT(MPI_Startall(2, NULL), MPI_ERR_ARG);
+        MPI_OK(MPI_Waitall(0, NULL, MPI_STATUSES_IGNORE));
+        MPI_OK(MPI_Startall(0, NULL));
     }
     /* null datatype */
     EXPECT(MPI_Send(buf, 1, MPI_DATATYPE_NULL, right, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);

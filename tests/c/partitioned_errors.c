@@ -62,6 +62,8 @@ static void state_errors(void)
         EXPECT(MPI_Pready_range(2, P, q), MPI_ERR_ARG);
         int dup[2] = {0, 0};
         EXPECT(MPI_Pready_list(2, dup, q), MPI_ERR_ARG); /* marks nothing */
+        int neg[2] = {2, -2};
+        EXPECT(MPI_Pready_list(2, neg, q), MPI_ERR_ARG); /* marks nothing either */
         int flag;
         EXPECT(MPI_Parrived(q, 0, &flag), MPI_ERR_REQUEST); /* a send request */
         EXPECT(MPI_Start(&q), MPI_ERR_REQUEST);             /* active */
@@ -80,6 +82,7 @@ static void state_errors(void)
         EXPECT(MPI_Pready(0, q), MPI_ERR_REQUEST); /* a receive request */
         int flag;
         EXPECT(MPI_Parrived(q, P, &flag), MPI_ERR_ARG);
+        EXPECT(MPI_Parrived(q, -1, &flag), MPI_ERR_ARG);
         MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
         for (int i = 0; i < P * C; i++)
             CHECK(buf[i] == 7 * i, "buf[%d] = %d", i, buf[i]);
