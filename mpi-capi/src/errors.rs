@@ -303,15 +303,29 @@ pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_i
     if errorclass.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Error_class", MPI_ERR_ARG, "errorclass is NULL");
     }
+    if !valid_code(errorcode) {
+        return raise(MPI_COMM_WORLD, "MPI_Error_class", MPI_ERR_ARG, format!("invalid error code {errorcode} (not returned by MPI nor added with MPI_Add_error_code or MPI_Add_error_class)"));
+    }
     // SAFETY: checked non-null; the caller provides an int.
     unsafe { *errorclass = error_class(errorcode) };
     MPI_SUCCESS
+}
+
+/// Codes `MPI_Error_class` and `MPI_Error_string` accept: `MPI_SUCCESS`, `MPI_ERR_LASTCODE`
+/// and every error code (`is_error_code`). Anything else was decoded into an arbitrary
+/// class before (999999 read as a tool-interface error); MPICH does the same, Open MPI
+/// reports `MPI_ERR_ARG`, as we do now.
+fn valid_code(code: c_int) -> bool {
+    code == MPI_SUCCESS || code == MPI_ERR_LASTCODE || is_error_code(code)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) -> c_int {
     if string.is_null() || resultlen.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Error_string", MPI_ERR_ARG, "string or resultlen is NULL");
+    }
+    if !valid_code(errorcode) {
+        return raise(MPI_COMM_WORLD, "MPI_Error_string", MPI_ERR_ARG, format!("invalid error code {errorcode} (not returned by MPI nor added with MPI_Add_error_code or MPI_Add_error_class)"));
     }
     let text = if errorcode == MPI_SUCCESS { "No error (MPI_SUCCESS)".to_string() } else { error_text(errorcode) };
     // SAFETY: the standard requires a buffer of MPI_MAX_ERROR_STRING bytes.

@@ -108,6 +108,27 @@ int main(int argc, char **argv)
     rc = MPI_Add_error_string(MPI_ERR_OTHER, "nope");
     MPI_Error_class(rc, &c2);
     CHECK(c2 == MPI_ERR_ARG, "Add_error_string(predefined): class %d", c2);
+    /* Codes nobody made: MPI_ERR_ARG from MPI_Error_class and MPI_Error_string (they read
+     * as an arbitrary class before); user classes and codes and MPI_ERR_LASTCODE are fine. */
+#ifndef MPICH_VERSION
+    {
+        const int junk[3] = {999999, -7, 0x7fff0042};
+        for (int j = 0; j < 3; j++) {
+            int jc = -1;
+            rc = MPI_Error_class(junk[j], &jc);
+            MPI_Error_class(rc, &c2);
+            CHECK(c2 == MPI_ERR_ARG, "Error_class(%d): class %d", junk[j], c2);
+            rc = MPI_Error_string(junk[j], s, &len);
+            MPI_Error_class(rc, &c2);
+            CHECK(c2 == MPI_ERR_ARG, "Error_string(%d): class %d", junk[j], c2);
+        }
+        MPI_OK(MPI_Error_class(cls2, &c2));
+        CHECK(c2 == cls2, "Error_class of a user class %d: %d", cls2, c2);
+        MPI_OK(MPI_Error_class(ucode, &c2));
+        CHECK(c2 == cls2, "Error_class of a user code: %d, expected %d", c2, cls2);
+        MPI_OK(MPI_Error_string(MPI_ERR_LASTCODE, s, &len));
+    }
+#endif
 
     /* MPICH 4's MPIX_Delete_error_*: a class goes only once its codes are gone (not
      * checked against MPICH itself, whose argument checks differ). */
