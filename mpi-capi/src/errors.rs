@@ -311,12 +311,20 @@ pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_i
     MPI_SUCCESS
 }
 
-/// Codes `MPI_Error_class` and `MPI_Error_string` accept: `MPI_SUCCESS`, `MPI_ERR_LASTCODE`
-/// and every error code (`is_error_code`). Anything else was decoded into an arbitrary
-/// class before (999999 read as a tool-interface error); MPICH does the same, Open MPI
-/// reports `MPI_ERR_ARG`, as we do now.
+/// Codes `MPI_Error_class` and `MPI_Error_string` accept: `MPI_SUCCESS`, `MPI_ERR_LASTCODE`,
+/// user classes and codes, and any code of this library's form (a predefined class and a
+/// message slot of the ring), also one made by another process and passed along (an
+/// allreduce of return codes): its slot may hold nothing here, and the class's text is
+/// used. Anything else was decoded into an arbitrary class before (999999 read as a
+/// tool-interface error); MPICH does the same, Open MPI reports `MPI_ERR_ARG`, as we do now.
 fn valid_code(code: c_int) -> bool {
-    code == MPI_SUCCESS || code == MPI_ERR_LASTCODE || is_error_code(code)
+    if code == MPI_SUCCESS || code == MPI_ERR_LASTCODE {
+        return true;
+    }
+    if code > 0 && code & crate::errhandlers::DYN_BIT == 0 {
+        return (1..crate::errhandlers::PREDEFINED_CLASS_END).contains(&(code & CLASS_MASK)) && (code >> 7) as usize <= SLOTS;
+    }
+    is_error_code(code)
 }
 
 #[no_mangle]

@@ -127,6 +127,13 @@ int main(int argc, char **argv)
         MPI_OK(MPI_Error_class(ucode, &c2));
         CHECK(c2 == cls2, "Error_class of a user code: %d, expected %d", c2, cls2);
         MPI_OK(MPI_Error_string(MPI_ERR_LASTCODE, s, &len));
+        /* a code of OxMPI's form that another process made (class MPI_ERR_RANK, message
+         * slot 250): its class, and a string */
+        const int foreign = MPI_ERR_RANK | (250 << 7);
+        MPI_OK(MPI_Error_class(foreign, &c2));
+        CHECK(c2 == MPI_ERR_RANK, "Error_class of another process's code: %d", c2);
+        MPI_OK(MPI_Error_string(foreign, s, &len));
+        CHECK(len > 0, "Error_string of another process's code is empty");
     }
 #endif
 
