@@ -53,6 +53,20 @@ macro_rules! tryc {
     };
 }
 
+/// `n` ints of the caller's array `p`, or `MPI_ERR_ARG` raised on `comm` naming `what` when
+/// `p` is NULL with `n > 0` (read as an empty list, that built a wrong topology or indexed
+/// past it).
+///
+/// # Safety
+/// `p` must point to `n` ints when it is not NULL.
+unsafe fn arr<'a>(comm: MPI_Comm, func: &str, p: *const c_int, n: usize, what: &str) -> Result<&'a [c_int], c_int> {
+    if n > 0 && p.is_null() {
+        return Err(raise(comm, func, MPI_ERR_ARG, format!("{what} is NULL but {n} entries are needed")));
+    }
+    // SAFETY: per the function contract.
+    Ok(unsafe { ints(p, n as c_int) })
+}
+
 /// Writes `v` to `out[i]` for each i.
 ///
 /// # Safety
@@ -163,7 +177,7 @@ pub unsafe extern "C" fn PMPI_Cart_rank(comm: MPI_Comm, coords: *const c_int, ra
     require_init!(func);
     let (d, p, _) = tryc!(cart_of(func, comm));
     // SAFETY: the caller passes one coordinate per dimension.
-    let c: Vec<i64> = unsafe { ints(coords, d.len() as c_int) }.iter().map(|&x| x as i64).collect();
+    let c: Vec<i64> = tryc!(unsafe { arr(comm, func, coords, d.len(), "coords") }).iter().map(|&x| x as i64).collect();
     match topo::cart_rank(&d, &p, &c) {
         Some(r) => store(func, comm, rank, r as c_int),
         None => raise(comm, func, MPI_ERR_ARG, format!("coordinates {c:?} are outside the non-periodic grid {d:?}")),
@@ -289,10 +303,16 @@ pub unsafe extern "C" fn PMPI_Graph_create(comm_old: MPI_Comm, nnodes: c_int, in
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Graph_map(comm: MPI_Comm, nnodes: c_int, _index: *const c_int, _edges: *const c_int, newrank: *mut c_int) -> c_int {
+pub unsafe extern "C" fn PMPI_Graph_map(comm: MPI_Comm, nnodes: c_int, index: *const c_int, edges: *const c_int, newrank: *mut c_int) -> c_int {
     let func = "MPI_Graph_map";
     require_init!(func);
-    let (_, rank, _, _) = tryc!(topo_of(comm).map_err(err_at(comm, func)));
+    let (_, rank, size, _) = tryc!(topo_of(comm).map_err(err_at(comm, func)));
+    if nnodes < 0 || nnodes as usize > size {
+        return raise(comm, func, MPI_ERR_ARG, format!("nnodes {nnodes} (the communicator has {size} ranks)"));
+    }
+    if nnodes > 0 && (index.is_null() || edges.is_null()) {
+        return raise(comm, func, MPI_ERR_ARG, "index or edges is NULL");
+    }
     store(func, comm, newrank, if (rank as c_int) < nnodes { rank as c_int } else { MPI_UNDEFINED })
 }
 
@@ -410,7 +430,7 @@ unsafe fn dist_graph_create_adjacent(func: &str, comm_old: MPI_Comm, indegree: c
         return Err(raise(comm_old, func, MPI_ERR_ARG, "negative degree"));
     }
     // SAFETY: the caller passes indegree sources and outdegree destinations (and weights).
-    let (s, d) = unsafe { (ints(sources, indegree), ints(destinations, outdegree)) };
+    let (s, d) = unsafe { (arr(comm_old, func, sources, indegree as usize, "sources")?, arr(comm_old, func, destinations, outdegree as usize, "destinations")?) };
     if s.iter().chain(d.iter()).any(|&r| r < 0 || r as usize >= size) {
         return Err(raise(comm_old, func, MPI_ERR_RANK, format!("a neighbour is outside 0..{size}")));
     }
@@ -443,10 +463,13 @@ unsafe fn dist_graph_create(func: &str, comm_old: MPI_Comm, n: c_int, sources: *
         return Err(raise(comm_old, func, MPI_ERR_ARG, "negative n"));
     }
     // SAFETY: the caller passes n sources and degrees, sum(degrees) destinations/weights.
-    let (src, deg) = unsafe { (ints(sources, n), ints(degrees, n)) };
-    let total: usize = deg.iter().map(|&x| x.max(0) as usize).sum();
+    let (src, deg) = unsafe { (arr(comm_old, func, sources, n as usize, "sources")?, arr(comm_old, func, degrees, n as usize, "degrees")?) };
+    if deg.iter().any(|&x| x < 0) {
+        return Err(raise(comm_old, func, MPI_ERR_ARG, format!("negative degree in {deg:?}")));
+    }
+    let total: usize = deg.iter().map(|&x| x as usize).sum();
     // SAFETY: as above.
-    let dst = unsafe { ints(destinations, total as c_int) };
+    let dst = unsafe { arr(comm_old, func, destinations, total, "destinations")? };
     // SAFETY: as above.
     let w = unsafe { weights(weights_, total) }.map_err(err_at(comm_old, func))?;
     let mut mine: Vec<i64> = Vec::with_capacity(3 * total);

@@ -7,7 +7,8 @@
  *  - a NULL output argument of a communicator, group or topology constructor is
  *    MPI_ERR_ARG even when other arguments are bad too (MPICH checks it first), and makes
  *    no communicator (2100 such calls do not use up the context ids); a NULL or negative
- *    list argument is MPI_ERR_ARG; a failed communicator constructor stores
+ *    list argument is MPI_ERR_ARG (groups, and the topology calls' input lists); a failed
+ *    communicator constructor stores
  *    MPI_COMM_NULL;
  *  - a collective whose send buffer is (this process's block of) its receive buffer, and
  *    MPI_Reduce_local with the same buffer twice, fail with MPI_ERR_BUFFER before any
@@ -115,6 +116,22 @@ static void null_outputs(void)
     EXPECT(MPI_Group_incl(world_group, -1, &zero, &g), MPI_ERR_ARG);
     EXPECT(MPI_Group_translate_ranks(world_group, 1, NULL, world_group, &r), MPI_ERR_ARG);
     CHECK(g == MPI_GROUP_NULL, "a failed group constructor wrote its output");
+    /* NULL input lists of the topology calls (Cart_rank and Dist_graph_create aborted on
+     * them; Dist_graph_create_adjacent and Graph_map read an empty list) */
+    {
+        int dims1[1] = {size}, per1[1] = {1}, deg1[1] = {1}, nr;
+        MPI_Comm c1 = MPI_COMM_NULL, bad = MPI_COMM_NULL;
+        MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims1, per1, 0, &c1));
+        EXPECT(MPI_Cart_rank(c1, NULL, &nr), MPI_ERR_ARG);
+        EXPECT(MPI_Graph_map(MPI_COMM_WORLD, 1, NULL, NULL, &nr), MPI_ERR_ARG);
+        EXPECT(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &bad), MPI_ERR_ARG);
+        EXPECT(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_UNWEIGHTED, 1, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &bad), MPI_ERR_ARG);
+        EXPECT(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, NULL, deg1, &zero, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &bad), MPI_ERR_ARG);
+        EXPECT(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &zero, NULL, &zero, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &bad), MPI_ERR_ARG);
+        EXPECT(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &zero, deg1, NULL, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &bad), MPI_ERR_ARG);
+        CHECK(bad == MPI_COMM_NULL, "a failed MPI_Dist_graph_create left %#x", (unsigned)bad);
+        MPI_OK(MPI_Comm_free(&c1));
+    }
 
     /* No communicator is made for a NULL output: the context ids (2048 for blocking
      * constructors) do not run out. */
