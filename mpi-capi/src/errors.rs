@@ -318,7 +318,9 @@ pub unsafe extern "C" fn PMPI_Error_class(errorcode: c_int, errorclass: *mut c_i
 /// used. Anything else was decoded into an arbitrary class before (999999 read as a
 /// tool-interface error); MPICH does the same, Open MPI reports `MPI_ERR_ARG`, as we do now.
 fn valid_code(code: c_int) -> bool {
-    if code == MPI_SUCCESS || code == MPI_ERR_LASTCODE {
+    // A bare class value (no message slot) reads as itself, as before: mpi4py's PyPI wheel
+    // passes its own ABI's class numbers (80 and up) and expects them back.
+    if code == MPI_SUCCESS || code == MPI_ERR_LASTCODE || (1..=CLASS_MASK).contains(&code) {
         return true;
     }
     if code > 0 && code & crate::errhandlers::DYN_BIT == 0 {

@@ -127,6 +127,10 @@ int main(int argc, char **argv)
         MPI_OK(MPI_Error_class(ucode, &c2));
         CHECK(c2 == cls2, "Error_class of a user code: %d, expected %d", c2, cls2);
         MPI_OK(MPI_Error_string(MPI_ERR_LASTCODE, s, &len));
+        /* a bare class number beyond ours (mpi4py's wheel passes its ABI's, 80 and up)
+         * reads as itself */
+        MPI_OK(MPI_Error_class(80, &c2));
+        CHECK(c2 == 80, "Error_class(80): %d", c2);
         /* a code of OxMPI's form that another process made (class MPI_ERR_RANK, message
          * slot 250): its class, and a string */
         const int foreign = MPI_ERR_RANK | (250 << 7);
