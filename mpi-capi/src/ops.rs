@@ -296,7 +296,7 @@ pub unsafe fn apply(op: MPI_Op, dt: MPI_Datatype, input: *const c_void, inout: *
         }
         Some(OpKind::Predef(p)) => {
             let elem = elem_for(p, dt)?;
-            fits(count as usize, elem.size())?;
+            crate::p2p_args::byte_len(count as usize, elem.size())?;
             // SAFETY: caller's contract; `elem.size()` is the extent of predefined `dt`.
             unsafe { op::reduce(p, elem, input as *const u8, inout as *mut u8, count as usize) }
                 .map_err(|e| (e.class as c_int, e.msg))
@@ -362,13 +362,6 @@ fn pair_handle(p: mpi_core::datatype::Pair) -> MPI_Datatype {
     }
 }
 
-/// `count` items of `size` bytes, if they fit in the address space (a count from the
-/// large-count forms can make the product wrap, and the kernels would then run past the
-/// buffers): the byte count, or `MPI_ERR_COUNT`.
-fn fits(count: usize, size: usize) -> Result<usize, (c_int, String)> {
-    count.checked_mul(size).filter(|&n| n <= isize::MAX as usize).ok_or_else(|| (MPI_ERR_COUNT, format!("count {count} of {size}-byte items exceeds the address space")))
-}
-
 /// The element kind a predefined op combines in a derived datatype: its one basic or pair
 /// type (`Datatype::reduction_unit`), or the (class, message) to raise.
 pub fn elem_of_derived(p: PredefOp, ty: &mpi_core::datatype::Datatype) -> Result<Elem, (c_int, String)> {
@@ -396,7 +389,7 @@ pub fn elem_of_derived(p: PredefOp, ty: &mpi_core::datatype::Datatype) -> Result
 unsafe fn apply_derived(p: PredefOp, dt: MPI_Datatype, input: *const u8, inout: *mut u8, count: usize) -> Result<(), (c_int, String)> {
     let t = crate::types::lookup(dt).filter(|t| t.committed()).ok_or_else(|| elem_for(p, dt).unwrap_err())?;
     let elem = elem_of_derived(p, &t)?;
-    let bytes = fits(count, t.size())?;
+    let bytes = crate::p2p_args::byte_len(count, t.size())?;
     if t.is_contiguous() {
         // SAFETY: `count` contiguous items start at true_lb in both buffers (caller's
         // contract): packed data.

@@ -71,7 +71,7 @@ pub fn buffer_of(buf: *const c_void, count: usize, dt: MPI_Datatype) -> Result<(
 /// Bytes of `count` (non-negative) items of `size` bytes; an error when no buffer can be
 /// that large (only large counts get there).
 #[inline]
-fn byte_len(count: usize, size: usize) -> Result<usize, ArgError> {
+pub(crate) fn byte_len(count: usize, size: usize) -> Result<usize, ArgError> {
     count.checked_mul(size).filter(|&n| n <= isize::MAX as usize).ok_or_else(|| (MPI_ERR_COUNT, format!("count {count} of {size}-byte items exceeds the address space")))
 }
 

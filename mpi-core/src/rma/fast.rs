@@ -199,6 +199,21 @@ impl WordOp {
     }
 }
 
+/// Expands `$m!(type, sum)` for the machine type and wrapping sum of `$word` (one
+/// dispatch table for `apply_word` and `apply_run`).
+macro_rules! by_word {
+    ($word:expr, $m:ident) => {
+        match $word {
+            Word::B8 => $m!(u8, u8::wrapping_add),
+            Word::B16 => $m!(u16, u16::wrapping_add),
+            Word::B32 => $m!(u32, u32::wrapping_add),
+            Word::B64 => $m!(u64, u64::wrapping_add),
+            Word::F32 => $m!(f32, |a: f32, b: f32| a + b),
+            Word::F64 => $m!(f64, |a: f64, b: f64| a + b),
+        }
+    };
+}
+
 /// `MPI_Fetch_and_op`, or a one-element `MPI_Accumulate` / `MPI_Get_accumulate` (`result`
 /// null for the first), of a `Word` type: the C layer decides this from the handles and
 /// comes here before anything else, so a counter increment is a window lookup, the
@@ -283,14 +298,7 @@ unsafe fn apply_run(word: Word, op: WordOp, origin: *const u8, result: *mut u8, 
             }
         }};
     }
-    match word {
-        Word::B8 => run!(u8, u8::wrapping_add),
-        Word::B16 => run!(u16, u16::wrapping_add),
-        Word::B32 => run!(u32, u32::wrapping_add),
-        Word::B64 => run!(u64, u64::wrapping_add),
-        Word::F32 => run!(f32, |a: f32, b: f32| a + b),
-        Word::F64 => run!(f64, |a: f64, b: f64| a + b),
-    }
+    by_word!(word, run)
 }
 
 /// Elements from which `sum_run` takes its AVX2 loop (below, the check costs more).
@@ -361,14 +369,7 @@ unsafe fn apply_word(word: Word, op: WordOp, origin: *const u8, result: *mut u8,
             }
         }};
     }
-    match word {
-        Word::B8 => apply!(u8, u8::wrapping_add),
-        Word::B16 => apply!(u16, u16::wrapping_add),
-        Word::B32 => apply!(u32, u32::wrapping_add),
-        Word::B64 => apply!(u64, u64::wrapping_add),
-        Word::F32 => apply!(f32, |a: f32, b: f32| a + b),
-        Word::F64 => apply!(f64, |a: f64, b: f64| a + b),
-    }
+    by_word!(word, apply)
 }
 
 /// `MPI_Compare_and_swap` of one element of `size` bytes. True when done.
