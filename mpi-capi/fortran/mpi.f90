@@ -3364,6 +3364,227 @@ module mpi
       INTEGER :: request
       integer :: ierror
     end subroutine PMPI_Pready_range
+    subroutine MPI_Status_get_source(status, source, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: source
+      integer :: ierror
+    end subroutine MPI_Status_get_source
+    subroutine PMPI_Status_get_source(status, source, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: source
+      integer :: ierror
+    end subroutine PMPI_Status_get_source
+    subroutine MPI_Status_get_tag(status, tag, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: tag
+      integer :: ierror
+    end subroutine MPI_Status_get_tag
+    subroutine PMPI_Status_get_tag(status, tag, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: tag
+      integer :: ierror
+    end subroutine PMPI_Status_get_tag
+    subroutine MPI_Status_get_error(status, err, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: err
+      integer :: ierror
+    end subroutine MPI_Status_get_error
+    subroutine PMPI_Status_get_error(status, err, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: err
+      integer :: ierror
+    end subroutine PMPI_Status_get_error
+    subroutine MPI_Status_set_source(status, source, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: source
+      integer :: ierror
+    end subroutine MPI_Status_set_source
+    subroutine PMPI_Status_set_source(status, source, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: source
+      integer :: ierror
+    end subroutine PMPI_Status_set_source
+    subroutine MPI_Status_set_tag(status, tag, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: tag
+      integer :: ierror
+    end subroutine MPI_Status_set_tag
+    subroutine PMPI_Status_set_tag(status, tag, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: tag
+      integer :: ierror
+    end subroutine PMPI_Status_set_tag
+    subroutine MPI_Status_set_error(status, err, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: err
+      integer :: ierror
+    end subroutine MPI_Status_set_error
+    subroutine PMPI_Status_set_error(status, err, ierror)
+      implicit none
+      INTEGER :: status(5)
+      INTEGER :: err
+      integer :: ierror
+    end subroutine PMPI_Status_set_error
+    subroutine MPI_Request_get_status_any(count, array_of_requests, index, flag, status, ierror)
+      implicit none
+      INTEGER :: count
+      INTEGER :: array_of_requests(*)
+      INTEGER :: index
+      LOGICAL :: flag
+      INTEGER :: status(5)
+      integer :: ierror
+    end subroutine MPI_Request_get_status_any
+    subroutine PMPI_Request_get_status_any(count, array_of_requests, index, flag, status, ierror)
+      implicit none
+      INTEGER :: count
+      INTEGER :: array_of_requests(*)
+      INTEGER :: index
+      LOGICAL :: flag
+      INTEGER :: status(5)
+      integer :: ierror
+    end subroutine PMPI_Request_get_status_any
+    subroutine MPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses, ierror)
+      implicit none
+      INTEGER :: count
+      INTEGER :: array_of_requests(*)
+      LOGICAL :: flag
+      INTEGER :: array_of_statuses(5,*)
+      integer :: ierror
+    end subroutine MPI_Request_get_status_all
+    subroutine PMPI_Request_get_status_all(count, array_of_requests, flag, array_of_statuses, &
+        ierror)
+      implicit none
+      INTEGER :: count
+      INTEGER :: array_of_requests(*)
+      LOGICAL :: flag
+      INTEGER :: array_of_statuses(5,*)
+      integer :: ierror
+    end subroutine PMPI_Request_get_status_all
+    subroutine MPI_Request_get_status_some(incount, array_of_requests, outcount, &
+        array_of_indices, array_of_statuses, ierror)
+      implicit none
+      INTEGER :: incount
+      INTEGER :: array_of_requests(*)
+      INTEGER :: outcount
+      INTEGER :: array_of_indices(*)
+      INTEGER :: array_of_statuses(5,*)
+      integer :: ierror
+    end subroutine MPI_Request_get_status_some
+    subroutine PMPI_Request_get_status_some(incount, array_of_requests, outcount, &
+        array_of_indices, array_of_statuses, ierror)
+      implicit none
+      INTEGER :: incount
+      INTEGER :: array_of_requests(*)
+      INTEGER :: outcount
+      INTEGER :: array_of_indices(*)
+      INTEGER :: array_of_statuses(5,*)
+      integer :: ierror
+    end subroutine PMPI_Request_get_status_some
+    subroutine MPI_Type_get_value_index(value_type, index_type, pair_type, ierror)
+      implicit none
+      INTEGER :: value_type
+      INTEGER :: index_type
+      INTEGER :: pair_type
+      integer :: ierror
+    end subroutine MPI_Type_get_value_index
+    subroutine PMPI_Type_get_value_index(value_type, index_type, pair_type, ierror)
+      implicit none
+      INTEGER :: value_type
+      INTEGER :: index_type
+      INTEGER :: pair_type
+      integer :: ierror
+    end subroutine PMPI_Type_get_value_index
+    subroutine MPI_Remove_error_class(errorclass, ierror)
+      implicit none
+      INTEGER :: errorclass
+      integer :: ierror
+    end subroutine MPI_Remove_error_class
+    subroutine PMPI_Remove_error_class(errorclass, ierror)
+      implicit none
+      INTEGER :: errorclass
+      integer :: ierror
+    end subroutine PMPI_Remove_error_class
+    subroutine MPI_Remove_error_code(errorcode, ierror)
+      implicit none
+      INTEGER :: errorcode
+      integer :: ierror
+    end subroutine MPI_Remove_error_code
+    subroutine PMPI_Remove_error_code(errorcode, ierror)
+      implicit none
+      INTEGER :: errorcode
+      integer :: ierror
+    end subroutine PMPI_Remove_error_code
+    subroutine MPI_Remove_error_string(errorcode, ierror)
+      implicit none
+      INTEGER :: errorcode
+      integer :: ierror
+    end subroutine MPI_Remove_error_string
+    subroutine PMPI_Remove_error_string(errorcode, ierror)
+      implicit none
+      INTEGER :: errorcode
+      integer :: ierror
+    end subroutine PMPI_Remove_error_string
+    subroutine MPI_Get_hw_resource_info(hw_info, ierror)
+      implicit none
+      INTEGER :: hw_info
+      integer :: ierror
+    end subroutine MPI_Get_hw_resource_info
+    subroutine PMPI_Get_hw_resource_info(hw_info, ierror)
+      implicit none
+      INTEGER :: hw_info
+      integer :: ierror
+    end subroutine PMPI_Get_hw_resource_info
+    subroutine MPI_Buffer_flush(ierror)
+      implicit none
+      integer :: ierror
+    end subroutine MPI_Buffer_flush
+    subroutine PMPI_Buffer_flush(ierror)
+      implicit none
+      integer :: ierror
+    end subroutine PMPI_Buffer_flush
+    subroutine MPI_Buffer_iflush(request, ierror)
+      implicit none
+      INTEGER :: request
+      integer :: ierror
+    end subroutine MPI_Buffer_iflush
+    subroutine PMPI_Buffer_iflush(request, ierror)
+      implicit none
+      INTEGER :: request
+      integer :: ierror
+    end subroutine PMPI_Buffer_iflush
+    subroutine MPI_Comm_flush_buffer(comm, ierror)
+      implicit none
+      INTEGER :: comm
+      integer :: ierror
+    end subroutine MPI_Comm_flush_buffer
+    subroutine PMPI_Comm_flush_buffer(comm, ierror)
+      implicit none
+      INTEGER :: comm
+      integer :: ierror
+    end subroutine PMPI_Comm_flush_buffer
+    subroutine MPI_Comm_iflush_buffer(comm, request, ierror)
+      implicit none
+      INTEGER :: comm
+      INTEGER :: request
+      integer :: ierror
+    end subroutine MPI_Comm_iflush_buffer
+    subroutine PMPI_Comm_iflush_buffer(comm, request, ierror)
+      implicit none
+      INTEGER :: comm
+      INTEGER :: request
+      integer :: ierror
+    end subroutine PMPI_Comm_iflush_buffer
   end interface
   interface MPI_Sizeof
     module procedure mpi_sizeof_i1, mpi_sizeof_i2, mpi_sizeof_i4, mpi_sizeof_i8, mpi_sizeof_i16, mpi_sizeof_r4

@@ -6916,6 +6916,273 @@ module mpi_f08
   interface PMPI_Psend_init
     procedure :: pmpi_psend_init
   end interface PMPI_Psend_init
+  interface MPI_Status_get_source
+    subroutine mpi_status_get_source_f08(status, source, ierror)
+      import
+      implicit none
+      type(MPI_Status), intent(in) :: status
+      integer :: source
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_status_get_source_f08
+  end interface MPI_Status_get_source
+  procedure(mpi_status_get_source_f08) :: pmpi_status_get_source
+  interface PMPI_Status_get_source
+    procedure :: pmpi_status_get_source
+  end interface PMPI_Status_get_source
+  interface MPI_Status_get_tag
+    subroutine mpi_status_get_tag_f08(status, tag, ierror)
+      import
+      implicit none
+      type(MPI_Status), intent(in) :: status
+      integer :: tag
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_status_get_tag_f08
+  end interface MPI_Status_get_tag
+  procedure(mpi_status_get_tag_f08) :: pmpi_status_get_tag
+  interface PMPI_Status_get_tag
+    procedure :: pmpi_status_get_tag
+  end interface PMPI_Status_get_tag
+  interface MPI_Status_get_error
+    subroutine mpi_status_get_error_f08(status, err, ierror)
+      import
+      implicit none
+      type(MPI_Status), intent(in) :: status
+      integer :: err
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_status_get_error_f08
+  end interface MPI_Status_get_error
+  procedure(mpi_status_get_error_f08) :: pmpi_status_get_error
+  interface PMPI_Status_get_error
+    procedure :: pmpi_status_get_error
+  end interface PMPI_Status_get_error
+  interface MPI_Status_set_source
+    subroutine mpi_status_set_source_f08(status, source, ierror)
+      import
+      implicit none
+      type(MPI_Status) :: status
+      integer, intent(in) :: source
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_status_set_source_f08
+  end interface MPI_Status_set_source
+  procedure(mpi_status_set_source_f08) :: pmpi_status_set_source
+  interface PMPI_Status_set_source
+    procedure :: pmpi_status_set_source
+  end interface PMPI_Status_set_source
+  interface MPI_Status_set_tag
+    subroutine mpi_status_set_tag_f08(status, tag, ierror)
+      import
+      implicit none
+      type(MPI_Status) :: status
+      integer, intent(in) :: tag
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_status_set_tag_f08
+  end interface MPI_Status_set_tag
+  procedure(mpi_status_set_tag_f08) :: pmpi_status_set_tag
+  interface PMPI_Status_set_tag
+    procedure :: pmpi_status_set_tag
+  end interface PMPI_Status_set_tag
+  interface MPI_Status_set_error
+    subroutine mpi_status_set_error_f08(status, err, ierror)
+      import
+      implicit none
+      type(MPI_Status) :: status
+      integer, intent(in) :: err
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_status_set_error_f08
+  end interface MPI_Status_set_error
+  procedure(mpi_status_set_error_f08) :: pmpi_status_set_error
+  interface PMPI_Status_set_error
+    procedure :: pmpi_status_set_error
+  end interface PMPI_Status_set_error
+  interface MPI_Request_get_status_any
+    subroutine mpi_request_get_status_any_f08(count, array_of_requests, index, flag, status, ierror)
+      import
+      implicit none
+      integer, intent(in) :: count
+      type(MPI_Request), intent(in) :: array_of_requests(*)
+      integer :: index
+      logical :: flag
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_request_get_status_any_f08
+  end interface MPI_Request_get_status_any
+  procedure(mpi_request_get_status_any_f08) :: pmpi_request_get_status_any
+  interface PMPI_Request_get_status_any
+    procedure :: pmpi_request_get_status_any
+  end interface PMPI_Request_get_status_any
+  interface MPI_Request_get_status_all
+    subroutine mpi_request_get_status_all_f08(count, array_of_requests, flag, &
+        array_of_statuses, ierror)
+      import
+      implicit none
+      integer, intent(in) :: count
+      type(MPI_Request), intent(in) :: array_of_requests(*)
+      logical :: flag
+      type(MPI_Status) :: array_of_statuses(*)
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_request_get_status_all_f08
+  end interface MPI_Request_get_status_all
+  procedure(mpi_request_get_status_all_f08) :: pmpi_request_get_status_all
+  interface PMPI_Request_get_status_all
+    procedure :: pmpi_request_get_status_all
+  end interface PMPI_Request_get_status_all
+  interface MPI_Request_get_status_some
+    subroutine mpi_request_get_status_some_f08(incount, array_of_requests, outcount, &
+        array_of_indices, array_of_statuses, ierror)
+      import
+      implicit none
+      integer, intent(in) :: incount
+      type(MPI_Request), intent(in) :: array_of_requests(*)
+      integer :: outcount
+      integer :: array_of_indices(*)
+      type(MPI_Status) :: array_of_statuses(*)
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_request_get_status_some_f08
+  end interface MPI_Request_get_status_some
+  procedure(mpi_request_get_status_some_f08) :: pmpi_request_get_status_some
+  interface PMPI_Request_get_status_some
+    procedure :: pmpi_request_get_status_some
+  end interface PMPI_Request_get_status_some
+  interface MPI_Type_get_value_index
+    subroutine mpi_type_get_value_index_f08(value_type, index_type, pair_type, ierror)
+      import
+      implicit none
+      type(MPI_Datatype), intent(in) :: value_type
+      type(MPI_Datatype), intent(in) :: index_type
+      type(MPI_Datatype) :: pair_type
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_get_value_index_f08
+  end interface MPI_Type_get_value_index
+  procedure(mpi_type_get_value_index_f08) :: pmpi_type_get_value_index
+  interface PMPI_Type_get_value_index
+    procedure :: pmpi_type_get_value_index
+  end interface PMPI_Type_get_value_index
+  interface MPI_Remove_error_class
+    subroutine mpi_remove_error_class_f08(errorclass, ierror)
+      import
+      implicit none
+      integer, intent(in) :: errorclass
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_remove_error_class_f08
+  end interface MPI_Remove_error_class
+  procedure(mpi_remove_error_class_f08) :: pmpi_remove_error_class
+  interface PMPI_Remove_error_class
+    procedure :: pmpi_remove_error_class
+  end interface PMPI_Remove_error_class
+  interface MPI_Remove_error_code
+    subroutine mpi_remove_error_code_f08(errorcode, ierror)
+      import
+      implicit none
+      integer, intent(in) :: errorcode
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_remove_error_code_f08
+  end interface MPI_Remove_error_code
+  procedure(mpi_remove_error_code_f08) :: pmpi_remove_error_code
+  interface PMPI_Remove_error_code
+    procedure :: pmpi_remove_error_code
+  end interface PMPI_Remove_error_code
+  interface MPI_Remove_error_string
+    subroutine mpi_remove_error_string_f08(errorcode, ierror)
+      import
+      implicit none
+      integer, intent(in) :: errorcode
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_remove_error_string_f08
+  end interface MPI_Remove_error_string
+  procedure(mpi_remove_error_string_f08) :: pmpi_remove_error_string
+  interface PMPI_Remove_error_string
+    procedure :: pmpi_remove_error_string
+  end interface PMPI_Remove_error_string
+  interface MPI_Get_hw_resource_info
+    subroutine mpi_get_hw_resource_info_f08(hw_info, ierror)
+      import
+      implicit none
+      type(MPI_Info) :: hw_info
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_get_hw_resource_info_f08
+  end interface MPI_Get_hw_resource_info
+  procedure(mpi_get_hw_resource_info_f08) :: pmpi_get_hw_resource_info
+  interface PMPI_Get_hw_resource_info
+    procedure :: pmpi_get_hw_resource_info
+  end interface PMPI_Get_hw_resource_info
+  interface MPI_Buffer_flush
+    subroutine mpi_buffer_flush_f08(ierror)
+      import
+      implicit none
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_buffer_flush_f08
+  end interface MPI_Buffer_flush
+  procedure(mpi_buffer_flush_f08) :: pmpi_buffer_flush
+  interface PMPI_Buffer_flush
+    procedure :: pmpi_buffer_flush
+  end interface PMPI_Buffer_flush
+  interface MPI_Buffer_iflush
+    subroutine mpi_buffer_iflush_f08(request, ierror)
+      import
+      implicit none
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_buffer_iflush_f08
+  end interface MPI_Buffer_iflush
+  procedure(mpi_buffer_iflush_f08) :: pmpi_buffer_iflush
+  interface PMPI_Buffer_iflush
+    procedure :: pmpi_buffer_iflush
+  end interface PMPI_Buffer_iflush
+  interface MPI_Comm_attach_buffer
+    subroutine mpi_comm_attach_buffer_f08(comm, buffer, size, ierror)
+      import
+      implicit none
+      type(MPI_Comm), intent(in) :: comm
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+      type(*), dimension(*) :: buffer
+      integer, intent(in) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_comm_attach_buffer_f08
+  end interface MPI_Comm_attach_buffer
+  procedure(mpi_comm_attach_buffer_f08) :: pmpi_comm_attach_buffer
+  interface PMPI_Comm_attach_buffer
+    procedure :: pmpi_comm_attach_buffer
+  end interface PMPI_Comm_attach_buffer
+  interface MPI_Comm_detach_buffer
+    subroutine mpi_comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
+      import
+      implicit none
+      type(MPI_Comm), intent(in) :: comm
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr
+      type(*), dimension(*) :: buffer_addr
+      integer :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_comm_detach_buffer_f08
+  end interface MPI_Comm_detach_buffer
+  procedure(mpi_comm_detach_buffer_f08) :: pmpi_comm_detach_buffer
+  interface PMPI_Comm_detach_buffer
+    procedure :: pmpi_comm_detach_buffer
+  end interface PMPI_Comm_detach_buffer
+  interface MPI_Comm_flush_buffer
+    subroutine mpi_comm_flush_buffer_f08(comm, ierror)
+      import
+      implicit none
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_comm_flush_buffer_f08
+  end interface MPI_Comm_flush_buffer
+  procedure(mpi_comm_flush_buffer_f08) :: pmpi_comm_flush_buffer
+  interface PMPI_Comm_flush_buffer
+    procedure :: pmpi_comm_flush_buffer
+  end interface PMPI_Comm_flush_buffer
+  interface MPI_Comm_iflush_buffer
+    subroutine mpi_comm_iflush_buffer_f08(comm, request, ierror)
+      import
+      implicit none
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_comm_iflush_buffer_f08
+  end interface MPI_Comm_iflush_buffer
+  procedure(mpi_comm_iflush_buffer_f08) :: pmpi_comm_iflush_buffer
+  interface PMPI_Comm_iflush_buffer
+    procedure :: pmpi_comm_iflush_buffer
+  end interface PMPI_Comm_iflush_buffer
 contains
   elemental logical function mpi_comm_eq(a, b)
     type(MPI_Comm), intent(in) :: a, b

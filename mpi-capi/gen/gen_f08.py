@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate OxMPI's Fortran 2008 module `mpi_f08` (mpi-capi/fortran/mpi_f08.f90).
 
-Inputs:  what gen_fortran.py reads (the C prototypes of mpi31.txt/mpi40.txt through
+Inputs:  what gen_fortran.py reads (the C prototypes of mpi31.txt/mpi40.txt/mpi41.txt through
          gen_abi.py, the constants of mpi-capi/src/abi/consts.rs) and its classification of
          every argument of every Fortran binding.
 Output:  mpi-capi/fortran/mpi_f08.f90, compiled at install time (scripts/install-fortran.sh)

@@ -770,8 +770,12 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     runtime::with(|rt| {
         if let Some(c) = rt.comms.remove(idx) {
             rt.engine.forget_context(c.coll_ctx());
+            Some(c.ctx)
+        } else {
+            None
         }
-    });
+    })
+    .map(crate::bsend::detach_on_free);
     // SAFETY: checked non-null.
     unsafe { *comm = MPI_COMM_NULL };
     MPI_SUCCESS

@@ -277,10 +277,9 @@ fn forget(u: &mut UserErrors, code: c_int) {
     u.strings.remove(&code);
 }
 
-/// `MPIX_Delete_error_class`: a user class without codes left.
-#[no_mangle]
-pub unsafe extern "C" fn PMPIX_Delete_error_class(errorclass: c_int) -> c_int {
-    edit_user_error("MPIX_Delete_error_class", errorclass, |u, class| {
+/// `MPI_Remove_error_class` (MPIX_Delete_error_class): a user class without codes left.
+fn remove_class(func: &str, errorclass: c_int) -> c_int {
+    edit_user_error(func, errorclass, |u, class| {
         if class != errorclass {
             return Err(format!("{errorclass} is an error code, not a class"));
         }
@@ -294,10 +293,9 @@ pub unsafe extern "C" fn PMPIX_Delete_error_class(errorclass: c_int) -> c_int {
     })
 }
 
-/// `MPIX_Delete_error_code`: a user code (not a class).
-#[no_mangle]
-pub unsafe extern "C" fn PMPIX_Delete_error_code(errorcode: c_int) -> c_int {
-    edit_user_error("MPIX_Delete_error_code", errorcode, |u, class| {
+/// `MPI_Remove_error_code` (MPIX_Delete_error_code): a user code (not a class).
+fn remove_code(func: &str, errorcode: c_int) -> c_int {
+    edit_user_error(func, errorcode, |u, class| {
         if class == errorcode {
             return Err(format!("{errorcode} is an error class, not a code"));
         }
@@ -306,13 +304,43 @@ pub unsafe extern "C" fn PMPIX_Delete_error_code(errorcode: c_int) -> c_int {
     })
 }
 
-/// `MPIX_Delete_error_string`: the string of a user class or code (it becomes empty again).
-#[no_mangle]
-pub unsafe extern "C" fn PMPIX_Delete_error_string(errorcode: c_int) -> c_int {
-    edit_user_error("MPIX_Delete_error_string", errorcode, |u, _| {
+/// `MPI_Remove_error_string` (MPIX_Delete_error_string): the string of a user class or
+/// code (it becomes empty again).
+fn remove_string(func: &str, errorcode: c_int) -> c_int {
+    edit_user_error(func, errorcode, |u, _| {
         u.strings.remove(&errorcode);
         Ok(())
     })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Remove_error_class(errorclass: c_int) -> c_int {
+    remove_class("MPI_Remove_error_class", errorclass)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Remove_error_code(errorcode: c_int) -> c_int {
+    remove_code("MPI_Remove_error_code", errorcode)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Remove_error_string(errorcode: c_int) -> c_int {
+    remove_string("MPI_Remove_error_string", errorcode)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Delete_error_class(errorclass: c_int) -> c_int {
+    remove_class("MPIX_Delete_error_class", errorclass)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Delete_error_code(errorcode: c_int) -> c_int {
+    remove_code("MPIX_Delete_error_code", errorcode)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPIX_Delete_error_string(errorcode: c_int) -> c_int {
+    remove_string("MPIX_Delete_error_string", errorcode)
 }
 
 #[no_mangle]

@@ -129,6 +129,20 @@ pub unsafe extern "C" fn PMPI_Info_create(info: *mut MPI_Info) -> c_int {
     MPI_SUCCESS
 }
 
+/// `MPI_Get_hw_resource_info` (MPI 4.1 §11.4.4): a new info object describing the hardware
+/// the process runs on. OxMPI knows no hardware detail beyond the node (which
+/// `MPI_Comm_split_type` reaches), so the object is empty, as Open MPI's is.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Get_hw_resource_info(hw_info: *mut MPI_Info) -> c_int {
+    require_init!("MPI_Get_hw_resource_info");
+    if hw_info.is_null() {
+        return raise(MPI_COMM_WORLD, "MPI_Get_hw_resource_info", MPI_ERR_ARG, "hw_info is NULL");
+    }
+    // SAFETY: checked non-null.
+    unsafe { *hw_info = new_info(Vec::new()) };
+    MPI_SUCCESS
+}
+
 /// `MPI_Info_create_env` (MPI 4.1 §11.4): a new info object with the keys of
 /// `MPI_INFO_ENV`. Callable before `MPI_Init` and after `MPI_Finalize`. The command line
 /// comes from the process itself, so `argc`/`argv` (which may be 0/NULL) are not read.

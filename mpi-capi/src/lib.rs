@@ -35,6 +35,7 @@ pub mod init;
 pub mod session;
 pub mod p2p_args;
 pub mod pt2pt;
+pub mod bsend;
 pub mod requests;
 pub mod grequest;
 pub mod partitioned;

@@ -2,7 +2,7 @@
 //! probes, matched probes, sendrecv, and the buffered-send buffer.
 
 use crate::abi::*;
-use crate::errors::{raise, raise_core};
+use crate::errors::raise;
 use crate::handles::{request_handle, request_id};
 use crate::p2p_args::*;
 use crate::requests::{complete_error, finish, is_complete, wait_finish, wait_request};
@@ -796,82 +796,3 @@ unsafe fn imrecv(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_D
     }
 }
 
-// ------------------------------------------------------- buffered sends
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-    buffer_attach("MPI_Buffer_attach", buffer, size.into())
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count) -> c_int {
-    buffer_attach("MPI_Buffer_attach_c", buffer, size)
-}
-
-fn buffer_attach(func: &str, buffer: *mut c_void, size: MPI_Count) -> c_int {
-    require_init!(func);
-    if size < 0 || (buffer.is_null() && size > 0) || size > isize::MAX as MPI_Count {
-        return raise(MPI_COMM_WORLD, func, MPI_ERR_BUFFER, format!("invalid buffer (pointer {buffer:?}, size {size})"));
-    }
-    match runtime::with(|rt| rt.engine.buffer_attach(buffer as *mut u8, size as usize)) {
-        Ok(()) => MPI_SUCCESS,
-        Err(e) => raise_core(MPI_COMM_WORLD, func, e),
-    }
-}
-
-/// `MPI_Buffer_detach`: the int form cannot report a buffer of more than `INT_MAX` bytes;
-/// it then fails with MPI_ERR_VALUE_TOO_LARGE and leaves the buffer attached.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
-    // SAFETY: forwarded caller pointers.
-    match unsafe { buffer_detach("MPI_Buffer_detach", buffer_addr, size.is_null(), c_int::MAX as usize) } {
-        // SAFETY: checked non-null by buffer_detach; the length fits (max above).
-        Ok(len) => unsafe {
-            *size = len as c_int;
-            MPI_SUCCESS
-        },
-        Err(rc) => rc,
-    }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut MPI_Count) -> c_int {
-    // SAFETY: forwarded caller pointers.
-    match unsafe { buffer_detach("MPI_Buffer_detach_c", buffer_addr, size.is_null(), isize::MAX as usize) } {
-        // SAFETY: checked non-null by buffer_detach.
-        Ok(len) => unsafe {
-            *size = len as MPI_Count;
-            MPI_SUCCESS
-        },
-        Err(rc) => rc,
-    }
-}
-
-/// Detaches the buffer once its pending buffered sends are done, and stores its address in
-/// `*buffer_addr`; returns its size, at most `max` bytes (a larger buffer stays attached).
-///
-/// # Safety
-/// `buffer_addr` is NULL or points to a `void *`.
-unsafe fn buffer_detach(func: &str, buffer_addr: *mut c_void, size_null: bool, max: usize) -> Result<usize, c_int> {
-    if !mpi_core::runtime::is_active() {
-        return Err(crate::errors::not_initialized(func));
-    }
-    if buffer_addr.is_null() || size_null {
-        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "buffer_addr or size is NULL"));
-    }
-    runtime::wait_until(|rt| rt.engine.buffer_detach_ready());
-    let (base, len) = runtime::with(|rt| {
-        let (base, len) = rt.engine.buffer_detach();
-        if len > max {
-            // Attaching into the buffer just emptied cannot fail.
-            let _ = rt.engine.buffer_attach(base, len);
-        }
-        (base, len)
-    });
-    if len > max {
-        return Err(raise(MPI_COMM_WORLD, func, MPI_ERR_VALUE_TOO_LARGE, format!("the attached buffer has {len} bytes, more than an int holds; use MPI_Buffer_detach_c")));
-    }
-    // SAFETY: buffer_addr points to a `void *` per the standard.
-    unsafe { *(buffer_addr as *mut *mut c_void) = base as *mut c_void };
-    Ok(len)
-}

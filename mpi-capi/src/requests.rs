@@ -580,15 +580,10 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mu
         return raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_ARG, "flag is NULL");
     }
     let r = runtime::with(|rt| -> Result<Option<Status>, String> {
-        match slot(rt, request)? {
-            Slot::Null => Ok(Some(empty_status())),
-            Slot::Active(rid) => {
-                rt.progress();
-                let st = rt.engine.reqs.get(rid).filter(|r| r.is_complete()).map(|r| r.status);
-                // A generalized request's status is its query callback's.
-                Ok(st.map(|st| if crate::grequest::any() { crate::grequest::peek(rid).unwrap_or(st) } else { st }))
-            }
+        if let Slot::Active(_) = slot(rt, request)? {
+            rt.progress();
         }
+        peek_status(rt, request)
     });
     match r {
         Err(msg) => raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_REQUEST, msg),
@@ -862,4 +857,215 @@ pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *m
     // SAFETY: checked non-null.
     unsafe { *flag = st.count_hi_and_cancelled & 1 };
     MPI_SUCCESS
+}
+
+// ------------------------------------------- MPI-4.1: status fields, non-destructive tests
+
+/// `MPI_Status_get_source`/`_tag`/`_error` (MPI 4.1 §3.2.5): a status field, for languages
+/// that cannot read the struct.
+///
+/// # Safety
+/// `status` and `out` are the caller's pointers (checked against NULL here).
+unsafe fn status_field(func: &str, status: *const MPI_Status, out: *mut c_int, field: fn(&MPI_Status) -> c_int) -> c_int {
+    require_init!(func);
+    if status.is_null() || status as usize == 1 {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+    }
+    if out.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "the output argument is NULL");
+    }
+    // SAFETY: checked to be real pointers.
+    unsafe { *out = field(&*status) };
+    MPI_SUCCESS
+}
+
+/// `MPI_Status_set_source`/`_tag`/`_error`: sets one field (generalized requests' query
+/// callbacks and tools fill statuses with them).
+fn set_status_field(func: &str, status: *mut MPI_Status, set: impl FnOnce(&mut MPI_Status)) -> c_int {
+    require_init!(func);
+    if status.is_null() || status as usize == 1 {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
+    }
+    // SAFETY: checked to be a real status.
+    set(unsafe { &mut *status });
+    MPI_SUCCESS
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_get_source(status: *const MPI_Status, source: *mut c_int) -> c_int {
+    // SAFETY: forwarded caller pointers.
+    unsafe { status_field("MPI_Status_get_source", status, source, |s| s.MPI_SOURCE) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_get_tag(status: *const MPI_Status, tag: *mut c_int) -> c_int {
+    // SAFETY: forwarded caller pointers.
+    unsafe { status_field("MPI_Status_get_tag", status, tag, |s| s.MPI_TAG) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_get_error(status: *const MPI_Status, err: *mut c_int) -> c_int {
+    // SAFETY: forwarded caller pointers.
+    unsafe { status_field("MPI_Status_get_error", status, err, |s| s.MPI_ERROR) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_source(status: *mut MPI_Status, source: c_int) -> c_int {
+    set_status_field("MPI_Status_set_source", status, |s| s.MPI_SOURCE = source)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_tag(status: *mut MPI_Status, tag: c_int) -> c_int {
+    set_status_field("MPI_Status_set_tag", status, |s| s.MPI_TAG = tag)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Status_set_error(status: *mut MPI_Status, err: c_int) -> c_int {
+    set_status_field("MPI_Status_set_error", status, |s| s.MPI_ERROR = err)
+}
+
+/// The status of request `h` if it is complete (`MPI_Request_get_status`'s test: the
+/// request stays as it is): `Some(empty)` for a null or inactive one, `None` while pending.
+/// The caller has run progress.
+fn peek_status(rt: &Runtime, h: MPI_Request) -> Result<Option<Status>, String> {
+    Ok(match slot(rt, h)? {
+        Slot::Null => Some(empty_status()),
+        Slot::Active(rid) => {
+            let st = rt.engine.reqs.get(rid).filter(|r| r.is_complete()).map(|r| r.status);
+            // A generalized request's status is its query callback's.
+            st.map(|st| if crate::grequest::any() { crate::grequest::peek(rid).unwrap_or(st) } else { st })
+        }
+    })
+}
+
+/// The requests of an `MPI_Request_get_status_*` call with, per request, whether it is
+/// active and its status if complete; progress runs once first.
+///
+/// # Safety
+/// `p` points to `n` requests (or n == 0).
+unsafe fn peek_all(func: &str, p: *const MPI_Request, n: c_int) -> Result<Vec<(bool, Option<Status>)>, c_int> {
+    // SAFETY: per the function contract; the requests are only read.
+    let hs = unsafe { requests_arg(func, p as *mut MPI_Request, n)? };
+    runtime::with(|rt| -> Result<Vec<(bool, Option<Status>)>, String> {
+        rt.progress();
+        hs.iter().map(|&h| Ok((matches!(slot(rt, h)?, Slot::Active(_)), peek_status(rt, h)?))).collect()
+    })
+    .map_err(|msg| raise(MPI_COMM_WORLD, func, MPI_ERR_REQUEST, msg))
+}
+
+/// Writes status `i` of an array and its MPI_ERROR field when any request failed; the
+/// return code for the array (MPI_ERR_IN_STATUS then).
+///
+/// # Safety
+/// `statuses` is MPI_STATUSES_IGNORE or points to at least i+1 statuses.
+unsafe fn write_peeked(func: &str, statuses: *mut MPI_Status, done: &[(usize, Status)]) -> c_int {
+    let failed = done.iter().any(|(_, st)| st.error.is_some());
+    for (i, st) in done {
+        // SAFETY: per the function contract.
+        unsafe { write_status(status_at(statuses, *i), st, failed.then(|| st.error.map_or(MPI_SUCCESS, |c| c as c_int))) };
+    }
+    if failed {
+        raise(MPI_COMM_WORLD, func, MPI_ERR_IN_STATUS, "a request completed with an error; see the MPI_ERROR field of each status")
+    } else {
+        MPI_SUCCESS
+    }
+}
+
+/// `MPI_Request_get_status_any` (MPI 4.1 §3.7.5): like `MPI_Testany`, but the complete
+/// request is neither freed nor made inactive.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_get_status_any(count: c_int, array_of_requests: *const MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
+    let func = "MPI_Request_get_status_any";
+    require_init!(func);
+    if index.is_null() || flag.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "index or flag is NULL");
+    }
+    // SAFETY: the caller passes `count` requests.
+    let peeked = match unsafe { peek_all(func, array_of_requests, count) } {
+        Ok(p) => p,
+        Err(rc) => return rc,
+    };
+    let found = peeked.iter().enumerate().find_map(|(i, (active, st))| if *active { st.map(|st| (i, st)) } else { None });
+    // SAFETY: checked non-null; caller's status.
+    unsafe {
+        match found {
+            Some((i, st)) => {
+                *flag = 1;
+                *index = i as c_int;
+                write_status(status, &st, None);
+                if let Some(class) = st.error {
+                    return raise(MPI_COMM_WORLD, func, class as c_int, format!("request {i} completed with error class {}", class as c_int));
+                }
+            }
+            None if peeked.iter().all(|(active, _)| !active) => {
+                *flag = 1;
+                *index = MPI_UNDEFINED;
+                write_status(status, &empty_status(), None);
+            }
+            None => {
+                *flag = 0;
+                *index = MPI_UNDEFINED;
+            }
+        }
+    }
+    MPI_SUCCESS
+}
+
+/// `MPI_Request_get_status_all`: flag is true when every request is complete (null and
+/// inactive ones count as complete), and then every status is written; no request changes.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_get_status_all(count: c_int, array_of_requests: *const MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
+    let func = "MPI_Request_get_status_all";
+    require_init!(func);
+    if flag.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "flag is NULL");
+    }
+    // SAFETY: the caller passes `count` requests.
+    let peeked = match unsafe { peek_all(func, array_of_requests, count) } {
+        Ok(p) => p,
+        Err(rc) => return rc,
+    };
+    if peeked.iter().any(|(_, st)| st.is_none()) {
+        // SAFETY: checked non-null.
+        unsafe { *flag = 0 };
+        return MPI_SUCCESS;
+    }
+    // SAFETY: checked non-null.
+    unsafe { *flag = 1 };
+    let done: Vec<(usize, Status)> = peeked.iter().enumerate().map(|(i, (_, st))| (i, st.unwrap())).collect();
+    // SAFETY: the caller passes `count` statuses or MPI_STATUSES_IGNORE.
+    unsafe { write_peeked(func, array_of_statuses, &done) }
+}
+
+/// `MPI_Request_get_status_some`: the indices of the complete active requests (their
+/// statuses in the first `outcount` entries), or MPI_UNDEFINED when none is active.
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Request_get_status_some(incount: c_int, array_of_requests: *const MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
+    let func = "MPI_Request_get_status_some";
+    require_init!(func);
+    if outcount.is_null() || (incount > 0 && array_of_indices.is_null()) {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "outcount or array_of_indices is NULL");
+    }
+    // SAFETY: the caller passes `incount` requests.
+    let peeked = match unsafe { peek_all(func, array_of_requests, incount) } {
+        Ok(p) => p,
+        Err(rc) => return rc,
+    };
+    if peeked.iter().all(|(active, _)| !active) {
+        // SAFETY: checked non-null.
+        unsafe { *outcount = MPI_UNDEFINED };
+        return MPI_SUCCESS;
+    }
+    let done: Vec<(usize, Status)> = peeked.iter().enumerate().filter(|(_, (active, _))| *active).filter_map(|(i, (_, st))| st.map(|st| (i, st))).collect();
+    // SAFETY: checked non-null; the caller passes `incount` indices.
+    unsafe {
+        *outcount = done.len() as c_int;
+        for (k, (i, _)) in done.iter().enumerate() {
+            *array_of_indices.add(k) = *i as c_int;
+        }
+    }
+    // Statuses go to the first `outcount` entries, in the order of the indices.
+    let packed: Vec<(usize, Status)> = done.iter().enumerate().map(|(k, (_, st))| (k, *st)).collect();
+    // SAFETY: the caller passes `incount` statuses or MPI_STATUSES_IGNORE.
+    unsafe { write_peeked(func, array_of_statuses, &packed) }
 }

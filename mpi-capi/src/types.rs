@@ -1661,3 +1661,35 @@ mod tests {
         }
     }
 }
+
+/// `MPI_Type_get_value_index` (MPI 4.1 §6.9.4): the predefined (value, index) pair type that
+/// `MPI_MINLOC`/`MPI_MAXLOC` take, or `MPI_DATATYPE_NULL` when no predefined type has that
+/// pair (the standard's answer, not an error).
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Type_get_value_index(value_type: MPI_Datatype, index_type: MPI_Datatype, pair_type: *mut MPI_Datatype) -> c_int {
+    let func = "MPI_Type_get_value_index";
+    require_init!(func);
+    for t in [value_type, index_type] {
+        if lookup(t).is_none() {
+            return raise(MPI_COMM_WORLD, func, MPI_ERR_TYPE, format!("invalid datatype handle {t:#x}"));
+        }
+    }
+    if pair_type.is_null() {
+        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "pair_type is NULL");
+    }
+    const PAIRS: [(MPI_Datatype, MPI_Datatype, MPI_Datatype); 9] = [
+        (MPI_FLOAT, MPI_INT, MPI_FLOAT_INT),
+        (MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT),
+        (MPI_LONG, MPI_INT, MPI_LONG_INT),
+        (MPI_INT, MPI_INT, MPI_2INT),
+        (MPI_SHORT, MPI_INT, MPI_SHORT_INT),
+        (MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT),
+        (MPI_REAL, MPI_REAL, MPI_2REAL),
+        (MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION),
+        (MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER),
+    ];
+    let pair = PAIRS.iter().find(|p| p.0 == value_type && p.1 == index_type).map_or(MPI_DATATYPE_NULL, |p| p.2);
+    // SAFETY: checked non-null.
+    unsafe { *pair_type = pair };
+    MPI_SUCCESS
+}

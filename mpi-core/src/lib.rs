@@ -11,6 +11,7 @@ pub mod memhooks;
 pub mod transport;
 pub mod matching;
 pub mod protocol;
+pub mod bsend;
 pub mod partitioned;
 pub mod request;
 pub mod comm;

@@ -7,6 +7,7 @@
 //! pipeline through the transport. An unmatched large message is never buffered whole.
 
 use crate::coll::mailbox::is_coll_ctx;
+use crate::bsend::{Buffers, Owner, Region};
 use crate::coll::Colls;
 use crate::error::{fatal, ErrorClass, MpiError, MpiResult};
 use crate::header::{Header, Kind, FLAG_COOP, FLAG_PUSH, FLAG_ROOTED, FLAG_SYNC, FLAG_TO_ROOT, HEADER_LEN};
@@ -108,38 +109,6 @@ struct WaitingRecv {
     now: BlockingRecv,
 }
 
-/// The attached `MPI_Bsend` buffer: first-fit allocation of regions.
-#[derive(Default)]
-struct BsendBuffer {
-    base: usize,
-    size: usize,
-    /// Allocated (offset, len), sorted by offset.
-    used: Vec<(usize, usize)>,
-}
-
-impl BsendBuffer {
-    fn alloc(&mut self, len: usize) -> Option<usize> {
-        let len = len.max(1);
-        let mut at = 0;
-        for (i, &(off, l)) in self.used.iter().enumerate() {
-            if off - at >= len {
-                self.used.insert(i, (at, len));
-                return Some(at);
-            }
-            at = off + l;
-        }
-        if self.size - at >= len {
-            self.used.push((at, len));
-            return Some(at);
-        }
-        None
-    }
-
-    fn release(&mut self, off: usize) {
-        self.used.retain(|&(o, _)| o != off);
-    }
-}
-
 /// Per-process engine state (one per MPI process, behind the runtime's lock).
 pub struct Engine {
     pub rank: usize,
@@ -162,7 +131,7 @@ pub struct Engine {
     /// Single-copy messages of at least this many bytes are copied cooperatively
     /// (`OXMPI_SHM_COOP_MIN`; usize::MAX = never).
     coop_min: usize,
-    bsend: BsendBuffer,
+    bsend: Buffers,
     /// More local ranks than CPUs: blocked waits yield at once instead of spinning.
     pub oversubscribed: bool,
     /// World ranks on this host.
@@ -235,7 +204,7 @@ impl Engine {
                 0 => usize::MAX,
                 n => n,
             },
-            bsend: BsendBuffer::default(),
+            bsend: Buffers::default(),
             oversubscribed,
             colls: Colls::default(),
             spare: Vec::new(),
@@ -452,48 +421,61 @@ impl Engine {
         Ok(())
     }
 
-    /// `MPI_Bsend`: copies into the attached buffer and sends from there; the user's part
-    /// completes at once.
+    /// `MPI_Bsend`: copies into the communicator's or the process's buffer and sends from
+    /// there; the user's part completes at once.
     fn bsend(&mut self, buf: RawBuf, dest: usize, ctx: u32, src_rank: i32, tag: i32) -> MpiResult<()> {
-        let off = self.bsend.alloc(buf.len).ok_or_else(|| {
-            MpiError::new(
-                ErrorClass::Buffer,
-                format!(
-                    "MPI_Bsend of {} bytes does not fit in the attached buffer ({} bytes, {} in use); attach a larger buffer with MPI_Buffer_attach",
-                    buf.len,
-                    self.bsend.size,
-                    self.bsend.used.iter().map(|u| u.1).sum::<usize>()
-                ),
-            )
-        })?;
-        let copy = RawBuf { ptr: (self.bsend.base + off) as *mut u8, len: buf.len };
-        // SAFETY: the region [off, off+len) of the attached buffer is reserved for this copy.
-        unsafe { std::ptr::copy_nonoverlapping(buf.ptr as *const u8, copy.ptr, buf.len) };
+        let owner = self.bsend.owner_for(ctx);
+        let (region, at) = self.bsend.reserve(owner, buf.len)?;
+        let mut owned = Vec::new();
+        let copy = match region {
+            Region::At(_) => RawBuf { ptr: at, len: buf.len },
+            Region::Owned => {
+                // SAFETY: the user buffer is valid for `len` bytes.
+                owned = unsafe { copy_to_vec(buf) };
+                RawBuf { ptr: owned.as_mut_ptr(), len: buf.len }
+            }
+        };
+        if let Region::At(_) = region {
+            // SAFETY: the region of the attached buffer at `at` is reserved for this copy.
+            unsafe { std::ptr::copy_nonoverlapping(buf.ptr as *const u8, copy.ptr, buf.len) };
+        }
         let op = Op::Send { buf: copy, dest_world: dest, ctx, src_rank, tag, mode: SendMode::Standard };
         let rid = self.create(op, false);
         let r = self.reqs.get_mut(rid).unwrap();
         r.freed = true;
-        r.extra().bsend_region = Some(off);
+        let e = r.extra();
+        e.bsend_region = Some((owner, region));
+        // Moving the vector keeps its heap block (and `copy.ptr`) where it is.
+        e.staging = owned;
         self.start_send(rid, copy, dest, ctx, src_rank, tag, SendMode::Standard)
     }
 
-    /// `MPI_Buffer_attach`.
-    pub fn buffer_attach(&mut self, base: *mut u8, size: usize) -> MpiResult<()> {
-        if self.bsend.size != 0 {
-            return Err(MpiError::new(ErrorClass::Buffer, "a buffer is already attached; detach it first"));
+    /// `MPI_Buffer_attach` (owner None) and `MPI_Comm_attach_buffer` (the communicator's
+    /// context id); `automatic` for `MPI_BUFFER_AUTOMATIC`.
+    pub fn buffer_attach(&mut self, owner: Owner, base: *mut u8, size: usize, automatic: bool) -> MpiResult<()> {
+        self.bsend.attach(owner, base, size, automatic)
+    }
+
+    /// Whether `owner`'s buffer holds no pending buffered send (a detach or flush may end).
+    pub fn buffer_idle(&self, owner: Owner) -> bool {
+        self.bsend.idle(owner)
+    }
+
+    /// Detaches `owner`'s buffer once idle: (base, size, automatic), None if none attached.
+    pub fn buffer_detach(&mut self, owner: Owner) -> Option<(*mut u8, usize, bool)> {
+        self.bsend.detach(owner)
+    }
+
+    /// `MPI_Buffer_iflush`/`MPI_Comm_iflush_buffer`: a request that completes once
+    /// `owner`'s buffer holds no pending message.
+    pub fn buffer_iflush(&mut self, owner: Owner) -> ReqId {
+        if self.bsend.idle(owner) {
+            return self.completed_request(Status::default());
         }
-        self.bsend = BsendBuffer { base: base as usize, size, used: Vec::new() };
-        Ok(())
-    }
-
-    /// `MPI_Buffer_detach` once no buffered send is pending: returns (base, size).
-    pub fn buffer_detach_ready(&self) -> bool {
-        self.bsend.used.is_empty()
-    }
-
-    pub fn buffer_detach(&mut self) -> (*mut u8, usize) {
-        let b = std::mem::take(&mut self.bsend);
-        (b.base as *mut u8, b.size)
+        let rid = self.create(Op::Generalized, false);
+        self.reqs.get_mut(rid).unwrap().state = State::GeneralizedActive;
+        self.bsend.wait_idle(rid, owner);
+        rid
     }
 
     pub(crate) fn send_ctrl(&mut self, dest: usize, hdr: Header) {
@@ -966,10 +948,13 @@ impl Engine {
                 // request completes (now).
                 unsafe { l.dt.unpack(&e.staging[..n], l.base, l.count) };
             }
-            if let Some(off) = e.bsend_region.take() {
-                self.bsend.release(off);
+            if let Some((owner, region)) = e.bsend_region.take() {
+                for flushed in self.bsend.release(owner, region) {
+                    self.complete(flushed);
+                }
             }
         }
+        let r = self.reqs.get_mut(rid).unwrap();
         if r.freed {
             self.reqs.discard(rid);
         }
@@ -1211,7 +1196,7 @@ impl Engine {
 
     /// Pending work remains that finalize must drain (queued sends, buffered sends).
     pub fn has_outgoing(&self) -> bool {
-        !self.busy.is_empty() || !self.bsend.used.is_empty() || self.net.has_pending_output()
+        !self.busy.is_empty() || self.bsend.any_pending() || self.net.has_pending_output()
     }
 }
 

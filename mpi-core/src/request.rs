@@ -128,8 +128,8 @@ pub struct Request {
 /// request, and these made it 168 bytes instead of 104.
 #[derive(Default)]
 pub struct Extra {
-    /// Buffered send: offset of its region in the attached buffer, released on completion.
-    pub bsend_region: Option<usize>,
+    /// Buffered send: its buffer and region there, released on completion.
+    pub bsend_region: Option<(crate::bsend::Owner, crate::bsend::Region)>,
     /// Non-contiguous user buffer of this operation, if any.
     pub layout: Option<Layout>,
     /// Packed bytes for `layout` (send: packed at start; receive: unpacked at completion).

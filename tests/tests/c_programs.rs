@@ -185,6 +185,14 @@ fn mpi4_comm_info() {
     run_program_all("mpi4_comm_info", &[]);
 }
 
+/// MPI-4.1's additions: status field accessors, MPI_Request_get_status_any/all/some,
+/// MPI_Type_get_value_index, MPI_Remove_error_*, MPI_Get_hw_resource_info, and the
+/// buffered-send buffers of communicators (MPI_BUFFER_AUTOMATIC, flush, iflush, free).
+#[test]
+fn mpi41_api() {
+    run_program_all("mpi41_api", &[]);
+}
+
 /// MPI-4.0's MPI_T event interface (no events exist) and mpi_f08 status conversions.
 #[test]
 fn mpi4_tool_status() {

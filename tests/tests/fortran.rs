@@ -77,6 +77,13 @@ fn mpi4_routines() {
     run_both("mpi4");
 }
 
+/// The MPI-4.1 routines: status accessors, MPI_Request_get_status_any/all/some,
+/// MPI_Type_get_value_index, a communicator's buffered-send buffer.
+#[test]
+fn mpi41_routines() {
+    run_both("mpi41");
+}
+
 /// MPI-4.0 partitioned communication: MPI_Psend_init/MPI_Precv_init (an MPI_COUNT_KIND
 /// count), MPI_Pready, MPI_Pready_range, MPI_Pready_list, MPI_Parrived (a LOGICAL flag).
 #[test]

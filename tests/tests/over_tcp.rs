@@ -31,6 +31,7 @@ fn point_to_point_over_tcp() {
         &[
             ("ring", &[]),
             ("send_modes", &[]),
+            ("mpi41_api", &[]),
             ("wildcard_order", &[]),
             ("blocking_recv", &[]),
             ("probe_persistent_cancel", &[]),
