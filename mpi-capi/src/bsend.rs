@@ -14,7 +14,8 @@ use mpi_core::bsend::Owner;
 use mpi_core::runtime;
 use std::os::raw::{c_int, c_void};
 
-/// `MPI_BUFFER_AUTOMATIC` (mpi.h): OxMPI's value, next to MPICH's `MPI_IN_PLACE` (-1).
+/// `MPI_BUFFER_AUTOMATIC` (mpi.h): MPICH 4.2's value (mpi4py's binary wheel, built against
+/// MPICH, compares detached buffers with `(void *)-2`).
 pub const BUFFER_AUTOMATIC: *mut c_void = usize::MAX.wrapping_sub(1) as *mut c_void;
 
 /// The buffer owner of `comm` (its context id), or the error raised.

@@ -271,10 +271,15 @@ fn edit_user_error(func: &str, code: c_int, edit: impl FnOnce(&mut UserErrors, c
     }
 }
 
-/// Forgets user class or code `code` and its string.
-fn forget(u: &mut UserErrors, code: c_int) {
+/// Forgets user class or code `code`, which must have no string left (MPI 4.1 §9.5: the
+/// string is removed first, with `MPI_Remove_error_string`; MPICH and mpi4py's tests do so).
+fn forget(u: &mut UserErrors, code: c_int) -> Result<(), String> {
+    if u.strings.get(&code).is_some_and(|s| !s.is_empty()) {
+        return Err(format!("{code} still has an error string; remove it first with MPI_Remove_error_string"));
+    }
     u.class_of.remove(&code);
     u.strings.remove(&code);
+    Ok(())
 }
 
 /// `MPI_Remove_error_class` (MPIX_Delete_error_class): a user class without codes left.
@@ -284,10 +289,7 @@ fn remove_class(func: &str, errorclass: c_int) -> c_int {
             return Err(format!("{errorclass} is an error code, not a class"));
         }
         match u.class_of.iter().filter(|&(&c, &k)| k == class && c != class).count() {
-            0 => {
-                forget(u, errorclass);
-                Ok(())
-            }
+            0 => forget(u, errorclass),
             n => Err(format!("error class {errorclass} still has {n} error codes")),
         }
     })
@@ -299,8 +301,7 @@ fn remove_code(func: &str, errorcode: c_int) -> c_int {
         if class == errorcode {
             return Err(format!("{errorcode} is an error class, not a code"));
         }
-        forget(u, errorcode);
-        Ok(())
+        forget(u, errorcode)
     })
 }
 

@@ -953,8 +953,9 @@ unsafe fn peek_all(func: &str, p: *const MPI_Request, n: c_int) -> Result<Vec<(b
     .map_err(|msg| raise(MPI_COMM_WORLD, func, MPI_ERR_REQUEST, msg))
 }
 
-/// Writes status `i` of an array and its MPI_ERROR field when any request failed; the
-/// return code for the array (MPI_ERR_IN_STATUS then).
+/// Writes status `i` of an array with its MPI_ERROR field (MPI_SUCCESS unless the request
+/// failed: MPICH sets it in these calls, and mpi4py's tests check it); the return code for
+/// the array (MPI_ERR_IN_STATUS when a request failed).
 ///
 /// # Safety
 /// `statuses` is MPI_STATUSES_IGNORE or points to at least i+1 statuses.
@@ -962,7 +963,7 @@ unsafe fn write_peeked(func: &str, statuses: *mut MPI_Status, done: &[(usize, St
     let failed = done.iter().any(|(_, st)| st.error.is_some());
     for (i, st) in done {
         // SAFETY: per the function contract.
-        unsafe { write_status(status_at(statuses, *i), st, failed.then(|| st.error.map_or(MPI_SUCCESS, |c| c as c_int))) };
+        unsafe { write_status(status_at(statuses, *i), st, Some(st.error.map_or(MPI_SUCCESS, |c| c as c_int))) };
     }
     if failed {
         raise(MPI_COMM_WORLD, func, MPI_ERR_IN_STATUS, "a request completed with an error; see the MPI_ERROR field of each status")
@@ -1000,7 +1001,7 @@ pub unsafe extern "C" fn PMPI_Request_get_status_any(count: c_int, array_of_requ
             None if peeked.iter().all(|(active, _)| !active) => {
                 *flag = 1;
                 *index = MPI_UNDEFINED;
-                write_status(status, &empty_status(), None);
+                write_status(status, &empty_status(), Some(MPI_SUCCESS));
             }
             None => {
                 *flag = 0;

@@ -3,7 +3,9 @@
  * file back through the default byte view and checks every value's place. Also: reading
  * through a view into a non-contiguous memory type, MPI_File_get_view, byte offsets
  * under a view, MPI_DISPLACEMENT_CURRENT refused outside sequential mode, type maps a
- * view may not have, datareps ("external32" converting ints to big-endian).
+ * view may not have, datareps ("external32" converting ints to big-endian). Collective
+ * writes through views with holes on a file opened MPI_MODE_WRONLY (the holes cannot be
+ * read to fill them), by every collective write call.
  * argv[1]: a directory for the files. */
 #include "testutil.h"
 
@@ -181,6 +183,66 @@ int main(int argc, char **argv)
         CHECK(tu_error_class(rc) == MPI_ERR_UNSUPPORTED_DATAREP, "external32 of C long: class %d", tu_error_class(rc));
 
     MPI_OK(MPI_File_close(&fh));
+
+    /* Write-only: one int every 2 ints per rank (holes nobody writes), by each collective
+     * write form in turn, on a file that had other bytes before; read back afterwards. */
+    {
+        char q[640];
+        snprintf(q, sizeof q, "%s.wronly", p);
+        enum { K = 64 };
+        /* A tile: K ints with one-int holes, then the other ranks' tiles. */
+        MPI_Datatype every2, hole;
+        MPI_Type_vector(K, 1, 2, MPI_INT, &every2);
+        MPI_Type_create_resized(every2, 0, (MPI_Aint)size * 2 * K * sizeof(int), &hole);
+        MPI_Type_commit(&hole);
+        MPI_Type_free(&every2);
+        if (tu_rank == 0) {
+            MPI_File pre;
+            int fill[2 * K * 4 * 16];
+            for (int i = 0; i < 2 * K * 4 * 16; i++)
+                fill[i] = -7;
+            MPI_OK(MPI_File_open(MPI_COMM_SELF, q, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &pre));
+            MPI_OK(MPI_File_write_at(pre, 0, fill, 2 * K * 4 * size < 2 * K * 4 * 16 ? 2 * K * 4 * size : 2 * K * 4 * 16, MPI_INT, &st));
+            MPI_OK(MPI_File_close(&pre));
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_OK(MPI_File_open(MPI_COMM_WORLD, q, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+        /* Rank r's part: 4 tiles of 2K ints (K of its ints, K holes), tiles in rank order. */
+        MPI_OK(MPI_File_set_view(fh, (MPI_Offset)tu_rank * 2 * K * sizeof(int), MPI_INT, hole, "native", MPI_INFO_NULL));
+        MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+        int w[4 * K];
+        for (int i = 0; i < 4 * K; i++)
+            w[i] = tu_rank * 10000 + i;
+        /* Tile t of rank r (ints [(t * size + r) * 2K, +2K)) holds its etypes tK..tK+K-1. */
+        MPI_OK(MPI_File_write_at_all(fh, 0, w, K, MPI_INT, &st));
+        MPI_OK(MPI_File_seek(fh, K, MPI_SEEK_SET));
+        MPI_OK(MPI_File_write_all(fh, w + K, K, MPI_INT, &st));
+        MPI_OK(MPI_File_write_at_all_begin(fh, 2 * K, w + 2 * K, K, MPI_INT));
+        MPI_OK(MPI_File_write_at_all_end(fh, w + 2 * K, &st));
+        MPI_Request wr;
+        MPI_OK(MPI_File_iwrite_at_all(fh, 3 * K, w + 3 * K, K, MPI_INT, &wr));
+        MPI_OK(MPI_Wait(&wr, &st));
+        MPI_OK(MPI_File_close(&fh));
+        MPI_Type_free(&hole);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (tu_rank == 0) {
+            int n = 4 * size * 2 * K, *all = tu_malloc(n * sizeof(int));
+            MPI_File rd;
+            MPI_OK(MPI_File_open(MPI_COMM_SELF, q, MPI_MODE_RDONLY, MPI_INFO_NULL, &rd));
+            MPI_OK(MPI_File_read_at(rd, 0, all, n, MPI_INT, &st));
+            MPI_OK(MPI_File_close(&rd));
+            /* The layout: tile t of rank r = ints [(t*size+r)*2K, +2K): its ints at even places. */
+            for (int t = 0; t < 4; t++)
+                for (int r = 0; r < size; r++)
+                    for (int i = 0; i < 2 * K; i++) {
+                        int at = (t * size + r) * 2 * K + i;
+                        int want = i % 2 ? (at < 2 * K * 4 * 16 ? -7 : 0) : r * 10000 + t * K + i / 2;
+                        CHECK(all[at] == want, "write-only file: int %d is %d, expected %d", at, all[at], want);
+                    }
+            free(all);
+            MPI_OK(MPI_File_delete(q, MPI_INFO_NULL));
+        }
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     if (tu_rank == 0) {
         MPI_OK(MPI_File_delete(p, MPI_INFO_NULL));

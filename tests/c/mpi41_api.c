@@ -47,11 +47,16 @@ static void get_status_forms(void)
     MPI_Status sts[3];
     int idx = -5, flag = -5, out = -5, ind[3];
 
-    /* Only null requests. */
+    /* Only null requests: empty statuses (MPI_ERROR too, as MPICH sets it). */
+    sts[0].MPI_ERROR = sts[1].MPI_ERROR = MPI_ERR_OTHER;
     MPI_OK(MPI_Request_get_status_any(3, reqs, &idx, &flag, &sts[0]));
     CHECK(flag == 1 && idx == MPI_UNDEFINED, "any of nulls: flag %d index %d", flag, idx);
+    CHECK(sts[0].MPI_SOURCE == MPI_ANY_SOURCE && sts[0].MPI_TAG == MPI_ANY_TAG && sts[0].MPI_ERROR == MPI_SUCCESS,
+          "any of nulls: status %d/%d/%d is not empty", sts[0].MPI_SOURCE, sts[0].MPI_TAG, sts[0].MPI_ERROR);
     MPI_OK(MPI_Request_get_status_all(3, reqs, &flag, sts));
     CHECK(flag == 1, "all of nulls: flag %d", flag);
+    CHECK(sts[1].MPI_SOURCE == MPI_ANY_SOURCE && sts[1].MPI_TAG == MPI_ANY_TAG && sts[1].MPI_ERROR == MPI_SUCCESS,
+          "all of nulls: status %d/%d/%d is not empty", sts[1].MPI_SOURCE, sts[1].MPI_TAG, sts[1].MPI_ERROR);
     MPI_OK(MPI_Request_get_status_some(3, reqs, &out, ind, sts));
     CHECK(out == MPI_UNDEFINED, "some of nulls: outcount %d", out);
     MPI_OK(MPI_Request_get_status_all(0, NULL, &flag, MPI_STATUSES_IGNORE));
@@ -116,6 +121,8 @@ static void remove_errors(void)
     MPI_OK(MPI_Add_error_class(&cls));
     MPI_OK(MPI_Add_error_code(cls, &code));
     MPI_OK(MPI_Add_error_string(code, "a user code"));
+    rc = MPI_Remove_error_code(code);
+    CHECK(tu_error_class(rc) == MPI_ERR_ARG, "removing a code that still has a string: %d", rc);
     rc = MPI_Remove_error_class(cls);
     CHECK(tu_error_class(rc) == MPI_ERR_ARG, "removing a class that still has a code: %d", rc);
     rc = MPI_Remove_error_code(cls);

@@ -38,7 +38,8 @@ pub fn route(pieces: &[(u64, usize)], data: &[u8], lo: u64, chunk: u64, n: usize
 
 /// Writes what the owner received: `meta[i]` and `data[i]` from process `i`. Pieces are
 /// sorted by offset and written in runs; the holes inside a run are first read from the
-/// file, so bytes no process writes keep their content.
+/// file, so bytes no process writes keep their content. A file opened `MPI_MODE_WRONLY`
+/// cannot be read: its runs stop at every hole.
 pub fn write_domain(file: &File, meta: &[&[u8]], data: &[&[u8]]) -> MpiResult<()> {
     // (file offset, length, source, position in that source's data)
     let mut all: Vec<(u64, usize, usize, usize)> = Vec::new();
@@ -52,6 +53,7 @@ pub fn write_domain(file: &File, meta: &[&[u8]], data: &[&[u8]]) -> MpiResult<()
         }
     }
     all.sort_by_key(|e| e.0);
+    let hole_max = if file.amode.read { HOLE_MAX } else { 0 };
     let mut i = 0;
     while i < all.len() {
         // The run: pieces from i while the holes stay small and the buffer bounded.
@@ -59,7 +61,7 @@ pub fn write_domain(file: &File, meta: &[&[u8]], data: &[&[u8]]) -> MpiResult<()
         let mut end = start + all[i].1 as u64;
         let mut covered = all[i].1 as u64;
         let mut j = i + 1;
-        while j < all.len() && all[j].0 <= end + HOLE_MAX && (all[j].0 + all[j].1 as u64 - start) as usize <= RUN_MAX {
+        while j < all.len() && all[j].0 <= end + hole_max && (all[j].0 + all[j].1 as u64 - start) as usize <= RUN_MAX {
             let e = all[j].0 + all[j].1 as u64;
             covered += e.saturating_sub(end.max(all[j].0));
             end = end.max(e);
@@ -91,5 +93,22 @@ mod tests {
         assert_eq!(bytes[1], b"");
         assert_eq!(bytes[2], b"f");
         assert_eq!(owner(1000, 0, 10, 3), 2);
+    }
+
+    /// Runs with holes on a write-only file: written piece by piece, the holes untouched
+    /// (reading them to fill a run failed with EBADF).
+    #[test]
+    fn write_only_files_are_written_around_holes() {
+        use super::super::file::{open_os, Amode};
+        use std::io::Write;
+        let p = std::env::temp_dir().join(format!("oxmpi-wronly-{}", std::process::id()));
+        std::fs::File::create(&p).unwrap().write_all(b"0123456789").unwrap();
+        let amode = Amode { write: true, ..Amode::default() };
+        let f = File::new(open_os(p.to_str().unwrap(), amode).unwrap(), p.to_string_lossy().into_owned(), amode, Err(crate::error::MpiError::new(crate::error::ErrorClass::Io, "none")));
+        let meta0: Vec<u8> = [0u64, 2, 6, 1].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let meta1: Vec<u8> = [2u64, 1, 8, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
+        write_domain(&f, &[&meta0, &meta1], &[b"abc", b"xyz"]).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"abx345c7yz");
+        std::fs::remove_file(&p).unwrap();
     }
 }
