@@ -183,6 +183,7 @@ fn collective_write(f: &OpenFile, ptr: Ptr, buf: *mut c_void, count: MPI_Count, 
         // SAFETY: made by `buffer` and `ext32_type` from the program's buffer.
         let data = unsafe { file_bytes(raw, &layout, &ext32, buf, count) };
         let pos = st.core.stream_pos(start);
+        st.core.check_room(data.len()).map_err(core_err)?;
         let pieces = st.core.pieces(pos, data.len());
         let cb = crate::io::hint(&st, "romio_cb_write").unwrap_or("automatic").to_string();
         Ok((start, n, pos, data, pieces, st.core.atomic, cb))

@@ -54,12 +54,16 @@ fn finish_entry(rt: &mut Runtime, rid: ReqId) -> Option<(Status, i64, bool)> {
     Some((st, owner, persistent))
 }
 
-/// Raises the error recorded in a completed operation's status.
+/// Raises the error recorded in a completed operation's status. The engine completes
+/// requests with MPI_ERR_OTHER only for short messages (`partitioned.rs`, `coll/stepping.rs`).
 pub fn complete_error(comm: MPI_Comm, func: &str, class: c_int, st: &Status) -> c_int {
-    let msg = if class == MPI_ERR_TRUNCATE {
-        format!("message from rank {} with tag {} is larger than the receive buffer ({} bytes)", st.source, st.tag, st.bytes)
-    } else {
-        "operation failed".to_string()
+    let msg = match class {
+        MPI_ERR_TRUNCATE => format!("message from rank {} with tag {} is larger than the receive buffer ({} bytes)", st.source, st.tag, st.bytes),
+        MPI_ERR_OTHER => format!(
+            "fewer bytes arrived than the receive expected ({} bytes): a partitioned send smaller than its receive, or ranks of a collective that disagree on counts or datatypes",
+            st.bytes
+        ),
+        _ => "operation failed".to_string(),
     };
     raise(comm, func, class, msg)
 }

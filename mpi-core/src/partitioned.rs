@@ -286,14 +286,19 @@ impl Engine {
     /// them. Checked first, so an error marks none.
     pub fn pready(&mut self, rid: ReqId, partitions: &[usize]) -> MpiResult<()> {
         let p = self.parts.ops.get(&rid).filter(|p| p.send).ok_or_else(|| MpiError::new(ErrorClass::Request, "not a partitioned send request (from MPI_Psend_init)"))?;
+        if let Some(&i) = partitions.iter().find(|&&i| i >= p.parts) {
+            return Err(MpiError::new(ErrorClass::Arg, format!("partition {i} out of range (the request has {} partitions)", p.parts)));
+        }
         if !p.active {
-            return Err(MpiError::new(ErrorClass::Request, "the partitioned send request is not started (call MPI_Start first) or its round is complete"));
+            // A round whose partitions were all marked (and so sent) stays active for the
+            // program until MPI_Wait/MPI_Test completes it.
+            if let (Some(&i), Some(State::Complete)) = (partitions.first(), self.reqs.get(rid).map(|r| r.state)) {
+                return Err(MpiError::new(ErrorClass::Arg, format!("partition {i} was already marked ready in this round (all are: complete the request with MPI_Wait or MPI_Test)")));
+            }
+            return Err(MpiError::new(ErrorClass::Request, "the partitioned send request is not started (call MPI_Start first)"));
         }
         let mut seen = vec![false; p.parts];
         for &i in partitions {
-            if i >= p.parts {
-                return Err(MpiError::new(ErrorClass::Arg, format!("partition {i} out of range (the request has {} partitions)", p.parts)));
-            }
             if seen[i] || !matches!(p.children[i], Child::Idle) {
                 return Err(MpiError::new(ErrorClass::Arg, format!("partition {i} was already marked ready in this round")));
             }
@@ -416,7 +421,8 @@ impl Engine {
         let status = match (p.send, p.peer == PROC_NULL_WORLD) {
             (true, _) => Status { error: p.error, ..Status::default() },
             (false, true) => Status { source: crate::matching::PROC_NULL, tag: crate::matching::ANY_TAG, ..Status::default() },
-            (false, false) => Status { source: p.label, tag: p.tag, bytes: r_len(&p.pairing) * p.children.len(), error: p.error, cancelled: false },
+            // A larger sender's surplus went to the sink: the buffer holds `total` bytes.
+            (false, false) => Status { source: p.label, tag: p.tag, bytes: (r_len(&p.pairing) * p.children.len()).min(p.total()), error: p.error, cancelled: false },
         };
         self.parts.active.retain(|&a| a != rid);
         if let Some(r) = self.reqs.get_mut(rid) {

@@ -150,8 +150,17 @@ impl File {
         err.map_or(Ok(done), Err)
     }
 
+    /// Fails when `len` bytes (more than none) go through a view without data.
+    pub fn check_room(&self, len: usize) -> MpiResult<()> {
+        if len > 0 && self.view.is_empty() {
+            return Err(MpiError::new(ErrorClass::Io, format!("{}: the file view's filetype holds no data (size 0), so {len} bytes cannot be written through it", self.path)));
+        }
+        Ok(())
+    }
+
     /// Writes `data` at stream bytes `[pos, pos + data.len())` of the view.
     pub fn write_stream(&self, pos: u64, data: &[u8]) -> MpiResult<()> {
+        self.check_room(data.len())?;
         let _lock = self.atomic_lock(pos, data.len(), true)?;
         let mut err = None;
         self.view.pieces(pos, data.len(), |at, p, n| match self.os.write_all_at(&data[p..p + n], at) {

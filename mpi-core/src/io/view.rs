@@ -40,7 +40,9 @@ impl View {
         }
         let size = filetype.size();
         if size == 0 {
-            return Err(MpiError::new(ErrorClass::Type, "the filetype has no data (size 0)"));
+            // A process with nothing to access (HDF5 gives its ranks without data an empty
+            // filetype): its stream is empty; the other processes' views are unaffected.
+            return Ok(View { disp, etype_size, blocks: Vec::new(), starts: Vec::new(), size: 0, extent: 1 });
         }
         if size % etype_size != 0 {
             return Err(MpiError::new(ErrorClass::Type, format!("the filetype's size ({size} bytes) is not a multiple of the etype's ({etype_size} bytes)")));
@@ -59,6 +61,11 @@ impl View {
         Ok(View { disp, etype_size, blocks, starts, size, extent })
     }
 
+    /// Whether the filetype holds no data: nothing can be read or written through the view.
+    pub fn is_empty(&self) -> bool {
+        self.size == 0
+    }
+
     /// Whether the stream is the file itself from `disp` (one pwrite per access).
     pub fn is_contiguous(&self) -> bool {
         self.blocks.len() == 1 && self.blocks[0].0 == 0 && self.size as i64 == self.extent
@@ -66,8 +73,9 @@ impl View {
 
     /// Calls `f(file offset, position in the range, length)` for the file pieces holding
     /// stream bytes `[pos, pos + len)`, in stream order, until `f` returns false.
+    /// An empty view (a filetype of size 0) has no pieces: the caller checks `is_empty`.
     pub fn pieces(&self, pos: u64, len: usize, mut f: impl FnMut(u64, usize, usize) -> bool) {
-        if len == 0 {
+        if len == 0 || self.size == 0 {
             return;
         }
         if self.is_contiguous() {
@@ -101,7 +109,7 @@ impl View {
 
     /// The file byte holding stream byte `pos` (`MPI_File_get_byte_offset`).
     pub fn byte_offset(&self, pos: u64) -> u64 {
-        let mut at = 0;
+        let mut at = self.disp;
         self.pieces(pos, 1, |o, _, _| {
             at = o;
             false
@@ -112,7 +120,7 @@ impl View {
     /// How many stream bytes lie in the first `file_size` bytes of the file: the stream
     /// position of the end of file.
     pub fn stream_end(&self, file_size: u64) -> u64 {
-        if file_size <= self.disp {
+        if file_size <= self.disp || self.size == 0 {
             return 0;
         }
         let rel = (file_size - self.disp) as i64;
