@@ -254,8 +254,10 @@ fn shared_query(func: &str, win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp
     }
     let r = runtime::with(|rt| {
         let w = rt.wins.get(idx).unwrap();
-        if w.flavor != Flavor::Shared && w.flavor != Flavor::Allocate {
-            return Err((MPI_ERR_RMA_FLAVOR, format!("{func} needs a window from MPI_Win_allocate_shared or MPI_Win_allocate")));
+        // MPI 4.1 allows windows of MPI_Win_create and MPI_Win_allocate too: memory this
+        // process cannot load and store gives size 0 and NULL.
+        if w.flavor == Flavor::Dynamic {
+            return Err((MPI_ERR_RMA_FLAVOR, format!("{func} needs a window from MPI_Win_allocate_shared, MPI_Win_allocate or MPI_Win_create, not MPI_Win_create_dynamic")));
         }
         let r = match rank {
             MPI_PROC_NULL => None,

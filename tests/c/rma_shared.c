@@ -15,7 +15,10 @@
  *    MPI_Accumulate(MPI_SUM) into every segment's second int, then direct loads;
  *  - a second window with alloc_shared_noncontig = true: queries work (sizes, units, a
  *    usable pointer for each nonzero segment; contiguity not required) and loads and
- *    stores through the pointers work the same way. */
+ *    stores through the pointers work the same way;
+ *  - MPI 4.1: MPI_Win_shared_query on a window of MPI_Win_create: our own memory comes
+ *    back as it is (base, size, disp_unit); another rank's is either a pointer that loads
+ *    its values or size 0 and NULL; on a dynamic window it is MPI_ERR_RMA_FLAVOR. */
 #include "testutil.h"
 
 static int rank, nprocs, srank, ssize;
@@ -144,6 +147,34 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Info_free(&info));
     exercise(win, base, 0, "alloc_shared_noncontig");
     MPI_OK(MPI_Win_free(&win));
+
+    {
+        int mem[5], du = -1;
+        for (int i = 0; i < 5; i++)
+            mem[i] = 100 * rank + i;
+        MPI_OK(MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        MPI_Aint sz = -1;
+        int *p = NULL;
+        MPI_OK(MPI_Win_shared_query(win, rank, &sz, &du, &p));
+        CHECK(sz == (MPI_Aint)sizeof mem && du == (int)sizeof(int) && p == mem, "Win_create: own memory queried as %ld/%d/%p", (long)sz, du, (void *)p);
+        int other = (rank + 1) % nprocs;
+        MPI_OK(MPI_Win_shared_query(win, other, &sz, &du, &p));
+        MPI_OK(MPI_Win_fence(0, win));
+        if (other != rank && sz != 0) {
+            CHECK(sz == (MPI_Aint)sizeof mem && p != NULL, "Win_create: rank %d queried as %ld/%p", other, (long)sz, (void *)p);
+            for (int i = 0; i < 5; i++)
+                CHECK(p[i] == 100 * other + i, "Win_create: load through rank %d's pointer: %d", other, p[i]);
+        } else if (other != rank) {
+            CHECK(p == NULL, "Win_create: size 0 with a pointer %p", (void *)p);
+        }
+        MPI_OK(MPI_Win_fence(0, win));
+        MPI_OK(MPI_Win_free(&win));
+        MPI_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+        MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+        int rc = MPI_Win_shared_query(win, rank, &sz, &du, &p);
+        CHECK(tu_error_class(rc) == MPI_ERR_RMA_FLAVOR, "shared query of a dynamic window: class %d", tu_error_class(rc));
+        MPI_OK(MPI_Win_free(&win));
+    }
 
     MPI_OK(MPI_Comm_free(&shm));
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
