@@ -61,6 +61,22 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Get_count(&back, MPI_INT, &count));
     CHECK(count == 3 && back.MPI_SOURCE == left && back.MPI_TAG == 40 + left, "round trip: count %d source %d tag %d", count,
           back.MPI_SOURCE, back.MPI_TAG);
+
+    /* Every MPI_T error class has a string of its own. */
+    int tclasses[] = {MPI_T_ERR_MEMORY, MPI_T_ERR_NOT_INITIALIZED, MPI_T_ERR_CANNOT_INIT, MPI_T_ERR_INVALID_INDEX,
+                      MPI_T_ERR_INVALID_ITEM, MPI_T_ERR_INVALID_HANDLE, MPI_T_ERR_OUT_OF_HANDLES,
+                      MPI_T_ERR_OUT_OF_SESSIONS, MPI_T_ERR_INVALID_SESSION, MPI_T_ERR_CVAR_SET_NOT_NOW,
+                      MPI_T_ERR_CVAR_SET_NEVER, MPI_T_ERR_PVAR_NO_STARTSTOP, MPI_T_ERR_PVAR_NO_WRITE,
+                      MPI_T_ERR_PVAR_NO_ATOMIC, MPI_T_ERR_INVALID_NAME, MPI_T_ERR_INVALID};
+    enum { NT = sizeof tclasses / sizeof tclasses[0] };
+    static char texts[NT][MPI_MAX_ERROR_STRING];
+    for (int i = 0; i < NT; i++) {
+        int len;
+        MPI_OK(MPI_Error_string(tclasses[i], texts[i], &len));
+        CHECK(len > 0, "MPI_T class %d has an empty string", tclasses[i]);
+        for (int j = 0; j < i; j++)
+            CHECK(strcmp(texts[i], texts[j]) != 0, "MPI_T classes %d and %d share the string \"%s\"", tclasses[i], tclasses[j], texts[i]);
+    }
     MPI_Finalize();
     if (rank == 0)
         printf("mpi4_tool_status: OK\n");
