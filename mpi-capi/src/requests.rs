@@ -872,14 +872,16 @@ pub unsafe extern "C" fn PMPI_Test_cancelled(status: *const MPI_Status, flag: *m
 /// `status` and `out` are the caller's pointers (checked against NULL here).
 unsafe fn status_field(func: &str, status: *const MPI_Status, out: *mut c_int, field: fn(&MPI_Status) -> c_int) -> c_int {
     require_init!(func);
-    if status.is_null() || status as usize == 1 {
-        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE");
-    }
+    // SAFETY: the caller's status.
+    let st = match unsafe { status_ref(func, status) } {
+        Ok(s) => s,
+        Err(rc) => return rc,
+    };
     if out.is_null() {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "the output argument is NULL");
     }
-    // SAFETY: checked to be real pointers.
-    unsafe { *out = field(&*status) };
+    // SAFETY: checked non-null.
+    unsafe { *out = field(st) };
     MPI_SUCCESS
 }
 

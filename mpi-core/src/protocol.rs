@@ -428,17 +428,17 @@ impl Engine {
         let (region, at) = self.bsend.reserve(owner, buf.len)?;
         let mut owned = Vec::new();
         let copy = match region {
-            Region::At(_) => RawBuf { ptr: at, len: buf.len },
+            Region::At(_) => {
+                // SAFETY: the region of the attached buffer at `at` is reserved for this copy.
+                unsafe { std::ptr::copy_nonoverlapping(buf.ptr as *const u8, at, buf.len) };
+                RawBuf { ptr: at, len: buf.len }
+            }
             Region::Owned => {
                 // SAFETY: the user buffer is valid for `len` bytes.
                 owned = unsafe { copy_to_vec(buf) };
                 RawBuf { ptr: owned.as_mut_ptr(), len: buf.len }
             }
         };
-        if let Region::At(_) = region {
-            // SAFETY: the region of the attached buffer at `at` is reserved for this copy.
-            unsafe { std::ptr::copy_nonoverlapping(buf.ptr as *const u8, copy.ptr, buf.len) };
-        }
         let op = Op::Send { buf: copy, dest_world: dest, ctx, src_rank, tag, mode: SendMode::Standard };
         let rid = self.create(op, false);
         let r = self.reqs.get_mut(rid).unwrap();
@@ -941,6 +941,8 @@ impl Engine {
     pub(crate) fn complete(&mut self, rid: ReqId) {
         let r = self.reqs.get_mut(rid).unwrap();
         r.state = State::Complete;
+        // Flush requests a buffered send's completion ends (empty, no allocation, else).
+        let mut flushed = Vec::new();
         if let Some(e) = r.extra.as_mut() {
             if let (Some(l), Op::Recv { .. }, false) = (&e.layout, r.op, e.staging.is_empty()) {
                 let n = r.status.bytes.min(e.staging.len());
@@ -949,14 +951,14 @@ impl Engine {
                 unsafe { l.dt.unpack(&e.staging[..n], l.base, l.count) };
             }
             if let Some((owner, region)) = e.bsend_region.take() {
-                for flushed in self.bsend.release(owner, region) {
-                    self.complete(flushed);
-                }
+                flushed = self.bsend.release(owner, region);
             }
         }
-        let r = self.reqs.get_mut(rid).unwrap();
         if r.freed {
             self.reqs.discard(rid);
+        }
+        for f in flushed {
+            self.complete(f);
         }
     }
 
