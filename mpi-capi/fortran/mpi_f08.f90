@@ -511,10 +511,27 @@ module mpi_f08
       type(MPI_Win), intent(in) :: win
       integer, optional, intent(out) :: ierror
     end subroutine mpi_accumulate_f08
+    subroutine mpi_accumulate_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+      type(*), dimension(*) :: origin_addr
+      integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+      type(MPI_Datatype), intent(in) :: origin_datatype
+      integer, intent(in) :: target_rank
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+      integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+      type(MPI_Datatype), intent(in) :: target_datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Win), intent(in) :: win
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_accumulate_c_f08
   end interface MPI_Accumulate
   procedure(mpi_accumulate_f08) :: pmpi_accumulate
+  procedure(mpi_accumulate_c_f08) :: pmpi_accumulate_c
   interface PMPI_Accumulate
-    procedure :: pmpi_accumulate
+    procedure :: pmpi_accumulate, pmpi_accumulate_c
   end interface PMPI_Accumulate
   interface MPI_Add_error_class
     subroutine mpi_add_error_class_f08(errorclass, ierror)
@@ -594,10 +611,26 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_allgather_f08
+    subroutine mpi_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_allgather_c_f08
   end interface MPI_Allgather
   procedure(mpi_allgather_f08) :: pmpi_allgather
+  procedure(mpi_allgather_c_f08) :: pmpi_allgather_c
   interface PMPI_Allgather
-    procedure :: pmpi_allgather
+    procedure :: pmpi_allgather, pmpi_allgather_c
   end interface PMPI_Allgather
   interface MPI_Allgatherv
     subroutine mpi_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
@@ -616,10 +649,27 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_allgatherv_f08
+    subroutine mpi_allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_allgatherv_c_f08
   end interface MPI_Allgatherv
   procedure(mpi_allgatherv_f08) :: pmpi_allgatherv
+  procedure(mpi_allgatherv_c_f08) :: pmpi_allgatherv_c
   interface PMPI_Allgatherv
-    procedure :: pmpi_allgatherv
+    procedure :: pmpi_allgatherv, pmpi_allgatherv_c
   end interface PMPI_Allgatherv
   interface MPI_Alloc_mem
     subroutine mpi_alloc_mem_f08(size, info, baseptr, ierror)
@@ -650,10 +700,24 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_allreduce_f08
+    subroutine mpi_allreduce_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_allreduce_c_f08
   end interface MPI_Allreduce
   procedure(mpi_allreduce_f08) :: pmpi_allreduce
+  procedure(mpi_allreduce_c_f08) :: pmpi_allreduce_c
   interface PMPI_Allreduce
-    procedure :: pmpi_allreduce
+    procedure :: pmpi_allreduce, pmpi_allreduce_c
   end interface PMPI_Allreduce
   interface MPI_Alltoall
     subroutine mpi_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
@@ -671,10 +735,26 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_alltoall_f08
+    subroutine mpi_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_alltoall_c_f08
   end interface MPI_Alltoall
   procedure(mpi_alltoall_f08) :: pmpi_alltoall
+  procedure(mpi_alltoall_c_f08) :: pmpi_alltoall_c
   interface PMPI_Alltoall
-    procedure :: pmpi_alltoall
+    procedure :: pmpi_alltoall, pmpi_alltoall_c
   end interface PMPI_Alltoall
   interface MPI_Alltoallv
     subroutine mpi_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
@@ -694,10 +774,28 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_alltoallv_f08
+    subroutine mpi_alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_alltoallv_c_f08
   end interface MPI_Alltoallv
   procedure(mpi_alltoallv_f08) :: pmpi_alltoallv
+  procedure(mpi_alltoallv_c_f08) :: pmpi_alltoallv_c
   interface PMPI_Alltoallv
-    procedure :: pmpi_alltoallv
+    procedure :: pmpi_alltoallv, pmpi_alltoallv_c
   end interface PMPI_Alltoallv
   interface MPI_Alltoallw
     subroutine mpi_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
@@ -717,10 +815,28 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_alltoallw_f08
+    subroutine mpi_alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtypes(*)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtypes(*)
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_alltoallw_c_f08
   end interface MPI_Alltoallw
   procedure(mpi_alltoallw_f08) :: pmpi_alltoallw
+  procedure(mpi_alltoallw_c_f08) :: pmpi_alltoallw_c
   interface PMPI_Alltoallw
-    procedure :: pmpi_alltoallw
+    procedure :: pmpi_alltoallw, pmpi_alltoallw_c
   end interface PMPI_Alltoallw
   interface MPI_Attr_delete
     subroutine mpi_attr_delete_f08(comm, keyval, ierror)
@@ -788,10 +904,22 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_bcast_f08
+    subroutine mpi_bcast_c_f08(buffer, count, datatype, root, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+      type(*), dimension(*) :: buffer
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_bcast_c_f08
   end interface MPI_Bcast
   procedure(mpi_bcast_f08) :: pmpi_bcast
+  procedure(mpi_bcast_c_f08) :: pmpi_bcast_c
   interface PMPI_Bcast
-    procedure :: pmpi_bcast
+    procedure :: pmpi_bcast, pmpi_bcast_c
   end interface PMPI_Bcast
   interface MPI_Bsend
     subroutine mpi_bsend_f08(buf, count, datatype, dest, tag, comm, ierror)
@@ -806,10 +934,23 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_bsend_f08
+    subroutine mpi_bsend_c_f08(buf, count, datatype, dest, tag, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_bsend_c_f08
   end interface MPI_Bsend
   procedure(mpi_bsend_f08) :: pmpi_bsend
+  procedure(mpi_bsend_c_f08) :: pmpi_bsend_c
   interface PMPI_Bsend
-    procedure :: pmpi_bsend
+    procedure :: pmpi_bsend, pmpi_bsend_c
   end interface PMPI_Bsend
   interface MPI_Bsend_init
     subroutine mpi_bsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
@@ -825,10 +966,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_bsend_init_f08
+    subroutine mpi_bsend_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_bsend_init_c_f08
   end interface MPI_Bsend_init
   procedure(mpi_bsend_init_f08) :: pmpi_bsend_init
+  procedure(mpi_bsend_init_c_f08) :: pmpi_bsend_init_c
   interface PMPI_Bsend_init
-    procedure :: pmpi_bsend_init
+    procedure :: pmpi_bsend_init, pmpi_bsend_init_c
   end interface PMPI_Bsend_init
   interface MPI_Buffer_attach
     subroutine mpi_buffer_attach_f08(buffer, size, ierror)
@@ -839,10 +994,19 @@ module mpi_f08
       integer, intent(in) :: size
       integer, optional, intent(out) :: ierror
     end subroutine mpi_buffer_attach_f08
+    subroutine mpi_buffer_attach_c_f08(buffer, size, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+      type(*), dimension(*) :: buffer
+      integer(kind=MPI_COUNT_KIND), intent(in) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_buffer_attach_c_f08
   end interface MPI_Buffer_attach
   procedure(mpi_buffer_attach_f08) :: pmpi_buffer_attach
+  procedure(mpi_buffer_attach_c_f08) :: pmpi_buffer_attach_c
   interface PMPI_Buffer_attach
-    procedure :: pmpi_buffer_attach
+    procedure :: pmpi_buffer_attach, pmpi_buffer_attach_c
   end interface PMPI_Buffer_attach
   interface MPI_Buffer_detach
     subroutine mpi_buffer_detach_f08(buffer_addr, size, ierror)
@@ -853,10 +1017,19 @@ module mpi_f08
       integer :: size
       integer, optional, intent(out) :: ierror
     end subroutine mpi_buffer_detach_f08
+    subroutine mpi_buffer_detach_c_f08(buffer_addr, size, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr
+      type(*), dimension(*) :: buffer_addr
+      integer(kind=MPI_COUNT_KIND) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_buffer_detach_c_f08
   end interface MPI_Buffer_detach
   procedure(mpi_buffer_detach_f08) :: pmpi_buffer_detach
+  procedure(mpi_buffer_detach_c_f08) :: pmpi_buffer_detach_c
   interface PMPI_Buffer_detach
-    procedure :: pmpi_buffer_detach
+    procedure :: pmpi_buffer_detach, pmpi_buffer_detach_c
   end interface PMPI_Buffer_detach
   interface MPI_Cancel
     subroutine mpi_cancel_f08(request, ierror)
@@ -1638,10 +1811,24 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_exscan_f08
+    subroutine mpi_exscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_exscan_c_f08
   end interface MPI_Exscan
   procedure(mpi_exscan_f08) :: pmpi_exscan
+  procedure(mpi_exscan_c_f08) :: pmpi_exscan_c
   interface PMPI_Exscan
-    procedure :: pmpi_exscan
+    procedure :: pmpi_exscan, pmpi_exscan_c
   end interface PMPI_Exscan
   interface MPI_Fetch_and_op
     subroutine mpi_fetch_and_op_f08(origin_addr, result_addr, datatype, target_rank, &
@@ -1875,10 +2062,22 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_iread_f08
+    subroutine mpi_file_iread_c_f08(fh, buf, count, datatype, request, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_iread_c_f08
   end interface MPI_File_iread
   procedure(mpi_file_iread_f08) :: pmpi_file_iread
+  procedure(mpi_file_iread_c_f08) :: pmpi_file_iread_c
   interface PMPI_File_iread
-    procedure :: pmpi_file_iread
+    procedure :: pmpi_file_iread, pmpi_file_iread_c
   end interface PMPI_File_iread
   interface MPI_File_iread_all
     subroutine mpi_file_iread_all_f08(fh, buf, count, datatype, request, ierror)
@@ -1892,10 +2091,22 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_iread_all_f08
+    subroutine mpi_file_iread_all_c_f08(fh, buf, count, datatype, request, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_iread_all_c_f08
   end interface MPI_File_iread_all
   procedure(mpi_file_iread_all_f08) :: pmpi_file_iread_all
+  procedure(mpi_file_iread_all_c_f08) :: pmpi_file_iread_all_c
   interface PMPI_File_iread_all
-    procedure :: pmpi_file_iread_all
+    procedure :: pmpi_file_iread_all, pmpi_file_iread_all_c
   end interface PMPI_File_iread_all
   interface MPI_File_iread_at
     subroutine mpi_file_iread_at_f08(fh, offset, buf, count, datatype, request, ierror)
@@ -1910,10 +2121,23 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_iread_at_f08
+    subroutine mpi_file_iread_at_c_f08(fh, offset, buf, count, datatype, request, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_iread_at_c_f08
   end interface MPI_File_iread_at
   procedure(mpi_file_iread_at_f08) :: pmpi_file_iread_at
+  procedure(mpi_file_iread_at_c_f08) :: pmpi_file_iread_at_c
   interface PMPI_File_iread_at
-    procedure :: pmpi_file_iread_at
+    procedure :: pmpi_file_iread_at, pmpi_file_iread_at_c
   end interface PMPI_File_iread_at
   interface MPI_File_iread_at_all
     subroutine mpi_file_iread_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
@@ -1928,10 +2152,23 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_iread_at_all_f08
+    subroutine mpi_file_iread_at_all_c_f08(fh, offset, buf, count, datatype, request, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_iread_at_all_c_f08
   end interface MPI_File_iread_at_all
   procedure(mpi_file_iread_at_all_f08) :: pmpi_file_iread_at_all
+  procedure(mpi_file_iread_at_all_c_f08) :: pmpi_file_iread_at_all_c
   interface PMPI_File_iread_at_all
-    procedure :: pmpi_file_iread_at_all
+    procedure :: pmpi_file_iread_at_all, pmpi_file_iread_at_all_c
   end interface PMPI_File_iread_at_all
   interface MPI_File_iread_shared
     subroutine mpi_file_iread_shared_f08(fh, buf, count, datatype, request, ierror)
@@ -1945,10 +2182,22 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_iread_shared_f08
+    subroutine mpi_file_iread_shared_c_f08(fh, buf, count, datatype, request, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_iread_shared_c_f08
   end interface MPI_File_iread_shared
   procedure(mpi_file_iread_shared_f08) :: pmpi_file_iread_shared
+  procedure(mpi_file_iread_shared_c_f08) :: pmpi_file_iread_shared_c
   interface PMPI_File_iread_shared
-    procedure :: pmpi_file_iread_shared
+    procedure :: pmpi_file_iread_shared, pmpi_file_iread_shared_c
   end interface PMPI_File_iread_shared
   interface MPI_File_iwrite
     subroutine mpi_file_iwrite_f08(fh, buf, count, datatype, request, ierror)
@@ -1962,10 +2211,22 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_iwrite_f08
+    subroutine mpi_file_iwrite_c_f08(fh, buf, count, datatype, request, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_iwrite_c_f08
   end interface MPI_File_iwrite
   procedure(mpi_file_iwrite_f08) :: pmpi_file_iwrite
+  procedure(mpi_file_iwrite_c_f08) :: pmpi_file_iwrite_c
   interface PMPI_File_iwrite
-    procedure :: pmpi_file_iwrite
+    procedure :: pmpi_file_iwrite, pmpi_file_iwrite_c
   end interface PMPI_File_iwrite
   interface MPI_File_iwrite_all
     subroutine mpi_file_iwrite_all_f08(fh, buf, count, datatype, request, ierror)
@@ -1979,10 +2240,22 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_iwrite_all_f08
+    subroutine mpi_file_iwrite_all_c_f08(fh, buf, count, datatype, request, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_iwrite_all_c_f08
   end interface MPI_File_iwrite_all
   procedure(mpi_file_iwrite_all_f08) :: pmpi_file_iwrite_all
+  procedure(mpi_file_iwrite_all_c_f08) :: pmpi_file_iwrite_all_c
   interface PMPI_File_iwrite_all
-    procedure :: pmpi_file_iwrite_all
+    procedure :: pmpi_file_iwrite_all, pmpi_file_iwrite_all_c
   end interface PMPI_File_iwrite_all
   interface MPI_File_iwrite_at
     subroutine mpi_file_iwrite_at_f08(fh, offset, buf, count, datatype, request, ierror)
@@ -1997,10 +2270,23 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_iwrite_at_f08
+    subroutine mpi_file_iwrite_at_c_f08(fh, offset, buf, count, datatype, request, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_iwrite_at_c_f08
   end interface MPI_File_iwrite_at
   procedure(mpi_file_iwrite_at_f08) :: pmpi_file_iwrite_at
+  procedure(mpi_file_iwrite_at_c_f08) :: pmpi_file_iwrite_at_c
   interface PMPI_File_iwrite_at
-    procedure :: pmpi_file_iwrite_at
+    procedure :: pmpi_file_iwrite_at, pmpi_file_iwrite_at_c
   end interface PMPI_File_iwrite_at
   interface MPI_File_iwrite_at_all
     subroutine mpi_file_iwrite_at_all_f08(fh, offset, buf, count, datatype, request, ierror)
@@ -2015,10 +2301,23 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_iwrite_at_all_f08
+    subroutine mpi_file_iwrite_at_all_c_f08(fh, offset, buf, count, datatype, request, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_iwrite_at_all_c_f08
   end interface MPI_File_iwrite_at_all
   procedure(mpi_file_iwrite_at_all_f08) :: pmpi_file_iwrite_at_all
+  procedure(mpi_file_iwrite_at_all_c_f08) :: pmpi_file_iwrite_at_all_c
   interface PMPI_File_iwrite_at_all
-    procedure :: pmpi_file_iwrite_at_all
+    procedure :: pmpi_file_iwrite_at_all, pmpi_file_iwrite_at_all_c
   end interface PMPI_File_iwrite_at_all
   interface MPI_File_iwrite_shared
     subroutine mpi_file_iwrite_shared_f08(fh, buf, count, datatype, request, ierror)
@@ -2032,10 +2331,22 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_iwrite_shared_f08
+    subroutine mpi_file_iwrite_shared_c_f08(fh, buf, count, datatype, request, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_iwrite_shared_c_f08
   end interface MPI_File_iwrite_shared
   procedure(mpi_file_iwrite_shared_f08) :: pmpi_file_iwrite_shared
+  procedure(mpi_file_iwrite_shared_c_f08) :: pmpi_file_iwrite_shared_c
   interface PMPI_File_iwrite_shared
-    procedure :: pmpi_file_iwrite_shared
+    procedure :: pmpi_file_iwrite_shared, pmpi_file_iwrite_shared_c
   end interface PMPI_File_iwrite_shared
   interface MPI_File_open
     subroutine mpi_file_open_f08(comm, filename, amode, info, fh, ierror)
@@ -2078,10 +2389,22 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_read_f08
+    subroutine mpi_file_read_c_f08(fh, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_read_c_f08
   end interface MPI_File_read
   procedure(mpi_file_read_f08) :: pmpi_file_read
+  procedure(mpi_file_read_c_f08) :: pmpi_file_read_c
   interface PMPI_File_read
-    procedure :: pmpi_file_read
+    procedure :: pmpi_file_read, pmpi_file_read_c
   end interface PMPI_File_read
   interface MPI_File_read_all
     subroutine mpi_file_read_all_f08(fh, buf, count, datatype, status, ierror)
@@ -2095,10 +2418,22 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_read_all_f08
+    subroutine mpi_file_read_all_c_f08(fh, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_read_all_c_f08
   end interface MPI_File_read_all
   procedure(mpi_file_read_all_f08) :: pmpi_file_read_all
+  procedure(mpi_file_read_all_c_f08) :: pmpi_file_read_all_c
   interface PMPI_File_read_all
-    procedure :: pmpi_file_read_all
+    procedure :: pmpi_file_read_all, pmpi_file_read_all_c
   end interface PMPI_File_read_all
   interface MPI_File_read_all_begin
     subroutine mpi_file_read_all_begin_f08(fh, buf, count, datatype, ierror)
@@ -2111,10 +2446,21 @@ module mpi_f08
       type(MPI_Datatype), intent(in) :: datatype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_read_all_begin_f08
+    subroutine mpi_file_read_all_begin_c_f08(fh, buf, count, datatype, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_read_all_begin_c_f08
   end interface MPI_File_read_all_begin
   procedure(mpi_file_read_all_begin_f08) :: pmpi_file_read_all_begin
+  procedure(mpi_file_read_all_begin_c_f08) :: pmpi_file_read_all_begin_c
   interface PMPI_File_read_all_begin
-    procedure :: pmpi_file_read_all_begin
+    procedure :: pmpi_file_read_all_begin, pmpi_file_read_all_begin_c
   end interface PMPI_File_read_all_begin
   interface MPI_File_read_all_end
     subroutine mpi_file_read_all_end_f08(fh, buf, status, ierror)
@@ -2144,10 +2490,23 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_read_at_f08
+    subroutine mpi_file_read_at_c_f08(fh, offset, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_read_at_c_f08
   end interface MPI_File_read_at
   procedure(mpi_file_read_at_f08) :: pmpi_file_read_at
+  procedure(mpi_file_read_at_c_f08) :: pmpi_file_read_at_c
   interface PMPI_File_read_at
-    procedure :: pmpi_file_read_at
+    procedure :: pmpi_file_read_at, pmpi_file_read_at_c
   end interface PMPI_File_read_at
   interface MPI_File_read_at_all
     subroutine mpi_file_read_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
@@ -2162,10 +2521,23 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_read_at_all_f08
+    subroutine mpi_file_read_at_all_c_f08(fh, offset, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_read_at_all_c_f08
   end interface MPI_File_read_at_all
   procedure(mpi_file_read_at_all_f08) :: pmpi_file_read_at_all
+  procedure(mpi_file_read_at_all_c_f08) :: pmpi_file_read_at_all_c
   interface PMPI_File_read_at_all
-    procedure :: pmpi_file_read_at_all
+    procedure :: pmpi_file_read_at_all, pmpi_file_read_at_all_c
   end interface PMPI_File_read_at_all
   interface MPI_File_read_at_all_begin
     subroutine mpi_file_read_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
@@ -2179,10 +2551,22 @@ module mpi_f08
       type(MPI_Datatype), intent(in) :: datatype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_read_at_all_begin_f08
+    subroutine mpi_file_read_at_all_begin_c_f08(fh, offset, buf, count, datatype, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_read_at_all_begin_c_f08
   end interface MPI_File_read_at_all_begin
   procedure(mpi_file_read_at_all_begin_f08) :: pmpi_file_read_at_all_begin
+  procedure(mpi_file_read_at_all_begin_c_f08) :: pmpi_file_read_at_all_begin_c
   interface PMPI_File_read_at_all_begin
-    procedure :: pmpi_file_read_at_all_begin
+    procedure :: pmpi_file_read_at_all_begin, pmpi_file_read_at_all_begin_c
   end interface PMPI_File_read_at_all_begin
   interface MPI_File_read_at_all_end
     subroutine mpi_file_read_at_all_end_f08(fh, buf, status, ierror)
@@ -2211,10 +2595,22 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_read_ordered_f08
+    subroutine mpi_file_read_ordered_c_f08(fh, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_read_ordered_c_f08
   end interface MPI_File_read_ordered
   procedure(mpi_file_read_ordered_f08) :: pmpi_file_read_ordered
+  procedure(mpi_file_read_ordered_c_f08) :: pmpi_file_read_ordered_c
   interface PMPI_File_read_ordered
-    procedure :: pmpi_file_read_ordered
+    procedure :: pmpi_file_read_ordered, pmpi_file_read_ordered_c
   end interface PMPI_File_read_ordered
   interface MPI_File_read_ordered_begin
     subroutine mpi_file_read_ordered_begin_f08(fh, buf, count, datatype, ierror)
@@ -2227,10 +2623,21 @@ module mpi_f08
       type(MPI_Datatype), intent(in) :: datatype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_read_ordered_begin_f08
+    subroutine mpi_file_read_ordered_begin_c_f08(fh, buf, count, datatype, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_read_ordered_begin_c_f08
   end interface MPI_File_read_ordered_begin
   procedure(mpi_file_read_ordered_begin_f08) :: pmpi_file_read_ordered_begin
+  procedure(mpi_file_read_ordered_begin_c_f08) :: pmpi_file_read_ordered_begin_c
   interface PMPI_File_read_ordered_begin
-    procedure :: pmpi_file_read_ordered_begin
+    procedure :: pmpi_file_read_ordered_begin, pmpi_file_read_ordered_begin_c
   end interface PMPI_File_read_ordered_begin
   interface MPI_File_read_ordered_end
     subroutine mpi_file_read_ordered_end_f08(fh, buf, status, ierror)
@@ -2259,10 +2666,22 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_read_shared_f08
+    subroutine mpi_file_read_shared_c_f08(fh, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_read_shared_c_f08
   end interface MPI_File_read_shared
   procedure(mpi_file_read_shared_f08) :: pmpi_file_read_shared
+  procedure(mpi_file_read_shared_c_f08) :: pmpi_file_read_shared_c
   interface PMPI_File_read_shared
-    procedure :: pmpi_file_read_shared
+    procedure :: pmpi_file_read_shared, pmpi_file_read_shared_c
   end interface PMPI_File_read_shared
   interface MPI_File_seek
     subroutine mpi_file_seek_f08(fh, offset, whence, ierror)
@@ -2385,10 +2804,22 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_write_f08
+    subroutine mpi_file_write_c_f08(fh, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_write_c_f08
   end interface MPI_File_write
   procedure(mpi_file_write_f08) :: pmpi_file_write
+  procedure(mpi_file_write_c_f08) :: pmpi_file_write_c
   interface PMPI_File_write
-    procedure :: pmpi_file_write
+    procedure :: pmpi_file_write, pmpi_file_write_c
   end interface PMPI_File_write
   interface MPI_File_write_all
     subroutine mpi_file_write_all_f08(fh, buf, count, datatype, status, ierror)
@@ -2402,10 +2833,22 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_write_all_f08
+    subroutine mpi_file_write_all_c_f08(fh, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_write_all_c_f08
   end interface MPI_File_write_all
   procedure(mpi_file_write_all_f08) :: pmpi_file_write_all
+  procedure(mpi_file_write_all_c_f08) :: pmpi_file_write_all_c
   interface PMPI_File_write_all
-    procedure :: pmpi_file_write_all
+    procedure :: pmpi_file_write_all, pmpi_file_write_all_c
   end interface PMPI_File_write_all
   interface MPI_File_write_all_begin
     subroutine mpi_file_write_all_begin_f08(fh, buf, count, datatype, ierror)
@@ -2418,10 +2861,21 @@ module mpi_f08
       type(MPI_Datatype), intent(in) :: datatype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_write_all_begin_f08
+    subroutine mpi_file_write_all_begin_c_f08(fh, buf, count, datatype, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_write_all_begin_c_f08
   end interface MPI_File_write_all_begin
   procedure(mpi_file_write_all_begin_f08) :: pmpi_file_write_all_begin
+  procedure(mpi_file_write_all_begin_c_f08) :: pmpi_file_write_all_begin_c
   interface PMPI_File_write_all_begin
-    procedure :: pmpi_file_write_all_begin
+    procedure :: pmpi_file_write_all_begin, pmpi_file_write_all_begin_c
   end interface PMPI_File_write_all_begin
   interface MPI_File_write_all_end
     subroutine mpi_file_write_all_end_f08(fh, buf, status, ierror)
@@ -2451,10 +2905,23 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_write_at_f08
+    subroutine mpi_file_write_at_c_f08(fh, offset, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_write_at_c_f08
   end interface MPI_File_write_at
   procedure(mpi_file_write_at_f08) :: pmpi_file_write_at
+  procedure(mpi_file_write_at_c_f08) :: pmpi_file_write_at_c
   interface PMPI_File_write_at
-    procedure :: pmpi_file_write_at
+    procedure :: pmpi_file_write_at, pmpi_file_write_at_c
   end interface PMPI_File_write_at
   interface MPI_File_write_at_all
     subroutine mpi_file_write_at_all_f08(fh, offset, buf, count, datatype, status, ierror)
@@ -2469,10 +2936,23 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_write_at_all_f08
+    subroutine mpi_file_write_at_all_c_f08(fh, offset, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_write_at_all_c_f08
   end interface MPI_File_write_at_all
   procedure(mpi_file_write_at_all_f08) :: pmpi_file_write_at_all
+  procedure(mpi_file_write_at_all_c_f08) :: pmpi_file_write_at_all_c
   interface PMPI_File_write_at_all
-    procedure :: pmpi_file_write_at_all
+    procedure :: pmpi_file_write_at_all, pmpi_file_write_at_all_c
   end interface PMPI_File_write_at_all
   interface MPI_File_write_at_all_begin
     subroutine mpi_file_write_at_all_begin_f08(fh, offset, buf, count, datatype, ierror)
@@ -2486,10 +2966,22 @@ module mpi_f08
       type(MPI_Datatype), intent(in) :: datatype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_write_at_all_begin_f08
+    subroutine mpi_file_write_at_all_begin_c_f08(fh, offset, buf, count, datatype, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_write_at_all_begin_c_f08
   end interface MPI_File_write_at_all_begin
   procedure(mpi_file_write_at_all_begin_f08) :: pmpi_file_write_at_all_begin
+  procedure(mpi_file_write_at_all_begin_c_f08) :: pmpi_file_write_at_all_begin_c
   interface PMPI_File_write_at_all_begin
-    procedure :: pmpi_file_write_at_all_begin
+    procedure :: pmpi_file_write_at_all_begin, pmpi_file_write_at_all_begin_c
   end interface PMPI_File_write_at_all_begin
   interface MPI_File_write_at_all_end
     subroutine mpi_file_write_at_all_end_f08(fh, buf, status, ierror)
@@ -2518,10 +3010,22 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_write_ordered_f08
+    subroutine mpi_file_write_ordered_c_f08(fh, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_write_ordered_c_f08
   end interface MPI_File_write_ordered
   procedure(mpi_file_write_ordered_f08) :: pmpi_file_write_ordered
+  procedure(mpi_file_write_ordered_c_f08) :: pmpi_file_write_ordered_c
   interface PMPI_File_write_ordered
-    procedure :: pmpi_file_write_ordered
+    procedure :: pmpi_file_write_ordered, pmpi_file_write_ordered_c
   end interface PMPI_File_write_ordered
   interface MPI_File_write_ordered_begin
     subroutine mpi_file_write_ordered_begin_f08(fh, buf, count, datatype, ierror)
@@ -2534,10 +3038,21 @@ module mpi_f08
       type(MPI_Datatype), intent(in) :: datatype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_write_ordered_begin_f08
+    subroutine mpi_file_write_ordered_begin_c_f08(fh, buf, count, datatype, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_write_ordered_begin_c_f08
   end interface MPI_File_write_ordered_begin
   procedure(mpi_file_write_ordered_begin_f08) :: pmpi_file_write_ordered_begin
+  procedure(mpi_file_write_ordered_begin_c_f08) :: pmpi_file_write_ordered_begin_c
   interface PMPI_File_write_ordered_begin
-    procedure :: pmpi_file_write_ordered_begin
+    procedure :: pmpi_file_write_ordered_begin, pmpi_file_write_ordered_begin_c
   end interface PMPI_File_write_ordered_begin
   interface MPI_File_write_ordered_end
     subroutine mpi_file_write_ordered_end_f08(fh, buf, status, ierror)
@@ -2566,10 +3081,22 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_file_write_shared_f08
+    subroutine mpi_file_write_shared_c_f08(fh, buf, count, datatype, status, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_write_shared_c_f08
   end interface MPI_File_write_shared
   procedure(mpi_file_write_shared_f08) :: pmpi_file_write_shared
+  procedure(mpi_file_write_shared_c_f08) :: pmpi_file_write_shared_c
   interface PMPI_File_write_shared
-    procedure :: pmpi_file_write_shared
+    procedure :: pmpi_file_write_shared, pmpi_file_write_shared_c
   end interface PMPI_File_write_shared
   interface MPI_Finalize
     subroutine mpi_finalize_f08(ierror)
@@ -2624,10 +3151,27 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_gather_f08
+    subroutine mpi_gather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_gather_c_f08
   end interface MPI_Gather
   procedure(mpi_gather_f08) :: pmpi_gather
+  procedure(mpi_gather_c_f08) :: pmpi_gather_c
   interface PMPI_Gather
-    procedure :: pmpi_gather
+    procedure :: pmpi_gather, pmpi_gather_c
   end interface PMPI_Gather
   interface MPI_Gatherv
     subroutine mpi_gatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
@@ -2647,10 +3191,28 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_gatherv_f08
+    subroutine mpi_gatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_gatherv_c_f08
   end interface MPI_Gatherv
   procedure(mpi_gatherv_f08) :: pmpi_gatherv
+  procedure(mpi_gatherv_c_f08) :: pmpi_gatherv_c
   interface PMPI_Gatherv
-    procedure :: pmpi_gatherv
+    procedure :: pmpi_gatherv, pmpi_gatherv_c
   end interface PMPI_Gatherv
   interface MPI_Get
     subroutine mpi_get_f08(origin_addr, origin_count, origin_datatype, target_rank, &
@@ -2668,10 +3230,26 @@ module mpi_f08
       type(MPI_Win), intent(in) :: win
       integer, optional, intent(out) :: ierror
     end subroutine mpi_get_f08
+    subroutine mpi_get_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+      type(*), dimension(*) :: origin_addr
+      integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+      type(MPI_Datatype), intent(in) :: origin_datatype
+      integer, intent(in) :: target_rank
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+      integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+      type(MPI_Datatype), intent(in) :: target_datatype
+      type(MPI_Win), intent(in) :: win
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_get_c_f08
   end interface MPI_Get
   procedure(mpi_get_f08) :: pmpi_get
+  procedure(mpi_get_c_f08) :: pmpi_get_c
   interface PMPI_Get
-    procedure :: pmpi_get
+    procedure :: pmpi_get, pmpi_get_c
   end interface PMPI_Get
   interface MPI_Get_accumulate
     subroutine mpi_get_accumulate_f08(origin_addr, origin_count, origin_datatype, result_addr, &
@@ -2695,10 +3273,32 @@ module mpi_f08
       type(MPI_Win), intent(in) :: win
       integer, optional, intent(out) :: ierror
     end subroutine mpi_get_accumulate_f08
+    subroutine mpi_get_accumulate_c_f08(origin_addr, origin_count, origin_datatype, &
+        result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+        target_datatype, op, win, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+      type(*), dimension(*) :: origin_addr
+      integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+      type(MPI_Datatype), intent(in) :: origin_datatype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+      type(*), dimension(*) :: result_addr
+      integer(kind=MPI_COUNT_KIND), intent(in) :: result_count
+      type(MPI_Datatype), intent(in) :: result_datatype
+      integer, intent(in) :: target_rank
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+      integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+      type(MPI_Datatype), intent(in) :: target_datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Win), intent(in) :: win
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_get_accumulate_c_f08
   end interface MPI_Get_accumulate
   procedure(mpi_get_accumulate_f08) :: pmpi_get_accumulate
+  procedure(mpi_get_accumulate_c_f08) :: pmpi_get_accumulate_c
   interface PMPI_Get_accumulate
-    procedure :: pmpi_get_accumulate
+    procedure :: pmpi_get_accumulate, pmpi_get_accumulate_c
   end interface PMPI_Get_accumulate
   interface MPI_Get_address
     subroutine mpi_get_address_f08(location, address, ierror)
@@ -2723,10 +3323,19 @@ module mpi_f08
       integer :: count
       integer, optional, intent(out) :: ierror
     end subroutine mpi_get_count_f08
+    subroutine mpi_get_count_c_f08(status, datatype, count, ierror)
+      import
+      implicit none
+      type(MPI_Status), intent(in) :: status
+      type(MPI_Datatype), intent(in) :: datatype
+      integer(kind=MPI_COUNT_KIND) :: count
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_get_count_c_f08
   end interface MPI_Get_count
   procedure(mpi_get_count_f08) :: pmpi_get_count
+  procedure(mpi_get_count_c_f08) :: pmpi_get_count_c
   interface PMPI_Get_count
-    procedure :: pmpi_get_count
+    procedure :: pmpi_get_count, pmpi_get_count_c
   end interface PMPI_Get_count
   interface MPI_Get_elements
     subroutine mpi_get_elements_f08(status, datatype, count, ierror)
@@ -2737,10 +3346,19 @@ module mpi_f08
       integer :: count
       integer, optional, intent(out) :: ierror
     end subroutine mpi_get_elements_f08
+    subroutine mpi_get_elements_c_f08(status, datatype, count, ierror)
+      import
+      implicit none
+      type(MPI_Status), intent(in) :: status
+      type(MPI_Datatype), intent(in) :: datatype
+      integer(kind=MPI_COUNT_KIND) :: count
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_get_elements_c_f08
   end interface MPI_Get_elements
   procedure(mpi_get_elements_f08) :: pmpi_get_elements
+  procedure(mpi_get_elements_c_f08) :: pmpi_get_elements_c
   interface PMPI_Get_elements
-    procedure :: pmpi_get_elements
+    procedure :: pmpi_get_elements, pmpi_get_elements_c
   end interface PMPI_Get_elements
   interface MPI_Get_elements_x
     subroutine mpi_get_elements_x_f08(status, datatype, count, ierror)
@@ -3102,10 +3720,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_iallgather_f08
+    subroutine mpi_iallgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_iallgather_c_f08
   end interface MPI_Iallgather
   procedure(mpi_iallgather_f08) :: pmpi_iallgather
+  procedure(mpi_iallgather_c_f08) :: pmpi_iallgather_c
   interface PMPI_Iallgather
-    procedure :: pmpi_iallgather
+    procedure :: pmpi_iallgather, pmpi_iallgather_c
   end interface PMPI_Iallgather
   interface MPI_Iallgatherv
     subroutine mpi_iallgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
@@ -3125,10 +3760,28 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_iallgatherv_f08
+    subroutine mpi_iallgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_iallgatherv_c_f08
   end interface MPI_Iallgatherv
   procedure(mpi_iallgatherv_f08) :: pmpi_iallgatherv
+  procedure(mpi_iallgatherv_c_f08) :: pmpi_iallgatherv_c
   interface PMPI_Iallgatherv
-    procedure :: pmpi_iallgatherv
+    procedure :: pmpi_iallgatherv, pmpi_iallgatherv_c
   end interface PMPI_Iallgatherv
   interface MPI_Iallreduce
     subroutine mpi_iallreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
@@ -3145,10 +3798,25 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_iallreduce_f08
+    subroutine mpi_iallreduce_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_iallreduce_c_f08
   end interface MPI_Iallreduce
   procedure(mpi_iallreduce_f08) :: pmpi_iallreduce
+  procedure(mpi_iallreduce_c_f08) :: pmpi_iallreduce_c
   interface PMPI_Iallreduce
-    procedure :: pmpi_iallreduce
+    procedure :: pmpi_iallreduce, pmpi_iallreduce_c
   end interface PMPI_Iallreduce
   interface MPI_Ialltoall
     subroutine mpi_ialltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
@@ -3167,10 +3835,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ialltoall_f08
+    subroutine mpi_ialltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ialltoall_c_f08
   end interface MPI_Ialltoall
   procedure(mpi_ialltoall_f08) :: pmpi_ialltoall
+  procedure(mpi_ialltoall_c_f08) :: pmpi_ialltoall_c
   interface PMPI_Ialltoall
-    procedure :: pmpi_ialltoall
+    procedure :: pmpi_ialltoall, pmpi_ialltoall_c
   end interface PMPI_Ialltoall
   interface MPI_Ialltoallv
     subroutine mpi_ialltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
@@ -3191,10 +3876,29 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ialltoallv_f08
+    subroutine mpi_ialltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ialltoallv_c_f08
   end interface MPI_Ialltoallv
   procedure(mpi_ialltoallv_f08) :: pmpi_ialltoallv
+  procedure(mpi_ialltoallv_c_f08) :: pmpi_ialltoallv_c
   interface PMPI_Ialltoallv
-    procedure :: pmpi_ialltoallv
+    procedure :: pmpi_ialltoallv, pmpi_ialltoallv_c
   end interface PMPI_Ialltoallv
   interface MPI_Ialltoallw
     subroutine mpi_ialltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
@@ -3215,10 +3919,29 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ialltoallw_f08
+    subroutine mpi_ialltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtypes(*)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtypes(*)
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ialltoallw_c_f08
   end interface MPI_Ialltoallw
   procedure(mpi_ialltoallw_f08) :: pmpi_ialltoallw
+  procedure(mpi_ialltoallw_c_f08) :: pmpi_ialltoallw_c
   interface PMPI_Ialltoallw
-    procedure :: pmpi_ialltoallw
+    procedure :: pmpi_ialltoallw, pmpi_ialltoallw_c
   end interface PMPI_Ialltoallw
   interface MPI_Ibarrier
     subroutine mpi_ibarrier_f08(comm, request, ierror)
@@ -3246,10 +3969,23 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ibcast_f08
+    subroutine mpi_ibcast_c_f08(buffer, count, datatype, root, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+      type(*), dimension(*) :: buffer
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ibcast_c_f08
   end interface MPI_Ibcast
   procedure(mpi_ibcast_f08) :: pmpi_ibcast
+  procedure(mpi_ibcast_c_f08) :: pmpi_ibcast_c
   interface PMPI_Ibcast
-    procedure :: pmpi_ibcast
+    procedure :: pmpi_ibcast, pmpi_ibcast_c
   end interface PMPI_Ibcast
   interface MPI_Ibsend
     subroutine mpi_ibsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
@@ -3265,10 +4001,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ibsend_f08
+    subroutine mpi_ibsend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ibsend_c_f08
   end interface MPI_Ibsend
   procedure(mpi_ibsend_f08) :: pmpi_ibsend
+  procedure(mpi_ibsend_c_f08) :: pmpi_ibsend_c
   interface PMPI_Ibsend
-    procedure :: pmpi_ibsend
+    procedure :: pmpi_ibsend, pmpi_ibsend_c
   end interface PMPI_Ibsend
   interface MPI_Iexscan
     subroutine mpi_iexscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
@@ -3285,10 +4035,25 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_iexscan_f08
+    subroutine mpi_iexscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_iexscan_c_f08
   end interface MPI_Iexscan
   procedure(mpi_iexscan_f08) :: pmpi_iexscan
+  procedure(mpi_iexscan_c_f08) :: pmpi_iexscan_c
   interface PMPI_Iexscan
-    procedure :: pmpi_iexscan
+    procedure :: pmpi_iexscan, pmpi_iexscan_c
   end interface PMPI_Iexscan
   interface MPI_Igather
     subroutine mpi_igather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
@@ -3308,10 +4073,28 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_igather_f08
+    subroutine mpi_igather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_igather_c_f08
   end interface MPI_Igather
   procedure(mpi_igather_f08) :: pmpi_igather
+  procedure(mpi_igather_c_f08) :: pmpi_igather_c
   interface PMPI_Igather
-    procedure :: pmpi_igather
+    procedure :: pmpi_igather, pmpi_igather_c
   end interface PMPI_Igather
   interface MPI_Igatherv
     subroutine mpi_igatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
@@ -3332,10 +4115,29 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_igatherv_f08
+    subroutine mpi_igatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_igatherv_c_f08
   end interface MPI_Igatherv
   procedure(mpi_igatherv_f08) :: pmpi_igatherv
+  procedure(mpi_igatherv_c_f08) :: pmpi_igatherv_c
   interface PMPI_Igatherv
-    procedure :: pmpi_igatherv
+    procedure :: pmpi_igatherv, pmpi_igatherv_c
   end interface PMPI_Igatherv
   interface MPI_Improbe
     subroutine mpi_improbe_f08(source, tag, comm, flag, message, status, ierror)
@@ -3366,10 +4168,22 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_imrecv_f08
+    subroutine mpi_imrecv_c_f08(buf, count, datatype, message, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Message) :: message
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_imrecv_c_f08
   end interface MPI_Imrecv
   procedure(mpi_imrecv_f08) :: pmpi_imrecv
+  procedure(mpi_imrecv_c_f08) :: pmpi_imrecv_c
   interface PMPI_Imrecv
-    procedure :: pmpi_imrecv
+    procedure :: pmpi_imrecv, pmpi_imrecv_c
   end interface PMPI_Imrecv
   interface MPI_Ineighbor_allgather
     subroutine mpi_ineighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -3388,10 +4202,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ineighbor_allgather_f08
+    subroutine mpi_ineighbor_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ineighbor_allgather_c_f08
   end interface MPI_Ineighbor_allgather
   procedure(mpi_ineighbor_allgather_f08) :: pmpi_ineighbor_allgather
+  procedure(mpi_ineighbor_allgather_c_f08) :: pmpi_ineighbor_allgather_c
   interface PMPI_Ineighbor_allgather
-    procedure :: pmpi_ineighbor_allgather
+    procedure :: pmpi_ineighbor_allgather, pmpi_ineighbor_allgather_c
   end interface PMPI_Ineighbor_allgather
   interface MPI_Ineighbor_allgatherv
     subroutine mpi_ineighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
@@ -3411,10 +4242,28 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ineighbor_allgatherv_f08
+    subroutine mpi_ineighbor_allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ineighbor_allgatherv_c_f08
   end interface MPI_Ineighbor_allgatherv
   procedure(mpi_ineighbor_allgatherv_f08) :: pmpi_ineighbor_allgatherv
+  procedure(mpi_ineighbor_allgatherv_c_f08) :: pmpi_ineighbor_allgatherv_c
   interface PMPI_Ineighbor_allgatherv
-    procedure :: pmpi_ineighbor_allgatherv
+    procedure :: pmpi_ineighbor_allgatherv, pmpi_ineighbor_allgatherv_c
   end interface PMPI_Ineighbor_allgatherv
   interface MPI_Ineighbor_alltoall
     subroutine mpi_ineighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -3433,10 +4282,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ineighbor_alltoall_f08
+    subroutine mpi_ineighbor_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ineighbor_alltoall_c_f08
   end interface MPI_Ineighbor_alltoall
   procedure(mpi_ineighbor_alltoall_f08) :: pmpi_ineighbor_alltoall
+  procedure(mpi_ineighbor_alltoall_c_f08) :: pmpi_ineighbor_alltoall_c
   interface PMPI_Ineighbor_alltoall
-    procedure :: pmpi_ineighbor_alltoall
+    procedure :: pmpi_ineighbor_alltoall, pmpi_ineighbor_alltoall_c
   end interface PMPI_Ineighbor_alltoall
   interface MPI_Ineighbor_alltoallv
     subroutine mpi_ineighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
@@ -3457,10 +4323,29 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ineighbor_alltoallv_f08
+    subroutine mpi_ineighbor_alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ineighbor_alltoallv_c_f08
   end interface MPI_Ineighbor_alltoallv
   procedure(mpi_ineighbor_alltoallv_f08) :: pmpi_ineighbor_alltoallv
+  procedure(mpi_ineighbor_alltoallv_c_f08) :: pmpi_ineighbor_alltoallv_c
   interface PMPI_Ineighbor_alltoallv
-    procedure :: pmpi_ineighbor_alltoallv
+    procedure :: pmpi_ineighbor_alltoallv, pmpi_ineighbor_alltoallv_c
   end interface PMPI_Ineighbor_alltoallv
   interface MPI_Ineighbor_alltoallw
     subroutine mpi_ineighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
@@ -3481,10 +4366,29 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ineighbor_alltoallw_f08
+    subroutine mpi_ineighbor_alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtypes(*)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtypes(*)
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ineighbor_alltoallw_c_f08
   end interface MPI_Ineighbor_alltoallw
   procedure(mpi_ineighbor_alltoallw_f08) :: pmpi_ineighbor_alltoallw
+  procedure(mpi_ineighbor_alltoallw_c_f08) :: pmpi_ineighbor_alltoallw_c
   interface PMPI_Ineighbor_alltoallw
-    procedure :: pmpi_ineighbor_alltoallw
+    procedure :: pmpi_ineighbor_alltoallw, pmpi_ineighbor_alltoallw_c
   end interface PMPI_Ineighbor_alltoallw
   interface MPI_Info_create
     subroutine mpi_info_create_f08(info, ierror)
@@ -3722,10 +4626,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_irecv_f08
+    subroutine mpi_irecv_c_f08(buf, count, datatype, source, tag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: source
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_irecv_c_f08
   end interface MPI_Irecv
   procedure(mpi_irecv_f08) :: pmpi_irecv
+  procedure(mpi_irecv_c_f08) :: pmpi_irecv_c
   interface PMPI_Irecv
-    procedure :: pmpi_irecv
+    procedure :: pmpi_irecv, pmpi_irecv_c
   end interface PMPI_Irecv
   interface MPI_Ireduce
     subroutine mpi_ireduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
@@ -3743,10 +4661,26 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ireduce_f08
+    subroutine mpi_ireduce_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ireduce_c_f08
   end interface MPI_Ireduce
   procedure(mpi_ireduce_f08) :: pmpi_ireduce
+  procedure(mpi_ireduce_c_f08) :: pmpi_ireduce_c
   interface PMPI_Ireduce
-    procedure :: pmpi_ireduce
+    procedure :: pmpi_ireduce, pmpi_ireduce_c
   end interface PMPI_Ireduce
   interface MPI_Ireduce_scatter
     subroutine mpi_ireduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
@@ -3764,10 +4698,26 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ireduce_scatter_f08
+    subroutine mpi_ireduce_scatter_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ireduce_scatter_c_f08
   end interface MPI_Ireduce_scatter
   procedure(mpi_ireduce_scatter_f08) :: pmpi_ireduce_scatter
+  procedure(mpi_ireduce_scatter_c_f08) :: pmpi_ireduce_scatter_c
   interface PMPI_Ireduce_scatter
-    procedure :: pmpi_ireduce_scatter
+    procedure :: pmpi_ireduce_scatter, pmpi_ireduce_scatter_c
   end interface PMPI_Ireduce_scatter
   interface MPI_Ireduce_scatter_block
     subroutine mpi_ireduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
@@ -3785,10 +4735,26 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ireduce_scatter_block_f08
+    subroutine mpi_ireduce_scatter_block_c_f08(sendbuf, recvbuf, recvcount, datatype, op, &
+        comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ireduce_scatter_block_c_f08
   end interface MPI_Ireduce_scatter_block
   procedure(mpi_ireduce_scatter_block_f08) :: pmpi_ireduce_scatter_block
+  procedure(mpi_ireduce_scatter_block_c_f08) :: pmpi_ireduce_scatter_block_c
   interface PMPI_Ireduce_scatter_block
-    procedure :: pmpi_ireduce_scatter_block
+    procedure :: pmpi_ireduce_scatter_block, pmpi_ireduce_scatter_block_c
   end interface PMPI_Ireduce_scatter_block
   interface MPI_Irsend
     subroutine mpi_irsend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
@@ -3804,10 +4770,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_irsend_f08
+    subroutine mpi_irsend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_irsend_c_f08
   end interface MPI_Irsend
   procedure(mpi_irsend_f08) :: pmpi_irsend
+  procedure(mpi_irsend_c_f08) :: pmpi_irsend_c
   interface PMPI_Irsend
-    procedure :: pmpi_irsend
+    procedure :: pmpi_irsend, pmpi_irsend_c
   end interface PMPI_Irsend
   interface MPI_Is_thread_main
     subroutine mpi_is_thread_main_f08(flag, ierror)
@@ -3836,10 +4816,25 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_iscan_f08
+    subroutine mpi_iscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_iscan_c_f08
   end interface MPI_Iscan
   procedure(mpi_iscan_f08) :: pmpi_iscan
+  procedure(mpi_iscan_c_f08) :: pmpi_iscan_c
   interface PMPI_Iscan
-    procedure :: pmpi_iscan
+    procedure :: pmpi_iscan, pmpi_iscan_c
   end interface PMPI_Iscan
   interface MPI_Iscatter
     subroutine mpi_iscatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
@@ -3859,10 +4854,28 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_iscatter_f08
+    subroutine mpi_iscatter_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_iscatter_c_f08
   end interface MPI_Iscatter
   procedure(mpi_iscatter_f08) :: pmpi_iscatter
+  procedure(mpi_iscatter_c_f08) :: pmpi_iscatter_c
   interface PMPI_Iscatter
-    procedure :: pmpi_iscatter
+    procedure :: pmpi_iscatter, pmpi_iscatter_c
   end interface PMPI_Iscatter
   interface MPI_Iscatterv
     subroutine mpi_iscatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
@@ -3883,10 +4896,29 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_iscatterv_f08
+    subroutine mpi_iscatterv_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_iscatterv_c_f08
   end interface MPI_Iscatterv
   procedure(mpi_iscatterv_f08) :: pmpi_iscatterv
+  procedure(mpi_iscatterv_c_f08) :: pmpi_iscatterv_c
   interface PMPI_Iscatterv
-    procedure :: pmpi_iscatterv
+    procedure :: pmpi_iscatterv, pmpi_iscatterv_c
   end interface PMPI_Iscatterv
   interface MPI_Isend
     subroutine mpi_isend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
@@ -3902,10 +4934,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_isend_f08
+    subroutine mpi_isend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_isend_c_f08
   end interface MPI_Isend
   procedure(mpi_isend_f08) :: pmpi_isend
+  procedure(mpi_isend_c_f08) :: pmpi_isend_c
   interface PMPI_Isend
-    procedure :: pmpi_isend
+    procedure :: pmpi_isend, pmpi_isend_c
   end interface PMPI_Isend
   interface MPI_Issend
     subroutine mpi_issend_f08(buf, count, datatype, dest, tag, comm, request, ierror)
@@ -3921,10 +4967,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_issend_f08
+    subroutine mpi_issend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_issend_c_f08
   end interface MPI_Issend
   procedure(mpi_issend_f08) :: pmpi_issend
+  procedure(mpi_issend_c_f08) :: pmpi_issend_c
   interface PMPI_Issend
-    procedure :: pmpi_issend
+    procedure :: pmpi_issend, pmpi_issend_c
   end interface PMPI_Issend
   interface MPI_Keyval_create
     subroutine mpi_keyval_create_f08(copy_fn, delete_fn, keyval, extra_state, ierror)
@@ -3995,10 +5055,22 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_mrecv_f08
+    subroutine mpi_mrecv_c_f08(buf, count, datatype, message, status, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Message) :: message
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_mrecv_c_f08
   end interface MPI_Mrecv
   procedure(mpi_mrecv_f08) :: pmpi_mrecv
+  procedure(mpi_mrecv_c_f08) :: pmpi_mrecv_c
   interface PMPI_Mrecv
-    procedure :: pmpi_mrecv
+    procedure :: pmpi_mrecv, pmpi_mrecv_c
   end interface PMPI_Mrecv
   interface MPI_Neighbor_allgather
     subroutine mpi_neighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -4016,10 +5088,26 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_neighbor_allgather_f08
+    subroutine mpi_neighbor_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_neighbor_allgather_c_f08
   end interface MPI_Neighbor_allgather
   procedure(mpi_neighbor_allgather_f08) :: pmpi_neighbor_allgather
+  procedure(mpi_neighbor_allgather_c_f08) :: pmpi_neighbor_allgather_c
   interface PMPI_Neighbor_allgather
-    procedure :: pmpi_neighbor_allgather
+    procedure :: pmpi_neighbor_allgather, pmpi_neighbor_allgather_c
   end interface PMPI_Neighbor_allgather
   interface MPI_Neighbor_allgatherv
     subroutine mpi_neighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
@@ -4038,10 +5126,27 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_neighbor_allgatherv_f08
+    subroutine mpi_neighbor_allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_neighbor_allgatherv_c_f08
   end interface MPI_Neighbor_allgatherv
   procedure(mpi_neighbor_allgatherv_f08) :: pmpi_neighbor_allgatherv
+  procedure(mpi_neighbor_allgatherv_c_f08) :: pmpi_neighbor_allgatherv_c
   interface PMPI_Neighbor_allgatherv
-    procedure :: pmpi_neighbor_allgatherv
+    procedure :: pmpi_neighbor_allgatherv, pmpi_neighbor_allgatherv_c
   end interface PMPI_Neighbor_allgatherv
   interface MPI_Neighbor_alltoall
     subroutine mpi_neighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -4059,10 +5164,26 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_neighbor_alltoall_f08
+    subroutine mpi_neighbor_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_neighbor_alltoall_c_f08
   end interface MPI_Neighbor_alltoall
   procedure(mpi_neighbor_alltoall_f08) :: pmpi_neighbor_alltoall
+  procedure(mpi_neighbor_alltoall_c_f08) :: pmpi_neighbor_alltoall_c
   interface PMPI_Neighbor_alltoall
-    procedure :: pmpi_neighbor_alltoall
+    procedure :: pmpi_neighbor_alltoall, pmpi_neighbor_alltoall_c
   end interface PMPI_Neighbor_alltoall
   interface MPI_Neighbor_alltoallv
     subroutine mpi_neighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
@@ -4082,10 +5203,28 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_neighbor_alltoallv_f08
+    subroutine mpi_neighbor_alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_neighbor_alltoallv_c_f08
   end interface MPI_Neighbor_alltoallv
   procedure(mpi_neighbor_alltoallv_f08) :: pmpi_neighbor_alltoallv
+  procedure(mpi_neighbor_alltoallv_c_f08) :: pmpi_neighbor_alltoallv_c
   interface PMPI_Neighbor_alltoallv
-    procedure :: pmpi_neighbor_alltoallv
+    procedure :: pmpi_neighbor_alltoallv, pmpi_neighbor_alltoallv_c
   end interface PMPI_Neighbor_alltoallv
   interface MPI_Neighbor_alltoallw
     subroutine mpi_neighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
@@ -4105,10 +5244,28 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_neighbor_alltoallw_f08
+    subroutine mpi_neighbor_alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtypes(*)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtypes(*)
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_neighbor_alltoallw_c_f08
   end interface MPI_Neighbor_alltoallw
   procedure(mpi_neighbor_alltoallw_f08) :: pmpi_neighbor_alltoallw
+  procedure(mpi_neighbor_alltoallw_c_f08) :: pmpi_neighbor_alltoallw_c
   interface PMPI_Neighbor_alltoallw
-    procedure :: pmpi_neighbor_alltoallw
+    procedure :: pmpi_neighbor_alltoallw, pmpi_neighbor_alltoallw_c
   end interface PMPI_Neighbor_alltoallw
   interface MPI_Op_commutative
     subroutine mpi_op_commutative_f08(op, commute, ierror)
@@ -4177,10 +5334,25 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_pack_f08
+    subroutine mpi_pack_c_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+      type(*), dimension(*) :: inbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: incount
+      type(MPI_Datatype), intent(in) :: datatype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+      type(*), dimension(*) :: outbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: outsize
+      integer(kind=MPI_COUNT_KIND) :: position
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_pack_c_f08
   end interface MPI_Pack
   procedure(mpi_pack_f08) :: pmpi_pack
+  procedure(mpi_pack_c_f08) :: pmpi_pack_c
   interface PMPI_Pack
-    procedure :: pmpi_pack
+    procedure :: pmpi_pack, pmpi_pack_c
   end interface PMPI_Pack
   interface MPI_Pack_external
     subroutine mpi_pack_external_f08(datarep, inbuf, incount, datatype, outbuf, outsize, &
@@ -4198,10 +5370,26 @@ module mpi_f08
       integer(kind=MPI_ADDRESS_KIND) :: position
       integer, optional, intent(out) :: ierror
     end subroutine mpi_pack_external_f08
+    subroutine mpi_pack_external_c_f08(datarep, inbuf, incount, datatype, outbuf, outsize, &
+        position, ierror)
+      import
+      implicit none
+      character(len=*), intent(in) :: datarep
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+      type(*), dimension(*) :: inbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: incount
+      type(MPI_Datatype), intent(in) :: datatype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+      type(*), dimension(*) :: outbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: outsize
+      integer(kind=MPI_COUNT_KIND) :: position
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_pack_external_c_f08
   end interface MPI_Pack_external
   procedure(mpi_pack_external_f08) :: pmpi_pack_external
+  procedure(mpi_pack_external_c_f08) :: pmpi_pack_external_c
   interface PMPI_Pack_external
-    procedure :: pmpi_pack_external
+    procedure :: pmpi_pack_external, pmpi_pack_external_c
   end interface PMPI_Pack_external
   interface MPI_Pack_external_size
     subroutine mpi_pack_external_size_f08(datarep, incount, datatype, size, ierror)
@@ -4213,10 +5401,20 @@ module mpi_f08
       integer(kind=MPI_ADDRESS_KIND) :: size
       integer, optional, intent(out) :: ierror
     end subroutine mpi_pack_external_size_f08
+    subroutine mpi_pack_external_size_c_f08(datarep, incount, datatype, size, ierror)
+      import
+      implicit none
+      character(len=*), intent(in) :: datarep
+      integer(kind=MPI_COUNT_KIND), intent(in) :: incount
+      type(MPI_Datatype), intent(in) :: datatype
+      integer(kind=MPI_COUNT_KIND) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_pack_external_size_c_f08
   end interface MPI_Pack_external_size
   procedure(mpi_pack_external_size_f08) :: pmpi_pack_external_size
+  procedure(mpi_pack_external_size_c_f08) :: pmpi_pack_external_size_c
   interface PMPI_Pack_external_size
-    procedure :: pmpi_pack_external_size
+    procedure :: pmpi_pack_external_size, pmpi_pack_external_size_c
   end interface PMPI_Pack_external_size
   interface MPI_Pack_size
     subroutine mpi_pack_size_f08(incount, datatype, comm, size, ierror)
@@ -4228,10 +5426,20 @@ module mpi_f08
       integer :: size
       integer, optional, intent(out) :: ierror
     end subroutine mpi_pack_size_f08
+    subroutine mpi_pack_size_c_f08(incount, datatype, comm, size, ierror)
+      import
+      implicit none
+      integer(kind=MPI_COUNT_KIND), intent(in) :: incount
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Comm), intent(in) :: comm
+      integer(kind=MPI_COUNT_KIND) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_pack_size_c_f08
   end interface MPI_Pack_size
   procedure(mpi_pack_size_f08) :: pmpi_pack_size
+  procedure(mpi_pack_size_c_f08) :: pmpi_pack_size_c
   interface PMPI_Pack_size
-    procedure :: pmpi_pack_size
+    procedure :: pmpi_pack_size, pmpi_pack_size_c
   end interface PMPI_Pack_size
   interface MPI_Pcontrol
     subroutine mpi_pcontrol_f08(level, ierror)
@@ -4290,10 +5498,26 @@ module mpi_f08
       type(MPI_Win), intent(in) :: win
       integer, optional, intent(out) :: ierror
     end subroutine mpi_put_f08
+    subroutine mpi_put_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+      type(*), dimension(*) :: origin_addr
+      integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+      type(MPI_Datatype), intent(in) :: origin_datatype
+      integer, intent(in) :: target_rank
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+      integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+      type(MPI_Datatype), intent(in) :: target_datatype
+      type(MPI_Win), intent(in) :: win
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_put_c_f08
   end interface MPI_Put
   procedure(mpi_put_f08) :: pmpi_put
+  procedure(mpi_put_c_f08) :: pmpi_put_c
   interface PMPI_Put
-    procedure :: pmpi_put
+    procedure :: pmpi_put, pmpi_put_c
   end interface PMPI_Put
   interface MPI_Query_thread
     subroutine mpi_query_thread_f08(provided, ierror)
@@ -4325,10 +5549,28 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_raccumulate_f08
+    subroutine mpi_raccumulate_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+      type(*), dimension(*) :: origin_addr
+      integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+      type(MPI_Datatype), intent(in) :: origin_datatype
+      integer, intent(in) :: target_rank
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+      integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+      type(MPI_Datatype), intent(in) :: target_datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Win), intent(in) :: win
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_raccumulate_c_f08
   end interface MPI_Raccumulate
   procedure(mpi_raccumulate_f08) :: pmpi_raccumulate
+  procedure(mpi_raccumulate_c_f08) :: pmpi_raccumulate_c
   interface PMPI_Raccumulate
-    procedure :: pmpi_raccumulate
+    procedure :: pmpi_raccumulate, pmpi_raccumulate_c
   end interface PMPI_Raccumulate
   interface MPI_Recv
     subroutine mpi_recv_f08(buf, count, datatype, source, tag, comm, status, ierror)
@@ -4344,10 +5586,24 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_recv_f08
+    subroutine mpi_recv_c_f08(buf, count, datatype, source, tag, comm, status, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: source
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_recv_c_f08
   end interface MPI_Recv
   procedure(mpi_recv_f08) :: pmpi_recv
+  procedure(mpi_recv_c_f08) :: pmpi_recv_c
   interface PMPI_Recv
-    procedure :: pmpi_recv
+    procedure :: pmpi_recv, pmpi_recv_c
   end interface PMPI_Recv
   interface MPI_Recv_init
     subroutine mpi_recv_init_f08(buf, count, datatype, source, tag, comm, request, ierror)
@@ -4363,10 +5619,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_recv_init_f08
+    subroutine mpi_recv_init_c_f08(buf, count, datatype, source, tag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: source
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_recv_init_c_f08
   end interface MPI_Recv_init
   procedure(mpi_recv_init_f08) :: pmpi_recv_init
+  procedure(mpi_recv_init_c_f08) :: pmpi_recv_init_c
   interface PMPI_Recv_init
-    procedure :: pmpi_recv_init
+    procedure :: pmpi_recv_init, pmpi_recv_init_c
   end interface PMPI_Recv_init
   interface MPI_Reduce
     subroutine mpi_reduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
@@ -4383,10 +5653,25 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_reduce_f08
+    subroutine mpi_reduce_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_reduce_c_f08
   end interface MPI_Reduce
   procedure(mpi_reduce_f08) :: pmpi_reduce
+  procedure(mpi_reduce_c_f08) :: pmpi_reduce_c
   interface PMPI_Reduce
-    procedure :: pmpi_reduce
+    procedure :: pmpi_reduce, pmpi_reduce_c
   end interface PMPI_Reduce
   interface MPI_Reduce_local
     subroutine mpi_reduce_local_f08(inbuf, inoutbuf, count, datatype, op, ierror)
@@ -4401,10 +5686,23 @@ module mpi_f08
       type(MPI_Op), intent(in) :: op
       integer, optional, intent(out) :: ierror
     end subroutine mpi_reduce_local_f08
+    subroutine mpi_reduce_local_c_f08(inbuf, inoutbuf, count, datatype, op, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+      type(*), dimension(*) :: inbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: inoutbuf
+      type(*), dimension(*) :: inoutbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_reduce_local_c_f08
   end interface MPI_Reduce_local
   procedure(mpi_reduce_local_f08) :: pmpi_reduce_local
+  procedure(mpi_reduce_local_c_f08) :: pmpi_reduce_local_c
   interface PMPI_Reduce_local
-    procedure :: pmpi_reduce_local
+    procedure :: pmpi_reduce_local, pmpi_reduce_local_c
   end interface PMPI_Reduce_local
   interface MPI_Reduce_scatter
     subroutine mpi_reduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
@@ -4420,10 +5718,24 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_reduce_scatter_f08
+    subroutine mpi_reduce_scatter_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_reduce_scatter_c_f08
   end interface MPI_Reduce_scatter
   procedure(mpi_reduce_scatter_f08) :: pmpi_reduce_scatter
+  procedure(mpi_reduce_scatter_c_f08) :: pmpi_reduce_scatter_c
   interface PMPI_Reduce_scatter
-    procedure :: pmpi_reduce_scatter
+    procedure :: pmpi_reduce_scatter, pmpi_reduce_scatter_c
   end interface PMPI_Reduce_scatter
   interface MPI_Reduce_scatter_block
     subroutine mpi_reduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
@@ -4439,10 +5751,25 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_reduce_scatter_block_f08
+    subroutine mpi_reduce_scatter_block_c_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_reduce_scatter_block_c_f08
   end interface MPI_Reduce_scatter_block
   procedure(mpi_reduce_scatter_block_f08) :: pmpi_reduce_scatter_block
+  procedure(mpi_reduce_scatter_block_c_f08) :: pmpi_reduce_scatter_block_c
   interface PMPI_Reduce_scatter_block
-    procedure :: pmpi_reduce_scatter_block
+    procedure :: pmpi_reduce_scatter_block, pmpi_reduce_scatter_block_c
   end interface PMPI_Reduce_scatter_block
   interface MPI_Request_free
     subroutine mpi_request_free_f08(request, ierror)
@@ -4487,10 +5814,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_rget_f08
+    subroutine mpi_rget_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+      type(*), dimension(*) :: origin_addr
+      integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+      type(MPI_Datatype), intent(in) :: origin_datatype
+      integer, intent(in) :: target_rank
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+      integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+      type(MPI_Datatype), intent(in) :: target_datatype
+      type(MPI_Win), intent(in) :: win
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_rget_c_f08
   end interface MPI_Rget
   procedure(mpi_rget_f08) :: pmpi_rget
+  procedure(mpi_rget_c_f08) :: pmpi_rget_c
   interface PMPI_Rget
-    procedure :: pmpi_rget
+    procedure :: pmpi_rget, pmpi_rget_c
   end interface PMPI_Rget
   interface MPI_Rget_accumulate
     subroutine mpi_rget_accumulate_f08(origin_addr, origin_count, origin_datatype, &
@@ -4515,10 +5859,33 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_rget_accumulate_f08
+    subroutine mpi_rget_accumulate_c_f08(origin_addr, origin_count, origin_datatype, &
+        result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+        target_datatype, op, win, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+      type(*), dimension(*) :: origin_addr
+      integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+      type(MPI_Datatype), intent(in) :: origin_datatype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: result_addr
+      type(*), dimension(*) :: result_addr
+      integer(kind=MPI_COUNT_KIND), intent(in) :: result_count
+      type(MPI_Datatype), intent(in) :: result_datatype
+      integer, intent(in) :: target_rank
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+      integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+      type(MPI_Datatype), intent(in) :: target_datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Win), intent(in) :: win
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_rget_accumulate_c_f08
   end interface MPI_Rget_accumulate
   procedure(mpi_rget_accumulate_f08) :: pmpi_rget_accumulate
+  procedure(mpi_rget_accumulate_c_f08) :: pmpi_rget_accumulate_c
   interface PMPI_Rget_accumulate
-    procedure :: pmpi_rget_accumulate
+    procedure :: pmpi_rget_accumulate, pmpi_rget_accumulate_c
   end interface PMPI_Rget_accumulate
   interface MPI_Rput
     subroutine mpi_rput_f08(origin_addr, origin_count, origin_datatype, target_rank, &
@@ -4537,10 +5904,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_rput_f08
+    subroutine mpi_rput_c_f08(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: origin_addr
+      type(*), dimension(*) :: origin_addr
+      integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
+      type(MPI_Datatype), intent(in) :: origin_datatype
+      integer, intent(in) :: target_rank
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: target_disp
+      integer(kind=MPI_COUNT_KIND), intent(in) :: target_count
+      type(MPI_Datatype), intent(in) :: target_datatype
+      type(MPI_Win), intent(in) :: win
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_rput_c_f08
   end interface MPI_Rput
   procedure(mpi_rput_f08) :: pmpi_rput
+  procedure(mpi_rput_c_f08) :: pmpi_rput_c
   interface PMPI_Rput
-    procedure :: pmpi_rput
+    procedure :: pmpi_rput, pmpi_rput_c
   end interface PMPI_Rput
   interface MPI_Rsend
     subroutine mpi_rsend_f08(buf, count, datatype, dest, tag, comm, ierror)
@@ -4555,10 +5939,23 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_rsend_f08
+    subroutine mpi_rsend_c_f08(buf, count, datatype, dest, tag, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_rsend_c_f08
   end interface MPI_Rsend
   procedure(mpi_rsend_f08) :: pmpi_rsend
+  procedure(mpi_rsend_c_f08) :: pmpi_rsend_c
   interface PMPI_Rsend
-    procedure :: pmpi_rsend
+    procedure :: pmpi_rsend, pmpi_rsend_c
   end interface PMPI_Rsend
   interface MPI_Rsend_init
     subroutine mpi_rsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
@@ -4574,10 +5971,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_rsend_init_f08
+    subroutine mpi_rsend_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_rsend_init_c_f08
   end interface MPI_Rsend_init
   procedure(mpi_rsend_init_f08) :: pmpi_rsend_init
+  procedure(mpi_rsend_init_c_f08) :: pmpi_rsend_init_c
   interface PMPI_Rsend_init
-    procedure :: pmpi_rsend_init
+    procedure :: pmpi_rsend_init, pmpi_rsend_init_c
   end interface PMPI_Rsend_init
   interface MPI_Scan
     subroutine mpi_scan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
@@ -4593,10 +6004,24 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_scan_f08
+    subroutine mpi_scan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_scan_c_f08
   end interface MPI_Scan
   procedure(mpi_scan_f08) :: pmpi_scan
+  procedure(mpi_scan_c_f08) :: pmpi_scan_c
   interface PMPI_Scan
-    procedure :: pmpi_scan
+    procedure :: pmpi_scan, pmpi_scan_c
   end interface PMPI_Scan
   interface MPI_Scatter
     subroutine mpi_scatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
@@ -4615,10 +6040,27 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_scatter_f08
+    subroutine mpi_scatter_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_scatter_c_f08
   end interface MPI_Scatter
   procedure(mpi_scatter_f08) :: pmpi_scatter
+  procedure(mpi_scatter_c_f08) :: pmpi_scatter_c
   interface PMPI_Scatter
-    procedure :: pmpi_scatter
+    procedure :: pmpi_scatter, pmpi_scatter_c
   end interface PMPI_Scatter
   interface MPI_Scatterv
     subroutine mpi_scatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
@@ -4638,10 +6080,28 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_scatterv_f08
+    subroutine mpi_scatterv_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_scatterv_c_f08
   end interface MPI_Scatterv
   procedure(mpi_scatterv_f08) :: pmpi_scatterv
+  procedure(mpi_scatterv_c_f08) :: pmpi_scatterv_c
   interface PMPI_Scatterv
-    procedure :: pmpi_scatterv
+    procedure :: pmpi_scatterv, pmpi_scatterv_c
   end interface PMPI_Scatterv
   interface MPI_Send
     subroutine mpi_send_f08(buf, count, datatype, dest, tag, comm, ierror)
@@ -4656,10 +6116,23 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_send_f08
+    subroutine mpi_send_c_f08(buf, count, datatype, dest, tag, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_send_c_f08
   end interface MPI_Send
   procedure(mpi_send_f08) :: pmpi_send
+  procedure(mpi_send_c_f08) :: pmpi_send_c
   interface PMPI_Send
-    procedure :: pmpi_send
+    procedure :: pmpi_send, pmpi_send_c
   end interface PMPI_Send
   interface MPI_Send_init
     subroutine mpi_send_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
@@ -4675,10 +6148,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_send_init_f08
+    subroutine mpi_send_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_send_init_c_f08
   end interface MPI_Send_init
   procedure(mpi_send_init_f08) :: pmpi_send_init
+  procedure(mpi_send_init_c_f08) :: pmpi_send_init_c
   interface PMPI_Send_init
-    procedure :: pmpi_send_init
+    procedure :: pmpi_send_init, pmpi_send_init_c
   end interface PMPI_Send_init
   interface MPI_Sendrecv
     subroutine mpi_sendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
@@ -4701,10 +6188,31 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_sendrecv_f08
+    subroutine mpi_sendrecv_c_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, status, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      integer, intent(in) :: dest
+      integer, intent(in) :: sendtag
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: source
+      integer, intent(in) :: recvtag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_sendrecv_c_f08
   end interface MPI_Sendrecv
   procedure(mpi_sendrecv_f08) :: pmpi_sendrecv
+  procedure(mpi_sendrecv_c_f08) :: pmpi_sendrecv_c
   interface PMPI_Sendrecv
-    procedure :: pmpi_sendrecv
+    procedure :: pmpi_sendrecv, pmpi_sendrecv_c
   end interface PMPI_Sendrecv
   interface MPI_Sendrecv_replace
     subroutine mpi_sendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
@@ -4723,10 +6231,27 @@ module mpi_f08
       type(MPI_Status) :: status
       integer, optional, intent(out) :: ierror
     end subroutine mpi_sendrecv_replace_f08
+    subroutine mpi_sendrecv_replace_c_f08(buf, count, datatype, dest, sendtag, source, &
+        recvtag, comm, status, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: sendtag
+      integer, intent(in) :: source
+      integer, intent(in) :: recvtag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Status) :: status
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_sendrecv_replace_c_f08
   end interface MPI_Sendrecv_replace
   procedure(mpi_sendrecv_replace_f08) :: pmpi_sendrecv_replace
+  procedure(mpi_sendrecv_replace_c_f08) :: pmpi_sendrecv_replace_c
   interface PMPI_Sendrecv_replace
-    procedure :: pmpi_sendrecv_replace
+    procedure :: pmpi_sendrecv_replace, pmpi_sendrecv_replace_c
   end interface PMPI_Sendrecv_replace
   interface MPI_Ssend
     subroutine mpi_ssend_f08(buf, count, datatype, dest, tag, comm, ierror)
@@ -4741,10 +6266,23 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ssend_f08
+    subroutine mpi_ssend_c_f08(buf, count, datatype, dest, tag, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ssend_c_f08
   end interface MPI_Ssend
   procedure(mpi_ssend_f08) :: pmpi_ssend
+  procedure(mpi_ssend_c_f08) :: pmpi_ssend_c
   interface PMPI_Ssend
-    procedure :: pmpi_ssend
+    procedure :: pmpi_ssend, pmpi_ssend_c
   end interface PMPI_Ssend
   interface MPI_Ssend_init
     subroutine mpi_ssend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror)
@@ -4760,10 +6298,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_ssend_init_f08
+    subroutine mpi_ssend_init_c_f08(buf, count, datatype, dest, tag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: tag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_ssend_init_c_f08
   end interface MPI_Ssend_init
   procedure(mpi_ssend_init_f08) :: pmpi_ssend_init
+  procedure(mpi_ssend_init_c_f08) :: pmpi_ssend_init_c
   interface PMPI_Ssend_init
-    procedure :: pmpi_ssend_init
+    procedure :: pmpi_ssend_init, pmpi_ssend_init_c
   end interface PMPI_Ssend_init
   interface MPI_Start
     subroutine mpi_start_f08(request, ierror)
@@ -4940,10 +6492,19 @@ module mpi_f08
       type(MPI_Datatype) :: newtype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_contiguous_f08
+    subroutine mpi_type_contiguous_c_f08(count, oldtype, newtype, ierror)
+      import
+      implicit none
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: oldtype
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_contiguous_c_f08
   end interface MPI_Type_contiguous
   procedure(mpi_type_contiguous_f08) :: pmpi_type_contiguous
+  procedure(mpi_type_contiguous_c_f08) :: pmpi_type_contiguous_c
   interface PMPI_Type_contiguous
-    procedure :: pmpi_type_contiguous
+    procedure :: pmpi_type_contiguous, pmpi_type_contiguous_c
   end interface PMPI_Type_contiguous
   interface MPI_Type_create_darray
     subroutine mpi_type_create_darray_f08(size, rank, ndims, array_of_gsizes, &
@@ -4962,10 +6523,27 @@ module mpi_f08
       type(MPI_Datatype) :: newtype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_create_darray_f08
+    subroutine mpi_type_create_darray_c_f08(size, rank, ndims, array_of_gsizes, &
+        array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
+      import
+      implicit none
+      integer, intent(in) :: size
+      integer, intent(in) :: rank
+      integer, intent(in) :: ndims
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_gsizes(*)
+      integer, intent(in) :: array_of_distribs(*)
+      integer, intent(in) :: array_of_dargs(*)
+      integer, intent(in) :: array_of_psizes(*)
+      integer, intent(in) :: order
+      type(MPI_Datatype), intent(in) :: oldtype
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_create_darray_c_f08
   end interface MPI_Type_create_darray
   procedure(mpi_type_create_darray_f08) :: pmpi_type_create_darray
+  procedure(mpi_type_create_darray_c_f08) :: pmpi_type_create_darray_c
   interface PMPI_Type_create_darray
-    procedure :: pmpi_type_create_darray
+    procedure :: pmpi_type_create_darray, pmpi_type_create_darray_c
   end interface PMPI_Type_create_darray
   interface MPI_Type_create_f90_complex
     subroutine mpi_type_create_f90_complex_f08(p, r, newtype, ierror)
@@ -5020,10 +6598,22 @@ module mpi_f08
       type(MPI_Datatype) :: newtype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_create_hindexed_f08
+    subroutine mpi_type_create_hindexed_c_f08(count, array_of_blocklengths, &
+        array_of_displacements, oldtype, newtype, ierror)
+      import
+      implicit none
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_blocklengths(*)
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_displacements(*)
+      type(MPI_Datatype), intent(in) :: oldtype
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_create_hindexed_c_f08
   end interface MPI_Type_create_hindexed
   procedure(mpi_type_create_hindexed_f08) :: pmpi_type_create_hindexed
+  procedure(mpi_type_create_hindexed_c_f08) :: pmpi_type_create_hindexed_c
   interface PMPI_Type_create_hindexed
-    procedure :: pmpi_type_create_hindexed
+    procedure :: pmpi_type_create_hindexed, pmpi_type_create_hindexed_c
   end interface PMPI_Type_create_hindexed
   interface MPI_Type_create_hindexed_block
     subroutine mpi_type_create_hindexed_block_f08(count, blocklength, array_of_displacements, &
@@ -5037,10 +6627,22 @@ module mpi_f08
       type(MPI_Datatype) :: newtype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_create_hindexed_block_f08
+    subroutine mpi_type_create_hindexed_block_c_f08(count, blocklength, &
+        array_of_displacements, oldtype, newtype, ierror)
+      import
+      implicit none
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      integer(kind=MPI_COUNT_KIND), intent(in) :: blocklength
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_displacements(*)
+      type(MPI_Datatype), intent(in) :: oldtype
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_create_hindexed_block_c_f08
   end interface MPI_Type_create_hindexed_block
   procedure(mpi_type_create_hindexed_block_f08) :: pmpi_type_create_hindexed_block
+  procedure(mpi_type_create_hindexed_block_c_f08) :: pmpi_type_create_hindexed_block_c
   interface PMPI_Type_create_hindexed_block
-    procedure :: pmpi_type_create_hindexed_block
+    procedure :: pmpi_type_create_hindexed_block, pmpi_type_create_hindexed_block_c
   end interface PMPI_Type_create_hindexed_block
   interface MPI_Type_create_hvector
     subroutine mpi_type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, ierror)
@@ -5053,10 +6655,21 @@ module mpi_f08
       type(MPI_Datatype) :: newtype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_create_hvector_f08
+    subroutine mpi_type_create_hvector_c_f08(count, blocklength, stride, oldtype, newtype, ierror)
+      import
+      implicit none
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      integer(kind=MPI_COUNT_KIND), intent(in) :: blocklength
+      integer(kind=MPI_COUNT_KIND), intent(in) :: stride
+      type(MPI_Datatype), intent(in) :: oldtype
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_create_hvector_c_f08
   end interface MPI_Type_create_hvector
   procedure(mpi_type_create_hvector_f08) :: pmpi_type_create_hvector
+  procedure(mpi_type_create_hvector_c_f08) :: pmpi_type_create_hvector_c
   interface PMPI_Type_create_hvector
-    procedure :: pmpi_type_create_hvector
+    procedure :: pmpi_type_create_hvector, pmpi_type_create_hvector_c
   end interface PMPI_Type_create_hvector
   interface MPI_Type_create_indexed_block
     subroutine mpi_type_create_indexed_block_f08(count, blocklength, array_of_displacements, &
@@ -5070,10 +6683,22 @@ module mpi_f08
       type(MPI_Datatype) :: newtype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_create_indexed_block_f08
+    subroutine mpi_type_create_indexed_block_c_f08(count, blocklength, array_of_displacements, &
+        oldtype, newtype, ierror)
+      import
+      implicit none
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      integer(kind=MPI_COUNT_KIND), intent(in) :: blocklength
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_displacements(*)
+      type(MPI_Datatype), intent(in) :: oldtype
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_create_indexed_block_c_f08
   end interface MPI_Type_create_indexed_block
   procedure(mpi_type_create_indexed_block_f08) :: pmpi_type_create_indexed_block
+  procedure(mpi_type_create_indexed_block_c_f08) :: pmpi_type_create_indexed_block_c
   interface PMPI_Type_create_indexed_block
-    procedure :: pmpi_type_create_indexed_block
+    procedure :: pmpi_type_create_indexed_block, pmpi_type_create_indexed_block_c
   end interface PMPI_Type_create_indexed_block
   interface MPI_Type_create_keyval
     subroutine mpi_type_create_keyval_f08(type_copy_attr_fn, type_delete_attr_fn, type_keyval, &
@@ -5118,10 +6743,22 @@ module mpi_f08
       type(MPI_Datatype) :: newtype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_create_struct_f08
+    subroutine mpi_type_create_struct_c_f08(count, array_of_blocklengths, &
+        array_of_displacements, array_of_types, newtype, ierror)
+      import
+      implicit none
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_blocklengths(*)
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_displacements(*)
+      type(MPI_Datatype), intent(in) :: array_of_types(*)
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_create_struct_c_f08
   end interface MPI_Type_create_struct
   procedure(mpi_type_create_struct_f08) :: pmpi_type_create_struct
+  procedure(mpi_type_create_struct_c_f08) :: pmpi_type_create_struct_c
   interface PMPI_Type_create_struct
-    procedure :: pmpi_type_create_struct
+    procedure :: pmpi_type_create_struct, pmpi_type_create_struct_c
   end interface PMPI_Type_create_struct
   interface MPI_Type_create_subarray
     subroutine mpi_type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, &
@@ -5137,10 +6774,24 @@ module mpi_f08
       type(MPI_Datatype) :: newtype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_create_subarray_f08
+    subroutine mpi_type_create_subarray_c_f08(ndims, array_of_sizes, array_of_subsizes, &
+        array_of_starts, order, oldtype, newtype, ierror)
+      import
+      implicit none
+      integer, intent(in) :: ndims
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_sizes(*)
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_subsizes(*)
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_starts(*)
+      integer, intent(in) :: order
+      type(MPI_Datatype), intent(in) :: oldtype
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_create_subarray_c_f08
   end interface MPI_Type_create_subarray
   procedure(mpi_type_create_subarray_f08) :: pmpi_type_create_subarray
+  procedure(mpi_type_create_subarray_c_f08) :: pmpi_type_create_subarray_c
   interface PMPI_Type_create_subarray
-    procedure :: pmpi_type_create_subarray
+    procedure :: pmpi_type_create_subarray, pmpi_type_create_subarray_c
   end interface PMPI_Type_create_subarray
   interface MPI_Type_delete_attr
     subroutine mpi_type_delete_attr_f08(datatype, type_keyval, ierror)
@@ -5221,10 +6872,27 @@ module mpi_f08
       type(MPI_Datatype) :: array_of_datatypes(*)
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_get_contents_f08
+    subroutine mpi_type_get_contents_c_f08(datatype, max_integers, max_addresses, &
+        max_large_counts, max_datatypes, array_of_integers, array_of_addresses, &
+        array_of_large_counts, array_of_datatypes, ierror)
+      import
+      implicit none
+      type(MPI_Datatype), intent(in) :: datatype
+      integer(kind=MPI_COUNT_KIND), intent(in) :: max_integers
+      integer(kind=MPI_COUNT_KIND), intent(in) :: max_addresses
+      integer(kind=MPI_COUNT_KIND), intent(in) :: max_large_counts
+      integer(kind=MPI_COUNT_KIND), intent(in) :: max_datatypes
+      integer :: array_of_integers(*)
+      integer(kind=MPI_ADDRESS_KIND) :: array_of_addresses(*)
+      integer(kind=MPI_COUNT_KIND) :: array_of_large_counts(*)
+      type(MPI_Datatype) :: array_of_datatypes(*)
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_get_contents_c_f08
   end interface MPI_Type_get_contents
   procedure(mpi_type_get_contents_f08) :: pmpi_type_get_contents
+  procedure(mpi_type_get_contents_c_f08) :: pmpi_type_get_contents_c
   interface PMPI_Type_get_contents
-    procedure :: pmpi_type_get_contents
+    procedure :: pmpi_type_get_contents, pmpi_type_get_contents_c
   end interface PMPI_Type_get_contents
   interface MPI_Type_get_envelope
     subroutine mpi_type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, &
@@ -5238,10 +6906,23 @@ module mpi_f08
       integer :: combiner
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_get_envelope_f08
+    subroutine mpi_type_get_envelope_c_f08(datatype, num_integers, num_addresses, &
+        num_large_counts, num_datatypes, combiner, ierror)
+      import
+      implicit none
+      type(MPI_Datatype), intent(in) :: datatype
+      integer(kind=MPI_COUNT_KIND) :: num_integers
+      integer(kind=MPI_COUNT_KIND) :: num_addresses
+      integer(kind=MPI_COUNT_KIND) :: num_large_counts
+      integer(kind=MPI_COUNT_KIND) :: num_datatypes
+      integer :: combiner
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_get_envelope_c_f08
   end interface MPI_Type_get_envelope
   procedure(mpi_type_get_envelope_f08) :: pmpi_type_get_envelope
+  procedure(mpi_type_get_envelope_c_f08) :: pmpi_type_get_envelope_c
   interface PMPI_Type_get_envelope
-    procedure :: pmpi_type_get_envelope
+    procedure :: pmpi_type_get_envelope, pmpi_type_get_envelope_c
   end interface PMPI_Type_get_envelope
   interface MPI_Type_get_extent
     subroutine mpi_type_get_extent_f08(datatype, lb, extent, ierror)
@@ -5325,10 +7006,22 @@ module mpi_f08
       type(MPI_Datatype) :: newtype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_indexed_f08
+    subroutine mpi_type_indexed_c_f08(count, array_of_blocklengths, array_of_displacements, &
+        oldtype, newtype, ierror)
+      import
+      implicit none
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_blocklengths(*)
+      integer(kind=MPI_COUNT_KIND), intent(in) :: array_of_displacements(*)
+      type(MPI_Datatype), intent(in) :: oldtype
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_indexed_c_f08
   end interface MPI_Type_indexed
   procedure(mpi_type_indexed_f08) :: pmpi_type_indexed
+  procedure(mpi_type_indexed_c_f08) :: pmpi_type_indexed_c
   interface PMPI_Type_indexed
-    procedure :: pmpi_type_indexed
+    procedure :: pmpi_type_indexed, pmpi_type_indexed_c
   end interface PMPI_Type_indexed
   interface MPI_Type_match_size
     subroutine mpi_type_match_size_f08(typeclass, size, datatype, ierror)
@@ -5379,10 +7072,18 @@ module mpi_f08
       integer :: size
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_size_f08
+    subroutine mpi_type_size_c_f08(datatype, size, ierror)
+      import
+      implicit none
+      type(MPI_Datatype), intent(in) :: datatype
+      integer(kind=MPI_COUNT_KIND) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_size_c_f08
   end interface MPI_Type_size
   procedure(mpi_type_size_f08) :: pmpi_type_size
+  procedure(mpi_type_size_c_f08) :: pmpi_type_size_c
   interface PMPI_Type_size
-    procedure :: pmpi_type_size
+    procedure :: pmpi_type_size, pmpi_type_size_c
   end interface PMPI_Type_size
   interface MPI_Type_size_x
     subroutine mpi_type_size_x_f08(datatype, size, ierror)
@@ -5408,10 +7109,21 @@ module mpi_f08
       type(MPI_Datatype) :: newtype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_type_vector_f08
+    subroutine mpi_type_vector_c_f08(count, blocklength, stride, oldtype, newtype, ierror)
+      import
+      implicit none
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      integer(kind=MPI_COUNT_KIND), intent(in) :: blocklength
+      integer(kind=MPI_COUNT_KIND), intent(in) :: stride
+      type(MPI_Datatype), intent(in) :: oldtype
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_vector_c_f08
   end interface MPI_Type_vector
   procedure(mpi_type_vector_f08) :: pmpi_type_vector
+  procedure(mpi_type_vector_c_f08) :: pmpi_type_vector_c
   interface PMPI_Type_vector
-    procedure :: pmpi_type_vector
+    procedure :: pmpi_type_vector, pmpi_type_vector_c
   end interface PMPI_Type_vector
   interface MPI_Unpack
     subroutine mpi_unpack_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
@@ -5428,10 +7140,25 @@ module mpi_f08
       type(MPI_Comm), intent(in) :: comm
       integer, optional, intent(out) :: ierror
     end subroutine mpi_unpack_f08
+    subroutine mpi_unpack_c_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+      type(*), dimension(*) :: inbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: insize
+      integer(kind=MPI_COUNT_KIND) :: position
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+      type(*), dimension(*) :: outbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: outcount
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Comm), intent(in) :: comm
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_unpack_c_f08
   end interface MPI_Unpack
   procedure(mpi_unpack_f08) :: pmpi_unpack
+  procedure(mpi_unpack_c_f08) :: pmpi_unpack_c
   interface PMPI_Unpack
-    procedure :: pmpi_unpack
+    procedure :: pmpi_unpack, pmpi_unpack_c
   end interface PMPI_Unpack
   interface MPI_Unpack_external
     subroutine mpi_unpack_external_f08(datarep, inbuf, insize, position, outbuf, outcount, &
@@ -5449,10 +7176,26 @@ module mpi_f08
       type(MPI_Datatype), intent(in) :: datatype
       integer, optional, intent(out) :: ierror
     end subroutine mpi_unpack_external_f08
+    subroutine mpi_unpack_external_c_f08(datarep, inbuf, insize, position, outbuf, outcount, &
+        datatype, ierror)
+      import
+      implicit none
+      character(len=*), intent(in) :: datarep
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+      type(*), dimension(*) :: inbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: insize
+      integer(kind=MPI_COUNT_KIND) :: position
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+      type(*), dimension(*) :: outbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: outcount
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_unpack_external_c_f08
   end interface MPI_Unpack_external
   procedure(mpi_unpack_external_f08) :: pmpi_unpack_external
+  procedure(mpi_unpack_external_c_f08) :: pmpi_unpack_external_c
   interface PMPI_Unpack_external
-    procedure :: pmpi_unpack_external
+    procedure :: pmpi_unpack_external, pmpi_unpack_external_c
   end interface PMPI_Unpack_external
   interface MPI_Unpublish_name
     subroutine mpi_unpublish_name_f08(service_name, info, port_name, ierror)
@@ -5540,10 +7283,23 @@ module mpi_f08
       type(MPI_Win) :: win
       integer, optional, intent(out) :: ierror
     end subroutine mpi_win_allocate_f08
+    subroutine mpi_win_allocate_c_f08(size, disp_unit, info, comm, baseptr, win, ierror)
+      import
+      implicit none
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: size
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: disp_unit
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Comm), intent(in) :: comm
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: baseptr
+      type(*), dimension(*) :: baseptr
+      type(MPI_Win) :: win
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_win_allocate_c_f08
   end interface MPI_Win_allocate
   procedure(mpi_win_allocate_f08) :: pmpi_win_allocate
+  procedure(mpi_win_allocate_c_f08) :: pmpi_win_allocate_c
   interface PMPI_Win_allocate
-    procedure :: pmpi_win_allocate
+    procedure :: pmpi_win_allocate, pmpi_win_allocate_c
   end interface PMPI_Win_allocate
   interface MPI_Win_allocate_shared
     subroutine mpi_win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
@@ -5558,10 +7314,23 @@ module mpi_f08
       type(MPI_Win) :: win
       integer, optional, intent(out) :: ierror
     end subroutine mpi_win_allocate_shared_f08
+    subroutine mpi_win_allocate_shared_c_f08(size, disp_unit, info, comm, baseptr, win, ierror)
+      import
+      implicit none
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: size
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: disp_unit
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Comm), intent(in) :: comm
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: baseptr
+      type(*), dimension(*) :: baseptr
+      type(MPI_Win) :: win
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_win_allocate_shared_c_f08
   end interface MPI_Win_allocate_shared
   procedure(mpi_win_allocate_shared_f08) :: pmpi_win_allocate_shared
+  procedure(mpi_win_allocate_shared_c_f08) :: pmpi_win_allocate_shared_c
   interface PMPI_Win_allocate_shared
-    procedure :: pmpi_win_allocate_shared
+    procedure :: pmpi_win_allocate_shared, pmpi_win_allocate_shared_c
   end interface PMPI_Win_allocate_shared
   interface MPI_Win_attach
     subroutine mpi_win_attach_f08(win, base, size, ierror)
@@ -5616,10 +7385,23 @@ module mpi_f08
       type(MPI_Win) :: win
       integer, optional, intent(out) :: ierror
     end subroutine mpi_win_create_f08
+    subroutine mpi_win_create_c_f08(base, size, disp_unit, info, comm, win, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: base
+      type(*), dimension(*) :: base
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: size
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: disp_unit
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Win) :: win
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_win_create_c_f08
   end interface MPI_Win_create
   procedure(mpi_win_create_f08) :: pmpi_win_create
+  procedure(mpi_win_create_c_f08) :: pmpi_win_create_c
   interface PMPI_Win_create
-    procedure :: pmpi_win_create
+    procedure :: pmpi_win_create, pmpi_win_create_c
   end interface PMPI_Win_create
   interface MPI_Win_create_dynamic
     subroutine mpi_win_create_dynamic_f08(info, comm, win, ierror)
@@ -5953,10 +7735,22 @@ module mpi_f08
       type(*), dimension(*) :: baseptr
       integer, optional, intent(out) :: ierror
     end subroutine mpi_win_shared_query_f08
+    subroutine mpi_win_shared_query_c_f08(win, rank, size, disp_unit, baseptr, ierror)
+      import
+      implicit none
+      type(MPI_Win), intent(in) :: win
+      integer, intent(in) :: rank
+      integer(kind=MPI_ADDRESS_KIND) :: size
+      integer(kind=MPI_ADDRESS_KIND) :: disp_unit
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: baseptr
+      type(*), dimension(*) :: baseptr
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_win_shared_query_c_f08
   end interface MPI_Win_shared_query
   procedure(mpi_win_shared_query_f08) :: pmpi_win_shared_query
+  procedure(mpi_win_shared_query_c_f08) :: pmpi_win_shared_query_c
   interface PMPI_Win_shared_query
-    procedure :: pmpi_win_shared_query
+    procedure :: pmpi_win_shared_query, pmpi_win_shared_query_c
   end interface PMPI_Win_shared_query
   interface MPI_Win_start
     subroutine mpi_win_start_f08(group, assert, win, ierror)
@@ -6075,10 +7869,31 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_isendrecv_f08
+    subroutine mpi_isendrecv_c_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      integer, intent(in) :: dest
+      integer, intent(in) :: sendtag
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: source
+      integer, intent(in) :: recvtag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_isendrecv_c_f08
   end interface MPI_Isendrecv
   procedure(mpi_isendrecv_f08) :: pmpi_isendrecv
+  procedure(mpi_isendrecv_c_f08) :: pmpi_isendrecv_c
   interface PMPI_Isendrecv
-    procedure :: pmpi_isendrecv
+    procedure :: pmpi_isendrecv, pmpi_isendrecv_c
   end interface PMPI_Isendrecv
   interface MPI_Isendrecv_replace
     subroutine mpi_isendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
@@ -6097,10 +7912,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_isendrecv_replace_f08
+    subroutine mpi_isendrecv_replace_c_f08(buf, count, datatype, dest, sendtag, source, &
+        recvtag, comm, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*) :: buf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: dest
+      integer, intent(in) :: sendtag
+      integer, intent(in) :: source
+      integer, intent(in) :: recvtag
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_isendrecv_replace_c_f08
   end interface MPI_Isendrecv_replace
   procedure(mpi_isendrecv_replace_f08) :: pmpi_isendrecv_replace
+  procedure(mpi_isendrecv_replace_c_f08) :: pmpi_isendrecv_replace_c
   interface PMPI_Isendrecv_replace
-    procedure :: pmpi_isendrecv_replace
+    procedure :: pmpi_isendrecv_replace, pmpi_isendrecv_replace_c
   end interface PMPI_Isendrecv_replace
   interface MPI_Barrier_init
     subroutine mpi_barrier_init_f08(comm, info, request, ierror)
@@ -6130,10 +7962,24 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_bcast_init_f08
+    subroutine mpi_bcast_init_c_f08(buffer, count, datatype, root, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+      type(*), dimension(*) :: buffer
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_bcast_init_c_f08
   end interface MPI_Bcast_init
   procedure(mpi_bcast_init_f08) :: pmpi_bcast_init
+  procedure(mpi_bcast_init_c_f08) :: pmpi_bcast_init_c
   interface PMPI_Bcast_init
-    procedure :: pmpi_bcast_init
+    procedure :: pmpi_bcast_init, pmpi_bcast_init_c
   end interface PMPI_Bcast_init
   interface MPI_Gather_init
     subroutine mpi_gather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
@@ -6154,10 +8000,29 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_gather_init_f08
+    subroutine mpi_gather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_gather_init_c_f08
   end interface MPI_Gather_init
   procedure(mpi_gather_init_f08) :: pmpi_gather_init
+  procedure(mpi_gather_init_c_f08) :: pmpi_gather_init_c
   interface PMPI_Gather_init
-    procedure :: pmpi_gather_init
+    procedure :: pmpi_gather_init, pmpi_gather_init_c
   end interface PMPI_Gather_init
   interface MPI_Gatherv_init
     subroutine mpi_gatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
@@ -6179,10 +8044,30 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_gatherv_init_f08
+    subroutine mpi_gatherv_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, root, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_gatherv_init_c_f08
   end interface MPI_Gatherv_init
   procedure(mpi_gatherv_init_f08) :: pmpi_gatherv_init
+  procedure(mpi_gatherv_init_c_f08) :: pmpi_gatherv_init_c
   interface PMPI_Gatherv_init
-    procedure :: pmpi_gatherv_init
+    procedure :: pmpi_gatherv_init, pmpi_gatherv_init_c
   end interface PMPI_Gatherv_init
   interface MPI_Scatter_init
     subroutine mpi_scatter_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -6203,10 +8088,29 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_scatter_init_f08
+    subroutine mpi_scatter_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_scatter_init_c_f08
   end interface MPI_Scatter_init
   procedure(mpi_scatter_init_f08) :: pmpi_scatter_init
+  procedure(mpi_scatter_init_c_f08) :: pmpi_scatter_init_c
   interface PMPI_Scatter_init
-    procedure :: pmpi_scatter_init
+    procedure :: pmpi_scatter_init, pmpi_scatter_init_c
   end interface PMPI_Scatter_init
   interface MPI_Scatterv_init
     subroutine mpi_scatterv_init_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, &
@@ -6228,10 +8132,30 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_scatterv_init_f08
+    subroutine mpi_scatterv_init_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, &
+        recvcount, recvtype, root, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_scatterv_init_c_f08
   end interface MPI_Scatterv_init
   procedure(mpi_scatterv_init_f08) :: pmpi_scatterv_init
+  procedure(mpi_scatterv_init_c_f08) :: pmpi_scatterv_init_c
   interface PMPI_Scatterv_init
-    procedure :: pmpi_scatterv_init
+    procedure :: pmpi_scatterv_init, pmpi_scatterv_init_c
   end interface PMPI_Scatterv_init
   interface MPI_Allgather_init
     subroutine mpi_allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -6251,10 +8175,28 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_allgather_init_f08
+    subroutine mpi_allgather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_allgather_init_c_f08
   end interface MPI_Allgather_init
   procedure(mpi_allgather_init_f08) :: pmpi_allgather_init
+  procedure(mpi_allgather_init_c_f08) :: pmpi_allgather_init_c
   interface PMPI_Allgather_init
-    procedure :: pmpi_allgather_init
+    procedure :: pmpi_allgather_init, pmpi_allgather_init_c
   end interface PMPI_Allgather_init
   interface MPI_Allgatherv_init
     subroutine mpi_allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
@@ -6275,10 +8217,29 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_allgatherv_init_f08
+    subroutine mpi_allgatherv_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_allgatherv_init_c_f08
   end interface MPI_Allgatherv_init
   procedure(mpi_allgatherv_init_f08) :: pmpi_allgatherv_init
+  procedure(mpi_allgatherv_init_c_f08) :: pmpi_allgatherv_init_c
   interface PMPI_Allgatherv_init
-    procedure :: pmpi_allgatherv_init
+    procedure :: pmpi_allgatherv_init, pmpi_allgatherv_init_c
   end interface PMPI_Allgatherv_init
   interface MPI_Alltoall_init
     subroutine mpi_alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -6298,10 +8259,28 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_alltoall_init_f08
+    subroutine mpi_alltoall_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_alltoall_init_c_f08
   end interface MPI_Alltoall_init
   procedure(mpi_alltoall_init_f08) :: pmpi_alltoall_init
+  procedure(mpi_alltoall_init_c_f08) :: pmpi_alltoall_init_c
   interface PMPI_Alltoall_init
-    procedure :: pmpi_alltoall_init
+    procedure :: pmpi_alltoall_init, pmpi_alltoall_init_c
   end interface PMPI_Alltoall_init
   interface MPI_Alltoallv_init
     subroutine mpi_alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
@@ -6323,10 +8302,30 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_alltoallv_init_f08
+    subroutine mpi_alltoallv_init_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_alltoallv_init_c_f08
   end interface MPI_Alltoallv_init
   procedure(mpi_alltoallv_init_f08) :: pmpi_alltoallv_init
+  procedure(mpi_alltoallv_init_c_f08) :: pmpi_alltoallv_init_c
   interface PMPI_Alltoallv_init
-    procedure :: pmpi_alltoallv_init
+    procedure :: pmpi_alltoallv_init, pmpi_alltoallv_init_c
   end interface PMPI_Alltoallv_init
   interface MPI_Alltoallw_init
     subroutine mpi_alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
@@ -6348,10 +8347,30 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_alltoallw_init_f08
+    subroutine mpi_alltoallw_init_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtypes(*)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtypes(*)
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_alltoallw_init_c_f08
   end interface MPI_Alltoallw_init
   procedure(mpi_alltoallw_init_f08) :: pmpi_alltoallw_init
+  procedure(mpi_alltoallw_init_c_f08) :: pmpi_alltoallw_init_c
   interface PMPI_Alltoallw_init
-    procedure :: pmpi_alltoallw_init
+    procedure :: pmpi_alltoallw_init, pmpi_alltoallw_init_c
   end interface PMPI_Alltoallw_init
   interface MPI_Reduce_init
     subroutine mpi_reduce_init_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
@@ -6371,10 +8390,28 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_reduce_init_f08
+    subroutine mpi_reduce_init_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+        request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_reduce_init_c_f08
   end interface MPI_Reduce_init
   procedure(mpi_reduce_init_f08) :: pmpi_reduce_init
+  procedure(mpi_reduce_init_c_f08) :: pmpi_reduce_init_c
   interface PMPI_Reduce_init
-    procedure :: pmpi_reduce_init
+    procedure :: pmpi_reduce_init, pmpi_reduce_init_c
   end interface PMPI_Reduce_init
   interface MPI_Allreduce_init
     subroutine mpi_allreduce_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, &
@@ -6393,10 +8430,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_allreduce_init_f08
+    subroutine mpi_allreduce_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, &
+        request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_allreduce_init_c_f08
   end interface MPI_Allreduce_init
   procedure(mpi_allreduce_init_f08) :: pmpi_allreduce_init
+  procedure(mpi_allreduce_init_c_f08) :: pmpi_allreduce_init_c
   interface PMPI_Allreduce_init
-    procedure :: pmpi_allreduce_init
+    procedure :: pmpi_allreduce_init, pmpi_allreduce_init_c
   end interface PMPI_Allreduce_init
   interface MPI_Reduce_scatter_init
     subroutine mpi_reduce_scatter_init_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
@@ -6415,10 +8469,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_reduce_scatter_init_f08
+    subroutine mpi_reduce_scatter_init_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_reduce_scatter_init_c_f08
   end interface MPI_Reduce_scatter_init
   procedure(mpi_reduce_scatter_init_f08) :: pmpi_reduce_scatter_init
+  procedure(mpi_reduce_scatter_init_c_f08) :: pmpi_reduce_scatter_init_c
   interface PMPI_Reduce_scatter_init
-    procedure :: pmpi_reduce_scatter_init
+    procedure :: pmpi_reduce_scatter_init, pmpi_reduce_scatter_init_c
   end interface PMPI_Reduce_scatter_init
   interface MPI_Reduce_scatter_block_init
     subroutine mpi_reduce_scatter_block_init_f08(sendbuf, recvbuf, recvcount, datatype, op, &
@@ -6437,10 +8508,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_reduce_scatter_block_init_f08
+    subroutine mpi_reduce_scatter_block_init_c_f08(sendbuf, recvbuf, recvcount, datatype, op, &
+        comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_reduce_scatter_block_init_c_f08
   end interface MPI_Reduce_scatter_block_init
   procedure(mpi_reduce_scatter_block_init_f08) :: pmpi_reduce_scatter_block_init
+  procedure(mpi_reduce_scatter_block_init_c_f08) :: pmpi_reduce_scatter_block_init_c
   interface PMPI_Reduce_scatter_block_init
-    procedure :: pmpi_reduce_scatter_block_init
+    procedure :: pmpi_reduce_scatter_block_init, pmpi_reduce_scatter_block_init_c
   end interface PMPI_Reduce_scatter_block_init
   interface MPI_Scan_init
     subroutine mpi_scan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
@@ -6458,10 +8546,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_scan_init_f08
+    subroutine mpi_scan_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_scan_init_c_f08
   end interface MPI_Scan_init
   procedure(mpi_scan_init_f08) :: pmpi_scan_init
+  procedure(mpi_scan_init_c_f08) :: pmpi_scan_init_c
   interface PMPI_Scan_init
-    procedure :: pmpi_scan_init
+    procedure :: pmpi_scan_init, pmpi_scan_init_c
   end interface PMPI_Scan_init
   interface MPI_Exscan_init
     subroutine mpi_exscan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
@@ -6480,10 +8585,27 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_exscan_init_f08
+    subroutine mpi_exscan_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, &
+        request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: count
+      type(MPI_Datatype), intent(in) :: datatype
+      type(MPI_Op), intent(in) :: op
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_exscan_init_c_f08
   end interface MPI_Exscan_init
   procedure(mpi_exscan_init_f08) :: pmpi_exscan_init
+  procedure(mpi_exscan_init_c_f08) :: pmpi_exscan_init_c
   interface PMPI_Exscan_init
-    procedure :: pmpi_exscan_init
+    procedure :: pmpi_exscan_init, pmpi_exscan_init_c
   end interface PMPI_Exscan_init
   interface MPI_Neighbor_allgather_init
     subroutine mpi_neighbor_allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, &
@@ -6503,10 +8625,28 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_neighbor_allgather_init_f08
+    subroutine mpi_neighbor_allgather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_neighbor_allgather_init_c_f08
   end interface MPI_Neighbor_allgather_init
   procedure(mpi_neighbor_allgather_init_f08) :: pmpi_neighbor_allgather_init
+  procedure(mpi_neighbor_allgather_init_c_f08) :: pmpi_neighbor_allgather_init_c
   interface PMPI_Neighbor_allgather_init
-    procedure :: pmpi_neighbor_allgather_init
+    procedure :: pmpi_neighbor_allgather_init, pmpi_neighbor_allgather_init_c
   end interface PMPI_Neighbor_allgather_init
   interface MPI_Neighbor_allgatherv_init
     subroutine mpi_neighbor_allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, &
@@ -6527,10 +8667,29 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_neighbor_allgatherv_init_f08
+    subroutine mpi_neighbor_allgatherv_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: displs(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_neighbor_allgatherv_init_c_f08
   end interface MPI_Neighbor_allgatherv_init
   procedure(mpi_neighbor_allgatherv_init_f08) :: pmpi_neighbor_allgatherv_init
+  procedure(mpi_neighbor_allgatherv_init_c_f08) :: pmpi_neighbor_allgatherv_init_c
   interface PMPI_Neighbor_allgatherv_init
-    procedure :: pmpi_neighbor_allgatherv_init
+    procedure :: pmpi_neighbor_allgatherv_init, pmpi_neighbor_allgatherv_init_c
   end interface PMPI_Neighbor_allgatherv_init
   interface MPI_Neighbor_alltoall_init
     subroutine mpi_neighbor_alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, &
@@ -6550,10 +8709,28 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_neighbor_alltoall_init_f08
+    subroutine mpi_neighbor_alltoall_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcount
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_neighbor_alltoall_init_c_f08
   end interface MPI_Neighbor_alltoall_init
   procedure(mpi_neighbor_alltoall_init_f08) :: pmpi_neighbor_alltoall_init
+  procedure(mpi_neighbor_alltoall_init_c_f08) :: pmpi_neighbor_alltoall_init_c
   interface PMPI_Neighbor_alltoall_init
-    procedure :: pmpi_neighbor_alltoall_init
+    procedure :: pmpi_neighbor_alltoall_init, pmpi_neighbor_alltoall_init_c
   end interface PMPI_Neighbor_alltoall_init
   interface MPI_Neighbor_alltoallv_init
     subroutine mpi_neighbor_alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, &
@@ -6575,10 +8752,30 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_neighbor_alltoallv_init_f08
+    subroutine mpi_neighbor_alltoallv_init_c_f08(sendbuf, sendcounts, sdispls, sendtype, &
+        recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtype
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtype
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_neighbor_alltoallv_init_c_f08
   end interface MPI_Neighbor_alltoallv_init
   procedure(mpi_neighbor_alltoallv_init_f08) :: pmpi_neighbor_alltoallv_init
+  procedure(mpi_neighbor_alltoallv_init_c_f08) :: pmpi_neighbor_alltoallv_init_c
   interface PMPI_Neighbor_alltoallv_init
-    procedure :: pmpi_neighbor_alltoallv_init
+    procedure :: pmpi_neighbor_alltoallv_init, pmpi_neighbor_alltoallv_init_c
   end interface PMPI_Neighbor_alltoallv_init
   interface MPI_Neighbor_alltoallw_init
     subroutine mpi_neighbor_alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, &
@@ -6600,10 +8797,30 @@ module mpi_f08
       type(MPI_Request) :: request
       integer, optional, intent(out) :: ierror
     end subroutine mpi_neighbor_alltoallw_init_f08
+    subroutine mpi_neighbor_alltoallw_init_c_f08(sendbuf, sendcounts, sdispls, sendtypes, &
+        recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      import
+      implicit none
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      type(MPI_Datatype), intent(in) :: sendtypes(*)
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer(kind=MPI_COUNT_KIND), intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      type(MPI_Datatype), intent(in) :: recvtypes(*)
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Info), intent(in) :: info
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_neighbor_alltoallw_init_c_f08
   end interface MPI_Neighbor_alltoallw_init
   procedure(mpi_neighbor_alltoallw_init_f08) :: pmpi_neighbor_alltoallw_init
+  procedure(mpi_neighbor_alltoallw_init_c_f08) :: pmpi_neighbor_alltoallw_init_c
   interface PMPI_Neighbor_alltoallw_init
-    procedure :: pmpi_neighbor_alltoallw_init
+    procedure :: pmpi_neighbor_alltoallw_init, pmpi_neighbor_alltoallw_init_c
   end interface PMPI_Neighbor_alltoallw_init
   interface MPI_Comm_idup_with_info
     subroutine mpi_comm_idup_with_info_f08(comm, info, newcomm, request, ierror)
@@ -6632,6 +8849,20 @@ module mpi_f08
   interface PMPI_Info_create_env
     procedure :: pmpi_info_create_env
   end interface PMPI_Info_create_env
+  interface MPI_File_get_type_extent_c
+    subroutine mpi_file_get_type_extent_c_f08(fh, datatype, extent, ierror)
+      import
+      implicit none
+      type(MPI_File), intent(in) :: fh
+      type(MPI_Datatype), intent(in) :: datatype
+      integer(kind=MPI_COUNT_KIND) :: extent
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_file_get_type_extent_c_f08
+  end interface MPI_File_get_type_extent_c
+  procedure(mpi_file_get_type_extent_c_f08) :: pmpi_file_get_type_extent_c
+  interface PMPI_File_get_type_extent_c
+    procedure :: pmpi_file_get_type_extent_c
+  end interface PMPI_File_get_type_extent_c
   interface MPI_Comm_create_from_group
     subroutine mpi_comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, ierror)
       import
@@ -6817,6 +9048,49 @@ module mpi_f08
   interface PMPI_Session_set_errhandler
     procedure :: pmpi_session_set_errhandler
   end interface PMPI_Session_set_errhandler
+  interface MPI_Type_create_resized_c
+    subroutine mpi_type_create_resized_c_f08(oldtype, lb, extent, newtype, ierror)
+      import
+      implicit none
+      type(MPI_Datatype), intent(in) :: oldtype
+      integer(kind=MPI_COUNT_KIND), intent(in) :: lb
+      integer(kind=MPI_COUNT_KIND), intent(in) :: extent
+      type(MPI_Datatype) :: newtype
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_create_resized_c_f08
+  end interface MPI_Type_create_resized_c
+  procedure(mpi_type_create_resized_c_f08) :: pmpi_type_create_resized_c
+  interface PMPI_Type_create_resized_c
+    procedure :: pmpi_type_create_resized_c
+  end interface PMPI_Type_create_resized_c
+  interface MPI_Type_get_extent_c
+    subroutine mpi_type_get_extent_c_f08(datatype, lb, extent, ierror)
+      import
+      implicit none
+      type(MPI_Datatype), intent(in) :: datatype
+      integer(kind=MPI_COUNT_KIND) :: lb
+      integer(kind=MPI_COUNT_KIND) :: extent
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_get_extent_c_f08
+  end interface MPI_Type_get_extent_c
+  procedure(mpi_type_get_extent_c_f08) :: pmpi_type_get_extent_c
+  interface PMPI_Type_get_extent_c
+    procedure :: pmpi_type_get_extent_c
+  end interface PMPI_Type_get_extent_c
+  interface MPI_Type_get_true_extent_c
+    subroutine mpi_type_get_true_extent_c_f08(datatype, true_lb, true_extent, ierror)
+      import
+      implicit none
+      type(MPI_Datatype), intent(in) :: datatype
+      integer(kind=MPI_COUNT_KIND) :: true_lb
+      integer(kind=MPI_COUNT_KIND) :: true_extent
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_type_get_true_extent_c_f08
+  end interface MPI_Type_get_true_extent_c
+  procedure(mpi_type_get_true_extent_c_f08) :: pmpi_type_get_true_extent_c
+  interface PMPI_Type_get_true_extent_c
+    procedure :: pmpi_type_get_true_extent_c
+  end interface PMPI_Type_get_true_extent_c
   interface MPI_Parrived
     subroutine mpi_parrived_f08(request, partition, flag, ierror)
       import
@@ -7138,10 +9412,20 @@ module mpi_f08
       integer, intent(in) :: size
       integer, optional, intent(out) :: ierror
     end subroutine mpi_comm_attach_buffer_f08
+    subroutine mpi_comm_attach_buffer_c_f08(comm, buffer, size, ierror)
+      import
+      implicit none
+      type(MPI_Comm), intent(in) :: comm
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+      type(*), dimension(*) :: buffer
+      integer(kind=MPI_COUNT_KIND), intent(in) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_comm_attach_buffer_c_f08
   end interface MPI_Comm_attach_buffer
   procedure(mpi_comm_attach_buffer_f08) :: pmpi_comm_attach_buffer
+  procedure(mpi_comm_attach_buffer_c_f08) :: pmpi_comm_attach_buffer_c
   interface PMPI_Comm_attach_buffer
-    procedure :: pmpi_comm_attach_buffer
+    procedure :: pmpi_comm_attach_buffer, pmpi_comm_attach_buffer_c
   end interface PMPI_Comm_attach_buffer
   interface MPI_Comm_detach_buffer
     subroutine mpi_comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
@@ -7153,10 +9437,20 @@ module mpi_f08
       integer :: size
       integer, optional, intent(out) :: ierror
     end subroutine mpi_comm_detach_buffer_f08
+    subroutine mpi_comm_detach_buffer_c_f08(comm, buffer_addr, size, ierror)
+      import
+      implicit none
+      type(MPI_Comm), intent(in) :: comm
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr
+      type(*), dimension(*) :: buffer_addr
+      integer(kind=MPI_COUNT_KIND) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_comm_detach_buffer_c_f08
   end interface MPI_Comm_detach_buffer
   procedure(mpi_comm_detach_buffer_f08) :: pmpi_comm_detach_buffer
+  procedure(mpi_comm_detach_buffer_c_f08) :: pmpi_comm_detach_buffer_c
   interface PMPI_Comm_detach_buffer
-    procedure :: pmpi_comm_detach_buffer
+    procedure :: pmpi_comm_detach_buffer, pmpi_comm_detach_buffer_c
   end interface PMPI_Comm_detach_buffer
   interface MPI_Comm_flush_buffer
     subroutine mpi_comm_flush_buffer_f08(comm, ierror)

@@ -215,17 +215,57 @@ def interface_body(f):
     return L
 
 
+def tkr(a):
+    """What generic resolution sees of dummy a: (type and kind, array?); None matches anything
+    (an assumed-type choice buffer)."""
+    d = f08_decl(a)[-1]
+    if d.startswith("type(*)"):
+        return None
+    ty = d.split("::")[0].replace(", intent(in)", "").strip()
+    for kind in KIND_NAMES.values():  # all three are 8 bytes: one kind to the compiler
+        ty = ty.replace("kind=" + kind, "kind=8")
+    return ty, "(" in d.split("::")[1]
+
+
+def distinguishable(f, g):
+    """Whether a generic may hold both f and g (same dummy names position by position, so
+    the standard's rule comes down to: another count, or one position whose TKR differ)."""
+    fa, ga = f.fargs(), g.fargs()
+    if len(fa) != len(ga):
+        return True
+    return any(tkr(x) is not None and tkr(y) is not None and tkr(x) != tkr(y)
+               for x, y in zip(fa, ga))
+
+
+def large_count(funcs):
+    """{name of MPI_X: MPI_X_c} for the large-count functions the generic MPI_X also names;
+    the others (MPI_Type_get_extent_c, ...: MPI_Count and MPI_Aint are one kind here, so the
+    two would be ambiguous) keep their own name MPI_X_c, as the standard's mpi_f08 has them."""
+    by_name = {f.name: f for f in funcs if not f.skip and f.name not in REMOVED}
+    pairs = {}
+    for f in by_name.values():
+        base = by_name.get(f.name[:-2]) if f.large else None
+        if base is not None and distinguishable(base, f):
+            pairs[base.name] = f
+    return pairs
+
+
 def routines(funcs):
     L = []
+    pairs = large_count(funcs)
+    paired = {g.name for g in pairs.values()}
     for f in funcs:
-        if f.skip or f.name in REMOVED:
+        if f.skip or f.name in REMOVED or f.name in paired:
             continue
+        specifics = [f] + ([pairs[f.name]] if f.name in pairs else [])
         L.append("  interface %s" % f.name)
-        L += interface_body(f)
+        for g in specifics:
+            L += interface_body(g)
         L.append("  end interface %s" % f.name)
-        L.append("  procedure(%s_f08) :: p%s" % (f.lower, f.lower))
+        for g in specifics:
+            L.append("  procedure(%s_f08) :: p%s" % (g.lower, g.lower))
         L.append("  interface P%s" % f.name)
-        L.append("    procedure :: p%s" % f.lower)
+        L.append("    procedure :: %s" % ", ".join("p" + g.lower for g in specifics))
         L.append("  end interface P%s" % f.name)
     return L
 

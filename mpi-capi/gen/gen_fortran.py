@@ -73,7 +73,9 @@ GREQ_CALLBACKS = {
 # `void *` arguments that are not choice buffers.
 RAW_POINTERS = {("MPI_Address", "location"), ("MPI_Get_address", "location"),
                 ("MPI_Alloc_mem", "baseptr"), ("MPI_Win_allocate", "baseptr"),
-                ("MPI_Win_allocate_shared", "baseptr"), ("MPI_Win_shared_query", "baseptr")}
+                ("MPI_Win_allocate_shared", "baseptr"), ("MPI_Win_shared_query", "baseptr"),
+                ("MPI_Win_allocate_c", "baseptr"), ("MPI_Win_allocate_shared_c", "baseptr"),
+                ("MPI_Win_shared_query_c", "baseptr")}
 # MPI_Aint arguments of deprecated MPI-1 routines that are plain INTEGER in Fortran (the
 # standard's Fortran bindings of MPI_ADDRESS, MPI_TYPE_EXTENT/LB/UB, MPI_TYPE_HVECTOR,
 # MPI_TYPE_HINDEXED and MPI_TYPE_STRUCT; MPICH's too): converted to and from MPI_Aint.
@@ -99,6 +101,7 @@ NO_INTERFACE = {
 SKIP_PREFIX = ("MPI_T_",)
 SKIP = {
     "MPI_Register_datarep": "user data representation callbacks are not bound for Fortran",
+    "MPI_Register_datarep_c": "user data representation callbacks are not bound for Fortran",
     "MPI_Comm_spawn_multiple": "Fortran CHARACTER arrays of arrays are not converted yet",
 }
 # The predefined attribute keys: MPICH gives Fortran its own values (C value + 1).
@@ -301,10 +304,11 @@ class FFunc:
         self.name = func.name
         self.args = [Arg(func, p) for p in func.params]
         self.skip = None
+        # A large-count function (MPI_X_c, MPI_Count arguments) is bound for the mpi_f08
+        # module only, as the standard has it: there MPI_X names both (gen_f08.py).
+        self.large = self.name.endswith("_c")
         if self.name.startswith(SKIP_PREFIX):
             self.skip = "MPI_T (tool interface) has no Fortran binding"
-        elif self.name.endswith("_c"):
-            self.skip = "large-count C function (Fortran has them only as mpi_f08 overloads, not provided)"
         elif self.name.endswith(("_c2f", "_f2c", "_c2f08", "_f082c", "_f082f", "_f2f08")):
             self.skip = "C-only handle/status conversion"
         elif self.name in SKIP:
@@ -1082,7 +1086,7 @@ def generate_mpifh(fconsts, funcs):
     for d in COMMON_DECLS:
         w("      " + d)
     w("!     Functions and predefined callbacks.")
-    fns = [f for f in funcs if not f.skip and not f.is_sub]
+    fns = [f for f in funcs if not f.skip and not f.large and not f.is_sub]
     dbl = [f.name.upper() for f in fns if f.c.ret == "f64"]
     # MPI_AINT_ADD and MPI_AINT_DIFF are not declared, as in MPICH's mpif.h: programs declare
     # them (`INTEGER(KIND=MPI_ADDRESS_KIND), EXTERNAL :: MPI_AINT_ADD`), which a declaration
@@ -1220,7 +1224,7 @@ def generate_module(fconsts, funcs):
     w("")
     w("  interface")
     for f in funcs:
-        if f.skip or not f.has_interface():
+        if f.skip or f.large or not f.has_interface():
             continue
         for prefix in ("", "P"):
             L += interface(f, prefix)
@@ -1242,7 +1246,9 @@ def generate_md(funcs):
          % len(funcs),
          "implemented yet reports it through the error handler like the C call does).\n",
          "(`mpi_f08` leaves out the routines MPI-3.0 removed, as the standard does: see\n",
-         "`REMOVED` in `mpi-capi/gen/gen_f08.py`.) These have no Fortran binding:\n", "\n"]
+         "`REMOVED` in `mpi-capi/gen/gen_f08.py`; the large-count `MPI_X_c` functions are bound in\n",
+         "`mpi_f08` only, as the standard has them: see `large_count` there.) These have no Fortran\n",
+         "binding:\n", "\n"]
     for f in sorted(skipped, key=lambda f: f.name):
         L.append("- `%s`: %s\n" % (f.name, f.skip))
     return "".join(L)

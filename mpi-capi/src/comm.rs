@@ -978,7 +978,10 @@ pub unsafe extern "C" fn PMPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_
         return raise(comm, func, MPI_ERR_ARG, "info_used is NULL");
     }
     match runtime::with(|rt| comm_of(rt, comm).map(|c| crate::info::hints_used(crate::info::COMM_HINTS, &c.info))) {
-        Ok(p) => {
+        Ok(mut p) => {
+            if comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF {
+                p.push((crate::info::MEMORY_ALLOC_KINDS_KEY.to_string(), crate::info::memory_alloc_kinds(None)));
+            }
             // SAFETY: checked non-null.
             unsafe { *info_used = crate::info::new_info(p) };
             MPI_SUCCESS

@@ -159,7 +159,10 @@ pub fn error_text(code: c_int) -> String {
 /// without the runtime lock held.
 pub fn raise(comm: MPI_Comm, func: &str, class: c_int, msg: impl Into<String>) -> c_int {
     let msg = msg.into();
-    let code = make_code(class, format!("{func}: {msg}"));
+    // MPI_ERR_IN_STATUS is returned as itself (MPI 4.1 §3.7.5: the multiple-completion calls
+    // "return the error code MPI_ERR_IN_STATUS"): programs compare with it, so it carries
+    // no message slot; the handler still gets the message.
+    let code = if class == MPI_ERR_IN_STATUS { class } else { make_code(class, format!("{func}: {msg}")) };
     invoke_handler(comm, code, func, &msg)
 }
 

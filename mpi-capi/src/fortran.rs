@@ -1253,6 +1253,88 @@ mod c_entry {
         pub(super) fn c_PMPI_Comm_idup_with_info(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> c_int;
         #[link_name = "PMPI_Info_create_env"]
         pub(super) fn c_PMPI_Info_create_env(argc: c_int, argv: *mut *mut c_char, info: *mut MPI_Info) -> c_int;
+        #[link_name = "PMPI_Accumulate_c"]
+        pub(super) fn c_PMPI_Accumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int;
+        #[link_name = "PMPI_File_get_type_extent_c"]
+        pub(super) fn c_PMPI_File_get_type_extent_c(fh: MPI_File, datatype: MPI_Datatype, extent: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_File_iread_all_c"]
+        pub(super) fn c_PMPI_File_iread_all_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_File_iread_at_all_c"]
+        pub(super) fn c_PMPI_File_iread_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_File_iread_at_c"]
+        pub(super) fn c_PMPI_File_iread_at_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_File_iread_c"]
+        pub(super) fn c_PMPI_File_iread_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_File_iread_shared_c"]
+        pub(super) fn c_PMPI_File_iread_shared_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_File_iwrite_all_c"]
+        pub(super) fn c_PMPI_File_iwrite_all_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_File_iwrite_at_all_c"]
+        pub(super) fn c_PMPI_File_iwrite_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_File_iwrite_at_c"]
+        pub(super) fn c_PMPI_File_iwrite_at_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_File_iwrite_c"]
+        pub(super) fn c_PMPI_File_iwrite_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_File_iwrite_shared_c"]
+        pub(super) fn c_PMPI_File_iwrite_shared_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_File_read_all_begin_c"]
+        pub(super) fn c_PMPI_File_read_all_begin_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_File_read_all_c"]
+        pub(super) fn c_PMPI_File_read_all_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_read_at_all_begin_c"]
+        pub(super) fn c_PMPI_File_read_at_all_begin_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_File_read_at_all_c"]
+        pub(super) fn c_PMPI_File_read_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_read_at_c"]
+        pub(super) fn c_PMPI_File_read_at_c(fh: MPI_File, offset: MPI_Offset, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_read_c"]
+        pub(super) fn c_PMPI_File_read_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_read_ordered_begin_c"]
+        pub(super) fn c_PMPI_File_read_ordered_begin_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_File_read_ordered_c"]
+        pub(super) fn c_PMPI_File_read_ordered_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_read_shared_c"]
+        pub(super) fn c_PMPI_File_read_shared_c(fh: MPI_File, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_write_all_begin_c"]
+        pub(super) fn c_PMPI_File_write_all_begin_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_File_write_all_c"]
+        pub(super) fn c_PMPI_File_write_all_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_write_at_all_begin_c"]
+        pub(super) fn c_PMPI_File_write_at_all_begin_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_File_write_at_all_c"]
+        pub(super) fn c_PMPI_File_write_at_all_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_write_at_c"]
+        pub(super) fn c_PMPI_File_write_at_c(fh: MPI_File, offset: MPI_Offset, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_write_c"]
+        pub(super) fn c_PMPI_File_write_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_write_ordered_begin_c"]
+        pub(super) fn c_PMPI_File_write_ordered_begin_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_File_write_ordered_c"]
+        pub(super) fn c_PMPI_File_write_ordered_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_File_write_shared_c"]
+        pub(super) fn c_PMPI_File_write_shared_c(fh: MPI_File, buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_Get_accumulate_c"]
+        pub(super) fn c_PMPI_Get_accumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) -> c_int;
+        #[link_name = "PMPI_Get_c"]
+        pub(super) fn c_PMPI_Get_c(origin_addr: *mut c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int;
+        #[link_name = "PMPI_Put_c"]
+        pub(super) fn c_PMPI_Put_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win) -> c_int;
+        #[link_name = "PMPI_Raccumulate_c"]
+        pub(super) fn c_PMPI_Raccumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Rget_accumulate_c"]
+        pub(super) fn c_PMPI_Rget_accumulate_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Rget_c"]
+        pub(super) fn c_PMPI_Rget_c(origin_addr: *mut c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Rput_c"]
+        pub(super) fn c_PMPI_Rput_c(origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Win_allocate_c"]
+        pub(super) fn c_PMPI_Win_allocate_c(size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int;
+        #[link_name = "PMPI_Win_allocate_shared_c"]
+        pub(super) fn c_PMPI_Win_allocate_shared_c(size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) -> c_int;
+        #[link_name = "PMPI_Win_create_c"]
+        pub(super) fn c_PMPI_Win_create_c(base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> c_int;
+        #[link_name = "PMPI_Win_shared_query_c"]
+        pub(super) fn c_PMPI_Win_shared_query_c(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, baseptr: *mut c_void) -> c_int;
         #[link_name = "PMPI_Comm_create_from_group"]
         pub(super) fn c_PMPI_Comm_create_from_group(group: MPI_Group, stringtag: *const c_char, info: MPI_Info, errhandler: MPI_Errhandler, newcomm: *mut MPI_Comm) -> c_int;
         #[link_name = "PMPI_Group_from_session_pset"]
@@ -1279,6 +1361,228 @@ mod c_entry {
         pub(super) fn c_PMPI_Session_init(info: MPI_Info, errhandler: MPI_Errhandler, session: *mut MPI_Session) -> c_int;
         #[link_name = "PMPI_Session_set_errhandler"]
         pub(super) fn c_PMPI_Session_set_errhandler(session: MPI_Session, errhandler: MPI_Errhandler) -> c_int;
+        #[link_name = "PMPI_Allgather_c"]
+        pub(super) fn c_PMPI_Allgather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Allgather_init_c"]
+        pub(super) fn c_PMPI_Allgather_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Allgatherv_c"]
+        pub(super) fn c_PMPI_Allgatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Allgatherv_init_c"]
+        pub(super) fn c_PMPI_Allgatherv_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Allreduce_c"]
+        pub(super) fn c_PMPI_Allreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Allreduce_init_c"]
+        pub(super) fn c_PMPI_Allreduce_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Alltoall_c"]
+        pub(super) fn c_PMPI_Alltoall_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Alltoall_init_c"]
+        pub(super) fn c_PMPI_Alltoall_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Alltoallv_c"]
+        pub(super) fn c_PMPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Alltoallv_init_c"]
+        pub(super) fn c_PMPI_Alltoallv_init_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Alltoallw_c"]
+        pub(super) fn c_PMPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Alltoallw_init_c"]
+        pub(super) fn c_PMPI_Alltoallw_init_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Bcast_c"]
+        pub(super) fn c_PMPI_Bcast_c(buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Bcast_init_c"]
+        pub(super) fn c_PMPI_Bcast_init_c(buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Exscan_c"]
+        pub(super) fn c_PMPI_Exscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Exscan_init_c"]
+        pub(super) fn c_PMPI_Exscan_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Gather_c"]
+        pub(super) fn c_PMPI_Gather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Gather_init_c"]
+        pub(super) fn c_PMPI_Gather_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Gatherv_c"]
+        pub(super) fn c_PMPI_Gatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Gatherv_init_c"]
+        pub(super) fn c_PMPI_Gatherv_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Iallgather_c"]
+        pub(super) fn c_PMPI_Iallgather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Iallgatherv_c"]
+        pub(super) fn c_PMPI_Iallgatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Iallreduce_c"]
+        pub(super) fn c_PMPI_Iallreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ialltoall_c"]
+        pub(super) fn c_PMPI_Ialltoall_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ialltoallv_c"]
+        pub(super) fn c_PMPI_Ialltoallv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ialltoallw_c"]
+        pub(super) fn c_PMPI_Ialltoallw_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ibcast_c"]
+        pub(super) fn c_PMPI_Ibcast_c(buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Iexscan_c"]
+        pub(super) fn c_PMPI_Iexscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Igather_c"]
+        pub(super) fn c_PMPI_Igather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Igatherv_c"]
+        pub(super) fn c_PMPI_Igatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ineighbor_allgather_c"]
+        pub(super) fn c_PMPI_Ineighbor_allgather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ineighbor_allgatherv_c"]
+        pub(super) fn c_PMPI_Ineighbor_allgatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ineighbor_alltoall_c"]
+        pub(super) fn c_PMPI_Ineighbor_alltoall_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ineighbor_alltoallv_c"]
+        pub(super) fn c_PMPI_Ineighbor_alltoallv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ineighbor_alltoallw_c"]
+        pub(super) fn c_PMPI_Ineighbor_alltoallw_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ireduce_c"]
+        pub(super) fn c_PMPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ireduce_scatter_block_c"]
+        pub(super) fn c_PMPI_Ireduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Ireduce_scatter_c"]
+        pub(super) fn c_PMPI_Ireduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Iscan_c"]
+        pub(super) fn c_PMPI_Iscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Iscatter_c"]
+        pub(super) fn c_PMPI_Iscatter_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Iscatterv_c"]
+        pub(super) fn c_PMPI_Iscatterv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Neighbor_allgather_c"]
+        pub(super) fn c_PMPI_Neighbor_allgather_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Neighbor_allgather_init_c"]
+        pub(super) fn c_PMPI_Neighbor_allgather_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Neighbor_allgatherv_c"]
+        pub(super) fn c_PMPI_Neighbor_allgatherv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Neighbor_allgatherv_init_c"]
+        pub(super) fn c_PMPI_Neighbor_allgatherv_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Neighbor_alltoall_c"]
+        pub(super) fn c_PMPI_Neighbor_alltoall_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Neighbor_alltoall_init_c"]
+        pub(super) fn c_PMPI_Neighbor_alltoall_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Neighbor_alltoallv_c"]
+        pub(super) fn c_PMPI_Neighbor_alltoallv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Neighbor_alltoallv_init_c"]
+        pub(super) fn c_PMPI_Neighbor_alltoallv_init_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Neighbor_alltoallw_c"]
+        pub(super) fn c_PMPI_Neighbor_alltoallw_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Neighbor_alltoallw_init_c"]
+        pub(super) fn c_PMPI_Neighbor_alltoallw_init_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Reduce_c"]
+        pub(super) fn c_PMPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Reduce_init_c"]
+        pub(super) fn c_PMPI_Reduce_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Reduce_scatter_block_c"]
+        pub(super) fn c_PMPI_Reduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Reduce_scatter_block_init_c"]
+        pub(super) fn c_PMPI_Reduce_scatter_block_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Reduce_scatter_c"]
+        pub(super) fn c_PMPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Reduce_scatter_init_c"]
+        pub(super) fn c_PMPI_Reduce_scatter_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Scan_c"]
+        pub(super) fn c_PMPI_Scan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Scan_init_c"]
+        pub(super) fn c_PMPI_Scan_init_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Scatter_c"]
+        pub(super) fn c_PMPI_Scatter_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Scatter_init_c"]
+        pub(super) fn c_PMPI_Scatter_init_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Scatterv_c"]
+        pub(super) fn c_PMPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Scatterv_init_c"]
+        pub(super) fn c_PMPI_Scatterv_init_c(sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Bsend_c"]
+        pub(super) fn c_PMPI_Bsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Bsend_init_c"]
+        pub(super) fn c_PMPI_Bsend_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Buffer_attach_c"]
+        pub(super) fn c_PMPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count) -> c_int;
+        #[link_name = "PMPI_Buffer_detach_c"]
+        pub(super) fn c_PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_Get_count_c"]
+        pub(super) fn c_PMPI_Get_count_c(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_Get_elements_c"]
+        pub(super) fn c_PMPI_Get_elements_c(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_Ibsend_c"]
+        pub(super) fn c_PMPI_Ibsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Imrecv_c"]
+        pub(super) fn c_PMPI_Imrecv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Irecv_c"]
+        pub(super) fn c_PMPI_Irecv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Irsend_c"]
+        pub(super) fn c_PMPI_Irsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Isend_c"]
+        pub(super) fn c_PMPI_Isend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Isendrecv_c"]
+        pub(super) fn c_PMPI_Isendrecv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Isendrecv_replace_c"]
+        pub(super) fn c_PMPI_Isendrecv_replace_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Issend_c"]
+        pub(super) fn c_PMPI_Issend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Mrecv_c"]
+        pub(super) fn c_PMPI_Mrecv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_Pack_c"]
+        pub(super) fn c_PMPI_Pack_c(inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position: *mut MPI_Count, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Pack_external_c"]
+        pub(super) fn c_PMPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_Pack_external_size_c"]
+        pub(super) fn c_PMPI_Pack_external_size_c(datarep: *const c_char, incount: MPI_Count, datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_Pack_size_c"]
+        pub(super) fn c_PMPI_Pack_size_c(incount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_Recv_c"]
+        pub(super) fn c_PMPI_Recv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_Recv_init_c"]
+        pub(super) fn c_PMPI_Recv_init_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Reduce_local_c"]
+        pub(super) fn c_PMPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op) -> c_int;
+        #[link_name = "PMPI_Rsend_c"]
+        pub(super) fn c_PMPI_Rsend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Rsend_init_c"]
+        pub(super) fn c_PMPI_Rsend_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Send_c"]
+        pub(super) fn c_PMPI_Send_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Send_init_c"]
+        pub(super) fn c_PMPI_Send_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Sendrecv_c"]
+        pub(super) fn c_PMPI_Sendrecv_c(sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_Sendrecv_replace_c"]
+        pub(super) fn c_PMPI_Sendrecv_replace_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_Ssend_c"]
+        pub(super) fn c_PMPI_Ssend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Ssend_init_c"]
+        pub(super) fn c_PMPI_Ssend_init_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Type_contiguous_c"]
+        pub(super) fn c_PMPI_Type_contiguous_c(count: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_create_darray_c"]
+        pub(super) fn c_PMPI_Type_create_darray_c(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const MPI_Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_create_hindexed_block_c"]
+        pub(super) fn c_PMPI_Type_create_hindexed_block_c(count: MPI_Count, blocklength: MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_create_hindexed_c"]
+        pub(super) fn c_PMPI_Type_create_hindexed_c(count: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_create_hvector_c"]
+        pub(super) fn c_PMPI_Type_create_hvector_c(count: MPI_Count, blocklength: MPI_Count, stride: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_create_indexed_block_c"]
+        pub(super) fn c_PMPI_Type_create_indexed_block_c(count: MPI_Count, blocklength: MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_create_resized_c"]
+        pub(super) fn c_PMPI_Type_create_resized_c(oldtype: MPI_Datatype, lb: MPI_Count, extent: MPI_Count, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_create_struct_c"]
+        pub(super) fn c_PMPI_Type_create_struct_c(count: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_create_subarray_c"]
+        pub(super) fn c_PMPI_Type_create_subarray_c(ndims: c_int, array_of_sizes: *const MPI_Count, array_of_subsizes: *const MPI_Count, array_of_starts: *const MPI_Count, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_get_contents_c"]
+        pub(super) fn c_PMPI_Type_get_contents_c(datatype: MPI_Datatype, max_integers: MPI_Count, max_addresses: MPI_Count, max_large_counts: MPI_Count, max_datatypes: MPI_Count, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_large_counts: *mut MPI_Count, array_of_datatypes: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_get_envelope_c"]
+        pub(super) fn c_PMPI_Type_get_envelope_c(datatype: MPI_Datatype, num_integers: *mut MPI_Count, num_addresses: *mut MPI_Count, num_large_counts: *mut MPI_Count, num_datatypes: *mut MPI_Count, combiner: *mut c_int) -> c_int;
+        #[link_name = "PMPI_Type_get_extent_c"]
+        pub(super) fn c_PMPI_Type_get_extent_c(datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_Type_get_true_extent_c"]
+        pub(super) fn c_PMPI_Type_get_true_extent_c(datatype: MPI_Datatype, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_Type_indexed_c"]
+        pub(super) fn c_PMPI_Type_indexed_c(count: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Type_size_c"]
+        pub(super) fn c_PMPI_Type_size_c(datatype: MPI_Datatype, size: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_Type_vector_c"]
+        pub(super) fn c_PMPI_Type_vector_c(count: MPI_Count, blocklength: MPI_Count, stride: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> c_int;
+        #[link_name = "PMPI_Unpack_c"]
+        pub(super) fn c_PMPI_Unpack_c(inbuf: *const c_void, insize: MPI_Count, position: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm) -> c_int;
+        #[link_name = "PMPI_Unpack_external_c"]
+        pub(super) fn c_PMPI_Unpack_external_c(datarep: *const c_char, inbuf: *const c_void, insize: MPI_Count, position: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype) -> c_int;
         #[link_name = "PMPI_Parrived"]
         pub(super) fn c_PMPI_Parrived(request: MPI_Request, partition: c_int, flag: *mut c_int) -> c_int;
         #[link_name = "PMPI_Pready"]
@@ -1325,8 +1629,12 @@ mod c_entry {
         pub(super) fn c_PMPI_Buffer_iflush(request: *mut MPI_Request) -> c_int;
         #[link_name = "PMPI_Comm_attach_buffer"]
         pub(super) fn c_PMPI_Comm_attach_buffer(comm: MPI_Comm, buffer: *mut c_void, size: c_int) -> c_int;
+        #[link_name = "PMPI_Comm_attach_buffer_c"]
+        pub(super) fn c_PMPI_Comm_attach_buffer_c(comm: MPI_Comm, buffer: *mut c_void, size: MPI_Count) -> c_int;
         #[link_name = "PMPI_Comm_detach_buffer"]
         pub(super) fn c_PMPI_Comm_detach_buffer(comm: MPI_Comm, buffer_addr: *mut c_void, size: *mut c_int) -> c_int;
+        #[link_name = "PMPI_Comm_detach_buffer_c"]
+        pub(super) fn c_PMPI_Comm_detach_buffer_c(comm: MPI_Comm, buffer_addr: *mut c_void, size: *mut MPI_Count) -> c_int;
         #[link_name = "PMPI_Comm_flush_buffer"]
         pub(super) fn c_PMPI_Comm_flush_buffer(comm: MPI_Comm) -> c_int;
         #[link_name = "PMPI_Comm_iflush_buffer"]
@@ -6163,6 +6471,498 @@ unsafe fn f_mpi_info_create_env(info: *mut c_int, ierror: *mut MPI_Fint) -> () {
 fortran_names!(f_mpi_info_create_env(info: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_info_create_env_ mpi_info_create_env__ mpi_info_create_env MPI_INFO_CREATE_ENV pmpi_info_create_env_ pmpi_info_create_env__ pmpi_info_create_env PMPI_INFO_CREATE_ENV mpi_info_create_env_f08_);
 
+/// Fortran MPI_ACCUMULATE_C.
+unsafe fn f_mpi_accumulate_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Accumulate_c(f2c_choice(origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_accumulate_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_accumulate_c_ mpi_accumulate_c__ mpi_accumulate_c MPI_ACCUMULATE_C pmpi_accumulate_c_ pmpi_accumulate_c__ pmpi_accumulate_c PMPI_ACCUMULATE_C mpi_accumulate_c_f08_);
+
+/// Fortran MPI_FILE_GET_TYPE_EXTENT_C.
+unsafe fn f_mpi_file_get_type_extent_c(fh: *mut MPI_Fint, datatype: *mut c_int, extent: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_get_type_extent_c(c_PMPI_File_f2c(*fh), *datatype, extent as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_get_type_extent_c(fh: *mut MPI_Fint, datatype: *mut c_int, extent: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_file_get_type_extent_c_ mpi_file_get_type_extent_c__ mpi_file_get_type_extent_c MPI_FILE_GET_TYPE_EXTENT_C pmpi_file_get_type_extent_c_ pmpi_file_get_type_extent_c__ pmpi_file_get_type_extent_c PMPI_FILE_GET_TYPE_EXTENT_C mpi_file_get_type_extent_c_f08_);
+
+/// Fortran MPI_FILE_IREAD_ALL_C.
+unsafe fn f_mpi_file_iread_all_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_iread_all_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_iread_all_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_iread_all_c_ mpi_file_iread_all_c__ mpi_file_iread_all_c MPI_FILE_IREAD_ALL_C pmpi_file_iread_all_c_ pmpi_file_iread_all_c__ pmpi_file_iread_all_c PMPI_FILE_IREAD_ALL_C mpi_file_iread_all_c_f08_);
+
+/// Fortran MPI_FILE_IREAD_AT_ALL_C.
+unsafe fn f_mpi_file_iread_at_all_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_iread_at_all_c(c_PMPI_File_f2c(*fh), *offset, f2c_choice(buf), *count, *datatype, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_iread_at_all_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_iread_at_all_c_ mpi_file_iread_at_all_c__ mpi_file_iread_at_all_c MPI_FILE_IREAD_AT_ALL_C pmpi_file_iread_at_all_c_ pmpi_file_iread_at_all_c__ pmpi_file_iread_at_all_c PMPI_FILE_IREAD_AT_ALL_C mpi_file_iread_at_all_c_f08_);
+
+/// Fortran MPI_FILE_IREAD_AT_C.
+unsafe fn f_mpi_file_iread_at_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_iread_at_c(c_PMPI_File_f2c(*fh), *offset, f2c_choice(buf), *count, *datatype, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_iread_at_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_iread_at_c_ mpi_file_iread_at_c__ mpi_file_iread_at_c MPI_FILE_IREAD_AT_C pmpi_file_iread_at_c_ pmpi_file_iread_at_c__ pmpi_file_iread_at_c PMPI_FILE_IREAD_AT_C mpi_file_iread_at_c_f08_);
+
+/// Fortran MPI_FILE_IREAD_C.
+unsafe fn f_mpi_file_iread_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_iread_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_iread_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_iread_c_ mpi_file_iread_c__ mpi_file_iread_c MPI_FILE_IREAD_C pmpi_file_iread_c_ pmpi_file_iread_c__ pmpi_file_iread_c PMPI_FILE_IREAD_C mpi_file_iread_c_f08_);
+
+/// Fortran MPI_FILE_IREAD_SHARED_C.
+unsafe fn f_mpi_file_iread_shared_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_iread_shared_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_iread_shared_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_iread_shared_c_ mpi_file_iread_shared_c__ mpi_file_iread_shared_c MPI_FILE_IREAD_SHARED_C pmpi_file_iread_shared_c_ pmpi_file_iread_shared_c__ pmpi_file_iread_shared_c PMPI_FILE_IREAD_SHARED_C mpi_file_iread_shared_c_f08_);
+
+/// Fortran MPI_FILE_IWRITE_ALL_C.
+unsafe fn f_mpi_file_iwrite_all_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_iwrite_all_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_iwrite_all_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_iwrite_all_c_ mpi_file_iwrite_all_c__ mpi_file_iwrite_all_c MPI_FILE_IWRITE_ALL_C pmpi_file_iwrite_all_c_ pmpi_file_iwrite_all_c__ pmpi_file_iwrite_all_c PMPI_FILE_IWRITE_ALL_C mpi_file_iwrite_all_c_f08_);
+
+/// Fortran MPI_FILE_IWRITE_AT_ALL_C.
+unsafe fn f_mpi_file_iwrite_at_all_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_iwrite_at_all_c(c_PMPI_File_f2c(*fh), *offset, f2c_choice(buf), *count, *datatype, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_iwrite_at_all_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_iwrite_at_all_c_ mpi_file_iwrite_at_all_c__ mpi_file_iwrite_at_all_c MPI_FILE_IWRITE_AT_ALL_C pmpi_file_iwrite_at_all_c_ pmpi_file_iwrite_at_all_c__ pmpi_file_iwrite_at_all_c PMPI_FILE_IWRITE_AT_ALL_C mpi_file_iwrite_at_all_c_f08_);
+
+/// Fortran MPI_FILE_IWRITE_AT_C.
+unsafe fn f_mpi_file_iwrite_at_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_iwrite_at_c(c_PMPI_File_f2c(*fh), *offset, f2c_choice(buf), *count, *datatype, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_iwrite_at_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_iwrite_at_c_ mpi_file_iwrite_at_c__ mpi_file_iwrite_at_c MPI_FILE_IWRITE_AT_C pmpi_file_iwrite_at_c_ pmpi_file_iwrite_at_c__ pmpi_file_iwrite_at_c PMPI_FILE_IWRITE_AT_C mpi_file_iwrite_at_c_f08_);
+
+/// Fortran MPI_FILE_IWRITE_C.
+unsafe fn f_mpi_file_iwrite_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_iwrite_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_iwrite_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_iwrite_c_ mpi_file_iwrite_c__ mpi_file_iwrite_c MPI_FILE_IWRITE_C pmpi_file_iwrite_c_ pmpi_file_iwrite_c__ pmpi_file_iwrite_c PMPI_FILE_IWRITE_C mpi_file_iwrite_c_f08_);
+
+/// Fortran MPI_FILE_IWRITE_SHARED_C.
+unsafe fn f_mpi_file_iwrite_shared_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_iwrite_shared_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_iwrite_shared_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_iwrite_shared_c_ mpi_file_iwrite_shared_c__ mpi_file_iwrite_shared_c MPI_FILE_IWRITE_SHARED_C pmpi_file_iwrite_shared_c_ pmpi_file_iwrite_shared_c__ pmpi_file_iwrite_shared_c PMPI_FILE_IWRITE_SHARED_C mpi_file_iwrite_shared_c_f08_);
+
+/// Fortran MPI_FILE_READ_ALL_BEGIN_C.
+unsafe fn f_mpi_file_read_all_begin_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_read_all_begin_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_read_all_begin_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_read_all_begin_c_ mpi_file_read_all_begin_c__ mpi_file_read_all_begin_c MPI_FILE_READ_ALL_BEGIN_C pmpi_file_read_all_begin_c_ pmpi_file_read_all_begin_c__ pmpi_file_read_all_begin_c PMPI_FILE_READ_ALL_BEGIN_C mpi_file_read_all_begin_c_f08_);
+
+/// Fortran MPI_FILE_READ_ALL_C.
+unsafe fn f_mpi_file_read_all_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_read_all_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_read_all_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_read_all_c_ mpi_file_read_all_c__ mpi_file_read_all_c MPI_FILE_READ_ALL_C pmpi_file_read_all_c_ pmpi_file_read_all_c__ pmpi_file_read_all_c PMPI_FILE_READ_ALL_C mpi_file_read_all_c_f08_);
+
+/// Fortran MPI_FILE_READ_AT_ALL_BEGIN_C.
+unsafe fn f_mpi_file_read_at_all_begin_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_read_at_all_begin_c(c_PMPI_File_f2c(*fh), *offset, f2c_choice(buf), *count, *datatype);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_read_at_all_begin_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_read_at_all_begin_c_ mpi_file_read_at_all_begin_c__ mpi_file_read_at_all_begin_c MPI_FILE_READ_AT_ALL_BEGIN_C pmpi_file_read_at_all_begin_c_ pmpi_file_read_at_all_begin_c__ pmpi_file_read_at_all_begin_c PMPI_FILE_READ_AT_ALL_BEGIN_C mpi_file_read_at_all_begin_c_f08_);
+
+/// Fortran MPI_FILE_READ_AT_ALL_C.
+unsafe fn f_mpi_file_read_at_all_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_read_at_all_c(c_PMPI_File_f2c(*fh), *offset, f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_read_at_all_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_read_at_all_c_ mpi_file_read_at_all_c__ mpi_file_read_at_all_c MPI_FILE_READ_AT_ALL_C pmpi_file_read_at_all_c_ pmpi_file_read_at_all_c__ pmpi_file_read_at_all_c PMPI_FILE_READ_AT_ALL_C mpi_file_read_at_all_c_f08_);
+
+/// Fortran MPI_FILE_READ_AT_C.
+unsafe fn f_mpi_file_read_at_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_read_at_c(c_PMPI_File_f2c(*fh), *offset, f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_read_at_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_read_at_c_ mpi_file_read_at_c__ mpi_file_read_at_c MPI_FILE_READ_AT_C pmpi_file_read_at_c_ pmpi_file_read_at_c__ pmpi_file_read_at_c PMPI_FILE_READ_AT_C mpi_file_read_at_c_f08_);
+
+/// Fortran MPI_FILE_READ_C.
+unsafe fn f_mpi_file_read_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_read_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_read_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_read_c_ mpi_file_read_c__ mpi_file_read_c MPI_FILE_READ_C pmpi_file_read_c_ pmpi_file_read_c__ pmpi_file_read_c PMPI_FILE_READ_C mpi_file_read_c_f08_);
+
+/// Fortran MPI_FILE_READ_ORDERED_BEGIN_C.
+unsafe fn f_mpi_file_read_ordered_begin_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_read_ordered_begin_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_read_ordered_begin_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_read_ordered_begin_c_ mpi_file_read_ordered_begin_c__ mpi_file_read_ordered_begin_c MPI_FILE_READ_ORDERED_BEGIN_C pmpi_file_read_ordered_begin_c_ pmpi_file_read_ordered_begin_c__ pmpi_file_read_ordered_begin_c PMPI_FILE_READ_ORDERED_BEGIN_C mpi_file_read_ordered_begin_c_f08_);
+
+/// Fortran MPI_FILE_READ_ORDERED_C.
+unsafe fn f_mpi_file_read_ordered_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_read_ordered_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_read_ordered_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_read_ordered_c_ mpi_file_read_ordered_c__ mpi_file_read_ordered_c MPI_FILE_READ_ORDERED_C pmpi_file_read_ordered_c_ pmpi_file_read_ordered_c__ pmpi_file_read_ordered_c PMPI_FILE_READ_ORDERED_C mpi_file_read_ordered_c_f08_);
+
+/// Fortran MPI_FILE_READ_SHARED_C.
+unsafe fn f_mpi_file_read_shared_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_read_shared_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_read_shared_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_read_shared_c_ mpi_file_read_shared_c__ mpi_file_read_shared_c MPI_FILE_READ_SHARED_C pmpi_file_read_shared_c_ pmpi_file_read_shared_c__ pmpi_file_read_shared_c PMPI_FILE_READ_SHARED_C mpi_file_read_shared_c_f08_);
+
+/// Fortran MPI_FILE_WRITE_ALL_BEGIN_C.
+unsafe fn f_mpi_file_write_all_begin_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_write_all_begin_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_write_all_begin_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_write_all_begin_c_ mpi_file_write_all_begin_c__ mpi_file_write_all_begin_c MPI_FILE_WRITE_ALL_BEGIN_C pmpi_file_write_all_begin_c_ pmpi_file_write_all_begin_c__ pmpi_file_write_all_begin_c PMPI_FILE_WRITE_ALL_BEGIN_C mpi_file_write_all_begin_c_f08_);
+
+/// Fortran MPI_FILE_WRITE_ALL_C.
+unsafe fn f_mpi_file_write_all_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_write_all_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_write_all_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_write_all_c_ mpi_file_write_all_c__ mpi_file_write_all_c MPI_FILE_WRITE_ALL_C pmpi_file_write_all_c_ pmpi_file_write_all_c__ pmpi_file_write_all_c PMPI_FILE_WRITE_ALL_C mpi_file_write_all_c_f08_);
+
+/// Fortran MPI_FILE_WRITE_AT_ALL_BEGIN_C.
+unsafe fn f_mpi_file_write_at_all_begin_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_write_at_all_begin_c(c_PMPI_File_f2c(*fh), *offset, f2c_choice(buf), *count, *datatype);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_write_at_all_begin_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_write_at_all_begin_c_ mpi_file_write_at_all_begin_c__ mpi_file_write_at_all_begin_c MPI_FILE_WRITE_AT_ALL_BEGIN_C pmpi_file_write_at_all_begin_c_ pmpi_file_write_at_all_begin_c__ pmpi_file_write_at_all_begin_c PMPI_FILE_WRITE_AT_ALL_BEGIN_C mpi_file_write_at_all_begin_c_f08_);
+
+/// Fortran MPI_FILE_WRITE_AT_ALL_C.
+unsafe fn f_mpi_file_write_at_all_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_write_at_all_c(c_PMPI_File_f2c(*fh), *offset, f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_write_at_all_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_write_at_all_c_ mpi_file_write_at_all_c__ mpi_file_write_at_all_c MPI_FILE_WRITE_AT_ALL_C pmpi_file_write_at_all_c_ pmpi_file_write_at_all_c__ pmpi_file_write_at_all_c PMPI_FILE_WRITE_AT_ALL_C mpi_file_write_at_all_c_f08_);
+
+/// Fortran MPI_FILE_WRITE_AT_C.
+unsafe fn f_mpi_file_write_at_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_write_at_c(c_PMPI_File_f2c(*fh), *offset, f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_write_at_c(fh: *mut MPI_Fint, offset: *mut MPI_Offset, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_write_at_c_ mpi_file_write_at_c__ mpi_file_write_at_c MPI_FILE_WRITE_AT_C pmpi_file_write_at_c_ pmpi_file_write_at_c__ pmpi_file_write_at_c PMPI_FILE_WRITE_AT_C mpi_file_write_at_c_f08_);
+
+/// Fortran MPI_FILE_WRITE_C.
+unsafe fn f_mpi_file_write_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_write_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_write_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_write_c_ mpi_file_write_c__ mpi_file_write_c MPI_FILE_WRITE_C pmpi_file_write_c_ pmpi_file_write_c__ pmpi_file_write_c PMPI_FILE_WRITE_C mpi_file_write_c_f08_);
+
+/// Fortran MPI_FILE_WRITE_ORDERED_BEGIN_C.
+unsafe fn f_mpi_file_write_ordered_begin_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_write_ordered_begin_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_write_ordered_begin_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_file_write_ordered_begin_c_ mpi_file_write_ordered_begin_c__ mpi_file_write_ordered_begin_c MPI_FILE_WRITE_ORDERED_BEGIN_C pmpi_file_write_ordered_begin_c_ pmpi_file_write_ordered_begin_c__ pmpi_file_write_ordered_begin_c PMPI_FILE_WRITE_ORDERED_BEGIN_C mpi_file_write_ordered_begin_c_f08_);
+
+/// Fortran MPI_FILE_WRITE_ORDERED_C.
+unsafe fn f_mpi_file_write_ordered_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_write_ordered_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_write_ordered_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_write_ordered_c_ mpi_file_write_ordered_c__ mpi_file_write_ordered_c MPI_FILE_WRITE_ORDERED_C pmpi_file_write_ordered_c_ pmpi_file_write_ordered_c__ pmpi_file_write_ordered_c PMPI_FILE_WRITE_ORDERED_C mpi_file_write_ordered_c_f08_);
+
+/// Fortran MPI_FILE_WRITE_SHARED_C.
+unsafe fn f_mpi_file_write_shared_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_File_write_shared_c(c_PMPI_File_f2c(*fh), f2c_choice(buf), *count, *datatype, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_file_write_shared_c(fh: *mut MPI_Fint, buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_file_write_shared_c_ mpi_file_write_shared_c__ mpi_file_write_shared_c MPI_FILE_WRITE_SHARED_C pmpi_file_write_shared_c_ pmpi_file_write_shared_c__ pmpi_file_write_shared_c PMPI_FILE_WRITE_SHARED_C mpi_file_write_shared_c_f08_);
+
+/// Fortran MPI_GET_ACCUMULATE_C.
+unsafe fn f_mpi_get_accumulate_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, result_addr: *mut c_void, result_count: *mut MPI_Count, result_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Get_accumulate_c(f2c_choice(origin_addr), *origin_count, *origin_datatype, f2c_choice(result_addr), *result_count, *result_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_get_accumulate_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, result_addr: *mut c_void, result_count: *mut MPI_Count, result_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_get_accumulate_c_ mpi_get_accumulate_c__ mpi_get_accumulate_c MPI_GET_ACCUMULATE_C pmpi_get_accumulate_c_ pmpi_get_accumulate_c__ pmpi_get_accumulate_c PMPI_GET_ACCUMULATE_C mpi_get_accumulate_c_f08_);
+
+/// Fortran MPI_GET_C.
+unsafe fn f_mpi_get_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Get_c(f2c_choice(origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_get_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_get_c_ mpi_get_c__ mpi_get_c MPI_GET_C pmpi_get_c_ pmpi_get_c__ pmpi_get_c PMPI_GET_C mpi_get_c_f08_);
+
+/// Fortran MPI_PUT_C.
+unsafe fn f_mpi_put_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Put_c(f2c_choice(origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_put_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_put_c_ mpi_put_c__ mpi_put_c MPI_PUT_C pmpi_put_c_ pmpi_put_c__ pmpi_put_c PMPI_PUT_C mpi_put_c_f08_);
+
+/// Fortran MPI_RACCUMULATE_C.
+unsafe fn f_mpi_raccumulate_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Raccumulate_c(f2c_choice(origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_raccumulate_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_raccumulate_c_ mpi_raccumulate_c__ mpi_raccumulate_c MPI_RACCUMULATE_C pmpi_raccumulate_c_ pmpi_raccumulate_c__ pmpi_raccumulate_c PMPI_RACCUMULATE_C mpi_raccumulate_c_f08_);
+
+/// Fortran MPI_RGET_ACCUMULATE_C.
+unsafe fn f_mpi_rget_accumulate_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, result_addr: *mut c_void, result_count: *mut MPI_Count, result_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Rget_accumulate_c(f2c_choice(origin_addr), *origin_count, *origin_datatype, f2c_choice(result_addr), *result_count, *result_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *op, *win, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_rget_accumulate_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, result_addr: *mut c_void, result_count: *mut MPI_Count, result_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, op: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_rget_accumulate_c_ mpi_rget_accumulate_c__ mpi_rget_accumulate_c MPI_RGET_ACCUMULATE_C pmpi_rget_accumulate_c_ pmpi_rget_accumulate_c__ pmpi_rget_accumulate_c PMPI_RGET_ACCUMULATE_C mpi_rget_accumulate_c_f08_);
+
+/// Fortran MPI_RGET_C.
+unsafe fn f_mpi_rget_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Rget_c(f2c_choice(origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_rget_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_rget_c_ mpi_rget_c__ mpi_rget_c MPI_RGET_C pmpi_rget_c_ pmpi_rget_c__ pmpi_rget_c PMPI_RGET_C mpi_rget_c_f08_);
+
+/// Fortran MPI_RPUT_C.
+unsafe fn f_mpi_rput_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Rput_c(f2c_choice(origin_addr), *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_rput_c(origin_addr: *mut c_void, origin_count: *mut MPI_Count, origin_datatype: *mut c_int, target_rank: *mut c_int, target_disp: *mut MPI_Aint, target_count: *mut MPI_Count, target_datatype: *mut c_int, win: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_rput_c_ mpi_rput_c__ mpi_rput_c MPI_RPUT_C pmpi_rput_c_ pmpi_rput_c__ pmpi_rput_c PMPI_RPUT_C mpi_rput_c_f08_);
+
+/// Fortran MPI_WIN_ALLOCATE_C.
+unsafe fn f_mpi_win_allocate_c(size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, info: *mut c_int, comm: *mut c_int, baseptr: *mut c_void, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Win_allocate_c(*size, *disp_unit, *info, *comm, baseptr, win as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_win_allocate_c(size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, info: *mut c_int, comm: *mut c_int, baseptr: *mut c_void, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_win_allocate_c_ mpi_win_allocate_c__ mpi_win_allocate_c MPI_WIN_ALLOCATE_C pmpi_win_allocate_c_ pmpi_win_allocate_c__ pmpi_win_allocate_c PMPI_WIN_ALLOCATE_C mpi_win_allocate_c_f08_);
+
+/// Fortran MPI_WIN_ALLOCATE_SHARED_C.
+unsafe fn f_mpi_win_allocate_shared_c(size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, info: *mut c_int, comm: *mut c_int, baseptr: *mut c_void, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Win_allocate_shared_c(*size, *disp_unit, *info, *comm, baseptr, win as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_win_allocate_shared_c(size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, info: *mut c_int, comm: *mut c_int, baseptr: *mut c_void, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_win_allocate_shared_c_ mpi_win_allocate_shared_c__ mpi_win_allocate_shared_c MPI_WIN_ALLOCATE_SHARED_C pmpi_win_allocate_shared_c_ pmpi_win_allocate_shared_c__ pmpi_win_allocate_shared_c PMPI_WIN_ALLOCATE_SHARED_C mpi_win_allocate_shared_c_f08_);
+
+/// Fortran MPI_WIN_CREATE_C.
+unsafe fn f_mpi_win_create_c(base: *mut c_void, size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, info: *mut c_int, comm: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Win_create_c(f2c_choice(base), *size, *disp_unit, *info, *comm, win as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_win_create_c(base: *mut c_void, size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, info: *mut c_int, comm: *mut c_int, win: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_win_create_c_ mpi_win_create_c__ mpi_win_create_c MPI_WIN_CREATE_C pmpi_win_create_c_ pmpi_win_create_c__ pmpi_win_create_c PMPI_WIN_CREATE_C mpi_win_create_c_f08_);
+
+/// Fortran MPI_WIN_SHARED_QUERY_C.
+unsafe fn f_mpi_win_shared_query_c(win: *mut c_int, rank: *mut c_int, size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, baseptr: *mut c_void, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Win_shared_query_c(*win, *rank, size as _, disp_unit as _, baseptr);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_win_shared_query_c(win: *mut c_int, rank: *mut c_int, size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, baseptr: *mut c_void, ierror: *mut MPI_Fint) -> ();
+    mpi_win_shared_query_c_ mpi_win_shared_query_c__ mpi_win_shared_query_c MPI_WIN_SHARED_QUERY_C pmpi_win_shared_query_c_ pmpi_win_shared_query_c__ pmpi_win_shared_query_c PMPI_WIN_SHARED_QUERY_C mpi_win_shared_query_c_f08_);
+
 /// Fortran MPI_COMM_CREATE_FROM_GROUP.
 unsafe fn f_mpi_comm_create_from_group(group: *mut c_int, stringtag: *mut c_char, info: *mut c_int, errhandler: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint, stringtag_len: usize) -> () {
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
@@ -6324,6 +7124,1342 @@ unsafe fn f_mpi_session_set_errhandler(session: *mut c_int, errhandler: *mut c_i
 }
 fortran_names!(f_mpi_session_set_errhandler(session: *mut c_int, errhandler: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_session_set_errhandler_ mpi_session_set_errhandler__ mpi_session_set_errhandler MPI_SESSION_SET_ERRHANDLER pmpi_session_set_errhandler_ pmpi_session_set_errhandler__ pmpi_session_set_errhandler PMPI_SESSION_SET_ERRHANDLER mpi_session_set_errhandler_f08_);
+
+/// Fortran MPI_ALLGATHER_C.
+unsafe fn f_mpi_allgather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Allgather_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_allgather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_allgather_c_ mpi_allgather_c__ mpi_allgather_c MPI_ALLGATHER_C pmpi_allgather_c_ pmpi_allgather_c__ pmpi_allgather_c PMPI_ALLGATHER_C mpi_allgather_c_f08_);
+
+/// Fortran MPI_ALLGATHER_INIT_C.
+unsafe fn f_mpi_allgather_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Allgather_init_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_allgather_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_allgather_init_c_ mpi_allgather_init_c__ mpi_allgather_init_c MPI_ALLGATHER_INIT_C pmpi_allgather_init_c_ pmpi_allgather_init_c__ pmpi_allgather_init_c PMPI_ALLGATHER_INIT_C mpi_allgather_init_c_f08_);
+
+/// Fortran MPI_ALLGATHERV_C.
+unsafe fn f_mpi_allgatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Allgatherv_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_allgatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_allgatherv_c_ mpi_allgatherv_c__ mpi_allgatherv_c MPI_ALLGATHERV_C pmpi_allgatherv_c_ pmpi_allgatherv_c__ pmpi_allgatherv_c PMPI_ALLGATHERV_C mpi_allgatherv_c_f08_);
+
+/// Fortran MPI_ALLGATHERV_INIT_C.
+unsafe fn f_mpi_allgatherv_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Allgatherv_init_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_allgatherv_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_allgatherv_init_c_ mpi_allgatherv_init_c__ mpi_allgatherv_init_c MPI_ALLGATHERV_INIT_C pmpi_allgatherv_init_c_ pmpi_allgatherv_init_c__ pmpi_allgatherv_init_c PMPI_ALLGATHERV_INIT_C mpi_allgatherv_init_c_f08_);
+
+/// Fortran MPI_ALLREDUCE_C.
+unsafe fn f_mpi_allreduce_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Allreduce_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_allreduce_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_allreduce_c_ mpi_allreduce_c__ mpi_allreduce_c MPI_ALLREDUCE_C pmpi_allreduce_c_ pmpi_allreduce_c__ pmpi_allreduce_c PMPI_ALLREDUCE_C mpi_allreduce_c_f08_);
+
+/// Fortran MPI_ALLREDUCE_INIT_C.
+unsafe fn f_mpi_allreduce_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Allreduce_init_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_allreduce_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_allreduce_init_c_ mpi_allreduce_init_c__ mpi_allreduce_init_c MPI_ALLREDUCE_INIT_C pmpi_allreduce_init_c_ pmpi_allreduce_init_c__ pmpi_allreduce_init_c PMPI_ALLREDUCE_INIT_C mpi_allreduce_init_c_f08_);
+
+/// Fortran MPI_ALLTOALL_C.
+unsafe fn f_mpi_alltoall_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Alltoall_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_alltoall_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_alltoall_c_ mpi_alltoall_c__ mpi_alltoall_c MPI_ALLTOALL_C pmpi_alltoall_c_ pmpi_alltoall_c__ pmpi_alltoall_c PMPI_ALLTOALL_C mpi_alltoall_c_f08_);
+
+/// Fortran MPI_ALLTOALL_INIT_C.
+unsafe fn f_mpi_alltoall_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Alltoall_init_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_alltoall_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_alltoall_init_c_ mpi_alltoall_init_c__ mpi_alltoall_init_c MPI_ALLTOALL_INIT_C pmpi_alltoall_init_c_ pmpi_alltoall_init_c__ pmpi_alltoall_init_c PMPI_ALLTOALL_INIT_C mpi_alltoall_init_c_f08_);
+
+/// Fortran MPI_ALLTOALLV_C.
+unsafe fn f_mpi_alltoallv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Alltoallv_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, *sendtype, f2c_choice(recvbuf), recvcounts as _, rdispls as _, *recvtype, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_alltoallv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_alltoallv_c_ mpi_alltoallv_c__ mpi_alltoallv_c MPI_ALLTOALLV_C pmpi_alltoallv_c_ pmpi_alltoallv_c__ pmpi_alltoallv_c PMPI_ALLTOALLV_C mpi_alltoallv_c_f08_);
+
+/// Fortran MPI_ALLTOALLV_INIT_C.
+unsafe fn f_mpi_alltoallv_init_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Alltoallv_init_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, *sendtype, f2c_choice(recvbuf), recvcounts as _, rdispls as _, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_alltoallv_init_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_alltoallv_init_c_ mpi_alltoallv_init_c__ mpi_alltoallv_init_c MPI_ALLTOALLV_INIT_C pmpi_alltoallv_init_c_ pmpi_alltoallv_init_c__ pmpi_alltoallv_init_c PMPI_ALLTOALLV_INIT_C mpi_alltoallv_init_c_f08_);
+
+/// Fortran MPI_ALLTOALLW_C.
+unsafe fn f_mpi_alltoallw_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Alltoallw_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, sendtypes as _, f2c_choice(recvbuf), recvcounts as _, rdispls as _, recvtypes as _, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_alltoallw_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_alltoallw_c_ mpi_alltoallw_c__ mpi_alltoallw_c MPI_ALLTOALLW_C pmpi_alltoallw_c_ pmpi_alltoallw_c__ pmpi_alltoallw_c PMPI_ALLTOALLW_C mpi_alltoallw_c_f08_);
+
+/// Fortran MPI_ALLTOALLW_INIT_C.
+unsafe fn f_mpi_alltoallw_init_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Alltoallw_init_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, sendtypes as _, f2c_choice(recvbuf), recvcounts as _, rdispls as _, recvtypes as _, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_alltoallw_init_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_alltoallw_init_c_ mpi_alltoallw_init_c__ mpi_alltoallw_init_c MPI_ALLTOALLW_INIT_C pmpi_alltoallw_init_c_ pmpi_alltoallw_init_c__ pmpi_alltoallw_init_c PMPI_ALLTOALLW_INIT_C mpi_alltoallw_init_c_f08_);
+
+/// Fortran MPI_BCAST_C.
+unsafe fn f_mpi_bcast_c(buffer: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Bcast_c(f2c_choice(buffer), *count, *datatype, *root, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_bcast_c(buffer: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_bcast_c_ mpi_bcast_c__ mpi_bcast_c MPI_BCAST_C pmpi_bcast_c_ pmpi_bcast_c__ pmpi_bcast_c PMPI_BCAST_C mpi_bcast_c_f08_);
+
+/// Fortran MPI_BCAST_INIT_C.
+unsafe fn f_mpi_bcast_init_c(buffer: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Bcast_init_c(f2c_choice(buffer), *count, *datatype, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_bcast_init_c(buffer: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_bcast_init_c_ mpi_bcast_init_c__ mpi_bcast_init_c MPI_BCAST_INIT_C pmpi_bcast_init_c_ pmpi_bcast_init_c__ pmpi_bcast_init_c PMPI_BCAST_INIT_C mpi_bcast_init_c_f08_);
+
+/// Fortran MPI_EXSCAN_C.
+unsafe fn f_mpi_exscan_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Exscan_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_exscan_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_exscan_c_ mpi_exscan_c__ mpi_exscan_c MPI_EXSCAN_C pmpi_exscan_c_ pmpi_exscan_c__ pmpi_exscan_c PMPI_EXSCAN_C mpi_exscan_c_f08_);
+
+/// Fortran MPI_EXSCAN_INIT_C.
+unsafe fn f_mpi_exscan_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Exscan_init_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_exscan_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_exscan_init_c_ mpi_exscan_init_c__ mpi_exscan_init_c MPI_EXSCAN_INIT_C pmpi_exscan_init_c_ pmpi_exscan_init_c__ pmpi_exscan_init_c PMPI_EXSCAN_INIT_C mpi_exscan_init_c_f08_);
+
+/// Fortran MPI_GATHER_C.
+unsafe fn f_mpi_gather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Gather_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_gather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_gather_c_ mpi_gather_c__ mpi_gather_c MPI_GATHER_C pmpi_gather_c_ pmpi_gather_c__ pmpi_gather_c PMPI_GATHER_C mpi_gather_c_f08_);
+
+/// Fortran MPI_GATHER_INIT_C.
+unsafe fn f_mpi_gather_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Gather_init_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_gather_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_gather_init_c_ mpi_gather_init_c__ mpi_gather_init_c MPI_GATHER_INIT_C pmpi_gather_init_c_ pmpi_gather_init_c__ pmpi_gather_init_c PMPI_GATHER_INIT_C mpi_gather_init_c_f08_);
+
+/// Fortran MPI_GATHERV_C.
+unsafe fn f_mpi_gatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Gatherv_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *root, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_gatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_gatherv_c_ mpi_gatherv_c__ mpi_gatherv_c MPI_GATHERV_C pmpi_gatherv_c_ pmpi_gatherv_c__ pmpi_gatherv_c PMPI_GATHERV_C mpi_gatherv_c_f08_);
+
+/// Fortran MPI_GATHERV_INIT_C.
+unsafe fn f_mpi_gatherv_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Gatherv_init_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_gatherv_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_gatherv_init_c_ mpi_gatherv_init_c__ mpi_gatherv_init_c MPI_GATHERV_INIT_C pmpi_gatherv_init_c_ pmpi_gatherv_init_c__ pmpi_gatherv_init_c PMPI_GATHERV_INIT_C mpi_gatherv_init_c_f08_);
+
+/// Fortran MPI_IALLGATHER_C.
+unsafe fn f_mpi_iallgather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Iallgather_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_iallgather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_iallgather_c_ mpi_iallgather_c__ mpi_iallgather_c MPI_IALLGATHER_C pmpi_iallgather_c_ pmpi_iallgather_c__ pmpi_iallgather_c PMPI_IALLGATHER_C mpi_iallgather_c_f08_);
+
+/// Fortran MPI_IALLGATHERV_C.
+unsafe fn f_mpi_iallgatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Iallgatherv_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_iallgatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_iallgatherv_c_ mpi_iallgatherv_c__ mpi_iallgatherv_c MPI_IALLGATHERV_C pmpi_iallgatherv_c_ pmpi_iallgatherv_c__ pmpi_iallgatherv_c PMPI_IALLGATHERV_C mpi_iallgatherv_c_f08_);
+
+/// Fortran MPI_IALLREDUCE_C.
+unsafe fn f_mpi_iallreduce_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Iallreduce_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_iallreduce_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_iallreduce_c_ mpi_iallreduce_c__ mpi_iallreduce_c MPI_IALLREDUCE_C pmpi_iallreduce_c_ pmpi_iallreduce_c__ pmpi_iallreduce_c PMPI_IALLREDUCE_C mpi_iallreduce_c_f08_);
+
+/// Fortran MPI_IALLTOALL_C.
+unsafe fn f_mpi_ialltoall_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ialltoall_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ialltoall_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ialltoall_c_ mpi_ialltoall_c__ mpi_ialltoall_c MPI_IALLTOALL_C pmpi_ialltoall_c_ pmpi_ialltoall_c__ pmpi_ialltoall_c PMPI_IALLTOALL_C mpi_ialltoall_c_f08_);
+
+/// Fortran MPI_IALLTOALLV_C.
+unsafe fn f_mpi_ialltoallv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ialltoallv_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, *sendtype, f2c_choice(recvbuf), recvcounts as _, rdispls as _, *recvtype, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ialltoallv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ialltoallv_c_ mpi_ialltoallv_c__ mpi_ialltoallv_c MPI_IALLTOALLV_C pmpi_ialltoallv_c_ pmpi_ialltoallv_c__ pmpi_ialltoallv_c PMPI_IALLTOALLV_C mpi_ialltoallv_c_f08_);
+
+/// Fortran MPI_IALLTOALLW_C.
+unsafe fn f_mpi_ialltoallw_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ialltoallw_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, sendtypes as _, f2c_choice(recvbuf), recvcounts as _, rdispls as _, recvtypes as _, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ialltoallw_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ialltoallw_c_ mpi_ialltoallw_c__ mpi_ialltoallw_c MPI_IALLTOALLW_C pmpi_ialltoallw_c_ pmpi_ialltoallw_c__ pmpi_ialltoallw_c PMPI_IALLTOALLW_C mpi_ialltoallw_c_f08_);
+
+/// Fortran MPI_IBCAST_C.
+unsafe fn f_mpi_ibcast_c(buffer: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ibcast_c(f2c_choice(buffer), *count, *datatype, *root, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ibcast_c(buffer: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ibcast_c_ mpi_ibcast_c__ mpi_ibcast_c MPI_IBCAST_C pmpi_ibcast_c_ pmpi_ibcast_c__ pmpi_ibcast_c PMPI_IBCAST_C mpi_ibcast_c_f08_);
+
+/// Fortran MPI_IEXSCAN_C.
+unsafe fn f_mpi_iexscan_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Iexscan_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_iexscan_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_iexscan_c_ mpi_iexscan_c__ mpi_iexscan_c MPI_IEXSCAN_C pmpi_iexscan_c_ pmpi_iexscan_c__ pmpi_iexscan_c PMPI_IEXSCAN_C mpi_iexscan_c_f08_);
+
+/// Fortran MPI_IGATHER_C.
+unsafe fn f_mpi_igather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Igather_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_igather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_igather_c_ mpi_igather_c__ mpi_igather_c MPI_IGATHER_C pmpi_igather_c_ pmpi_igather_c__ pmpi_igather_c PMPI_IGATHER_C mpi_igather_c_f08_);
+
+/// Fortran MPI_IGATHERV_C.
+unsafe fn f_mpi_igatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Igatherv_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *root, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_igatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_igatherv_c_ mpi_igatherv_c__ mpi_igatherv_c MPI_IGATHERV_C pmpi_igatherv_c_ pmpi_igatherv_c__ pmpi_igatherv_c PMPI_IGATHERV_C mpi_igatherv_c_f08_);
+
+/// Fortran MPI_INEIGHBOR_ALLGATHER_C.
+unsafe fn f_mpi_ineighbor_allgather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ineighbor_allgather_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ineighbor_allgather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ineighbor_allgather_c_ mpi_ineighbor_allgather_c__ mpi_ineighbor_allgather_c MPI_INEIGHBOR_ALLGATHER_C pmpi_ineighbor_allgather_c_ pmpi_ineighbor_allgather_c__ pmpi_ineighbor_allgather_c PMPI_INEIGHBOR_ALLGATHER_C mpi_ineighbor_allgather_c_f08_);
+
+/// Fortran MPI_INEIGHBOR_ALLGATHERV_C.
+unsafe fn f_mpi_ineighbor_allgatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ineighbor_allgatherv_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ineighbor_allgatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ineighbor_allgatherv_c_ mpi_ineighbor_allgatherv_c__ mpi_ineighbor_allgatherv_c MPI_INEIGHBOR_ALLGATHERV_C pmpi_ineighbor_allgatherv_c_ pmpi_ineighbor_allgatherv_c__ pmpi_ineighbor_allgatherv_c PMPI_INEIGHBOR_ALLGATHERV_C mpi_ineighbor_allgatherv_c_f08_);
+
+/// Fortran MPI_INEIGHBOR_ALLTOALL_C.
+unsafe fn f_mpi_ineighbor_alltoall_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ineighbor_alltoall_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ineighbor_alltoall_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ineighbor_alltoall_c_ mpi_ineighbor_alltoall_c__ mpi_ineighbor_alltoall_c MPI_INEIGHBOR_ALLTOALL_C pmpi_ineighbor_alltoall_c_ pmpi_ineighbor_alltoall_c__ pmpi_ineighbor_alltoall_c PMPI_INEIGHBOR_ALLTOALL_C mpi_ineighbor_alltoall_c_f08_);
+
+/// Fortran MPI_INEIGHBOR_ALLTOALLV_C.
+unsafe fn f_mpi_ineighbor_alltoallv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ineighbor_alltoallv_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, *sendtype, f2c_choice(recvbuf), recvcounts as _, rdispls as _, *recvtype, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ineighbor_alltoallv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ineighbor_alltoallv_c_ mpi_ineighbor_alltoallv_c__ mpi_ineighbor_alltoallv_c MPI_INEIGHBOR_ALLTOALLV_C pmpi_ineighbor_alltoallv_c_ pmpi_ineighbor_alltoallv_c__ pmpi_ineighbor_alltoallv_c PMPI_INEIGHBOR_ALLTOALLV_C mpi_ineighbor_alltoallv_c_f08_);
+
+/// Fortran MPI_INEIGHBOR_ALLTOALLW_C.
+unsafe fn f_mpi_ineighbor_alltoallw_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ineighbor_alltoallw_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, sendtypes as _, f2c_choice(recvbuf), recvcounts as _, rdispls as _, recvtypes as _, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ineighbor_alltoallw_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ineighbor_alltoallw_c_ mpi_ineighbor_alltoallw_c__ mpi_ineighbor_alltoallw_c MPI_INEIGHBOR_ALLTOALLW_C pmpi_ineighbor_alltoallw_c_ pmpi_ineighbor_alltoallw_c__ pmpi_ineighbor_alltoallw_c PMPI_INEIGHBOR_ALLTOALLW_C mpi_ineighbor_alltoallw_c_f08_);
+
+/// Fortran MPI_IREDUCE_C.
+unsafe fn f_mpi_ireduce_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ireduce_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *root, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ireduce_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ireduce_c_ mpi_ireduce_c__ mpi_ireduce_c MPI_IREDUCE_C pmpi_ireduce_c_ pmpi_ireduce_c__ pmpi_ireduce_c PMPI_IREDUCE_C mpi_ireduce_c_f08_);
+
+/// Fortran MPI_IREDUCE_SCATTER_BLOCK_C.
+unsafe fn f_mpi_ireduce_scatter_block_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ireduce_scatter_block_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *recvcount, *datatype, *op, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ireduce_scatter_block_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ireduce_scatter_block_c_ mpi_ireduce_scatter_block_c__ mpi_ireduce_scatter_block_c MPI_IREDUCE_SCATTER_BLOCK_C pmpi_ireduce_scatter_block_c_ pmpi_ireduce_scatter_block_c__ pmpi_ireduce_scatter_block_c PMPI_IREDUCE_SCATTER_BLOCK_C mpi_ireduce_scatter_block_c_f08_);
+
+/// Fortran MPI_IREDUCE_SCATTER_C.
+unsafe fn f_mpi_ireduce_scatter_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ireduce_scatter_c(f2c_choice(sendbuf), f2c_choice(recvbuf), recvcounts as _, *datatype, *op, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ireduce_scatter_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ireduce_scatter_c_ mpi_ireduce_scatter_c__ mpi_ireduce_scatter_c MPI_IREDUCE_SCATTER_C pmpi_ireduce_scatter_c_ pmpi_ireduce_scatter_c__ pmpi_ireduce_scatter_c PMPI_IREDUCE_SCATTER_C mpi_ireduce_scatter_c_f08_);
+
+/// Fortran MPI_ISCAN_C.
+unsafe fn f_mpi_iscan_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Iscan_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_iscan_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_iscan_c_ mpi_iscan_c__ mpi_iscan_c MPI_ISCAN_C pmpi_iscan_c_ pmpi_iscan_c__ pmpi_iscan_c PMPI_ISCAN_C mpi_iscan_c_f08_);
+
+/// Fortran MPI_ISCATTER_C.
+unsafe fn f_mpi_iscatter_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Iscatter_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_iscatter_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_iscatter_c_ mpi_iscatter_c__ mpi_iscatter_c MPI_ISCATTER_C pmpi_iscatter_c_ pmpi_iscatter_c__ pmpi_iscatter_c PMPI_ISCATTER_C mpi_iscatter_c_f08_);
+
+/// Fortran MPI_ISCATTERV_C.
+unsafe fn f_mpi_iscatterv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, displs: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Iscatterv_c(f2c_choice(sendbuf), sendcounts as _, displs as _, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_iscatterv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, displs: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_iscatterv_c_ mpi_iscatterv_c__ mpi_iscatterv_c MPI_ISCATTERV_C pmpi_iscatterv_c_ pmpi_iscatterv_c__ pmpi_iscatterv_c PMPI_ISCATTERV_C mpi_iscatterv_c_f08_);
+
+/// Fortran MPI_NEIGHBOR_ALLGATHER_C.
+unsafe fn f_mpi_neighbor_allgather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_allgather_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_allgather_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_allgather_c_ mpi_neighbor_allgather_c__ mpi_neighbor_allgather_c MPI_NEIGHBOR_ALLGATHER_C pmpi_neighbor_allgather_c_ pmpi_neighbor_allgather_c__ pmpi_neighbor_allgather_c PMPI_NEIGHBOR_ALLGATHER_C mpi_neighbor_allgather_c_f08_);
+
+/// Fortran MPI_NEIGHBOR_ALLGATHER_INIT_C.
+unsafe fn f_mpi_neighbor_allgather_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_allgather_init_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_allgather_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_allgather_init_c_ mpi_neighbor_allgather_init_c__ mpi_neighbor_allgather_init_c MPI_NEIGHBOR_ALLGATHER_INIT_C pmpi_neighbor_allgather_init_c_ pmpi_neighbor_allgather_init_c__ pmpi_neighbor_allgather_init_c PMPI_NEIGHBOR_ALLGATHER_INIT_C mpi_neighbor_allgather_init_c_f08_);
+
+/// Fortran MPI_NEIGHBOR_ALLGATHERV_C.
+unsafe fn f_mpi_neighbor_allgatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_allgatherv_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_allgatherv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_allgatherv_c_ mpi_neighbor_allgatherv_c__ mpi_neighbor_allgatherv_c MPI_NEIGHBOR_ALLGATHERV_C pmpi_neighbor_allgatherv_c_ pmpi_neighbor_allgatherv_c__ pmpi_neighbor_allgatherv_c PMPI_NEIGHBOR_ALLGATHERV_C mpi_neighbor_allgatherv_c_f08_);
+
+/// Fortran MPI_NEIGHBOR_ALLGATHERV_INIT_C.
+unsafe fn f_mpi_neighbor_allgatherv_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_allgatherv_init_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), recvcounts as _, displs as _, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_allgatherv_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, displs: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_allgatherv_init_c_ mpi_neighbor_allgatherv_init_c__ mpi_neighbor_allgatherv_init_c MPI_NEIGHBOR_ALLGATHERV_INIT_C pmpi_neighbor_allgatherv_init_c_ pmpi_neighbor_allgatherv_init_c__ pmpi_neighbor_allgatherv_init_c PMPI_NEIGHBOR_ALLGATHERV_INIT_C mpi_neighbor_allgatherv_init_c_f08_);
+
+/// Fortran MPI_NEIGHBOR_ALLTOALL_C.
+unsafe fn f_mpi_neighbor_alltoall_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_alltoall_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_alltoall_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_alltoall_c_ mpi_neighbor_alltoall_c__ mpi_neighbor_alltoall_c MPI_NEIGHBOR_ALLTOALL_C pmpi_neighbor_alltoall_c_ pmpi_neighbor_alltoall_c__ pmpi_neighbor_alltoall_c PMPI_NEIGHBOR_ALLTOALL_C mpi_neighbor_alltoall_c_f08_);
+
+/// Fortran MPI_NEIGHBOR_ALLTOALL_INIT_C.
+unsafe fn f_mpi_neighbor_alltoall_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_alltoall_init_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_alltoall_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_alltoall_init_c_ mpi_neighbor_alltoall_init_c__ mpi_neighbor_alltoall_init_c MPI_NEIGHBOR_ALLTOALL_INIT_C pmpi_neighbor_alltoall_init_c_ pmpi_neighbor_alltoall_init_c__ pmpi_neighbor_alltoall_init_c PMPI_NEIGHBOR_ALLTOALL_INIT_C mpi_neighbor_alltoall_init_c_f08_);
+
+/// Fortran MPI_NEIGHBOR_ALLTOALLV_C.
+unsafe fn f_mpi_neighbor_alltoallv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_alltoallv_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, *sendtype, f2c_choice(recvbuf), recvcounts as _, rdispls as _, *recvtype, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_alltoallv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_alltoallv_c_ mpi_neighbor_alltoallv_c__ mpi_neighbor_alltoallv_c MPI_NEIGHBOR_ALLTOALLV_C pmpi_neighbor_alltoallv_c_ pmpi_neighbor_alltoallv_c__ pmpi_neighbor_alltoallv_c PMPI_NEIGHBOR_ALLTOALLV_C mpi_neighbor_alltoallv_c_f08_);
+
+/// Fortran MPI_NEIGHBOR_ALLTOALLV_INIT_C.
+unsafe fn f_mpi_neighbor_alltoallv_init_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_alltoallv_init_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, *sendtype, f2c_choice(recvbuf), recvcounts as _, rdispls as _, *recvtype, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_alltoallv_init_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtype: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_alltoallv_init_c_ mpi_neighbor_alltoallv_init_c__ mpi_neighbor_alltoallv_init_c MPI_NEIGHBOR_ALLTOALLV_INIT_C pmpi_neighbor_alltoallv_init_c_ pmpi_neighbor_alltoallv_init_c__ pmpi_neighbor_alltoallv_init_c PMPI_NEIGHBOR_ALLTOALLV_INIT_C mpi_neighbor_alltoallv_init_c_f08_);
+
+/// Fortran MPI_NEIGHBOR_ALLTOALLW_C.
+unsafe fn f_mpi_neighbor_alltoallw_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_alltoallw_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, sendtypes as _, f2c_choice(recvbuf), recvcounts as _, rdispls as _, recvtypes as _, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_alltoallw_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_alltoallw_c_ mpi_neighbor_alltoallw_c__ mpi_neighbor_alltoallw_c MPI_NEIGHBOR_ALLTOALLW_C pmpi_neighbor_alltoallw_c_ pmpi_neighbor_alltoallw_c__ pmpi_neighbor_alltoallw_c PMPI_NEIGHBOR_ALLTOALLW_C mpi_neighbor_alltoallw_c_f08_);
+
+/// Fortran MPI_NEIGHBOR_ALLTOALLW_INIT_C.
+unsafe fn f_mpi_neighbor_alltoallw_init_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Neighbor_alltoallw_init_c(f2c_choice(sendbuf), sendcounts as _, sdispls as _, sendtypes as _, f2c_choice(recvbuf), recvcounts as _, rdispls as _, recvtypes as _, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_neighbor_alltoallw_init_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, sdispls: *mut MPI_Aint, sendtypes: *mut c_int, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, rdispls: *mut MPI_Aint, recvtypes: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_neighbor_alltoallw_init_c_ mpi_neighbor_alltoallw_init_c__ mpi_neighbor_alltoallw_init_c MPI_NEIGHBOR_ALLTOALLW_INIT_C pmpi_neighbor_alltoallw_init_c_ pmpi_neighbor_alltoallw_init_c__ pmpi_neighbor_alltoallw_init_c PMPI_NEIGHBOR_ALLTOALLW_INIT_C mpi_neighbor_alltoallw_init_c_f08_);
+
+/// Fortran MPI_REDUCE_C.
+unsafe fn f_mpi_reduce_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Reduce_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *root, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_reduce_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_reduce_c_ mpi_reduce_c__ mpi_reduce_c MPI_REDUCE_C pmpi_reduce_c_ pmpi_reduce_c__ pmpi_reduce_c PMPI_REDUCE_C mpi_reduce_c_f08_);
+
+/// Fortran MPI_REDUCE_INIT_C.
+unsafe fn f_mpi_reduce_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Reduce_init_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_reduce_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_reduce_init_c_ mpi_reduce_init_c__ mpi_reduce_init_c MPI_REDUCE_INIT_C pmpi_reduce_init_c_ pmpi_reduce_init_c__ pmpi_reduce_init_c PMPI_REDUCE_INIT_C mpi_reduce_init_c_f08_);
+
+/// Fortran MPI_REDUCE_SCATTER_BLOCK_C.
+unsafe fn f_mpi_reduce_scatter_block_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Reduce_scatter_block_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *recvcount, *datatype, *op, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_reduce_scatter_block_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_reduce_scatter_block_c_ mpi_reduce_scatter_block_c__ mpi_reduce_scatter_block_c MPI_REDUCE_SCATTER_BLOCK_C pmpi_reduce_scatter_block_c_ pmpi_reduce_scatter_block_c__ pmpi_reduce_scatter_block_c PMPI_REDUCE_SCATTER_BLOCK_C mpi_reduce_scatter_block_c_f08_);
+
+/// Fortran MPI_REDUCE_SCATTER_BLOCK_INIT_C.
+unsafe fn f_mpi_reduce_scatter_block_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Reduce_scatter_block_init_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *recvcount, *datatype, *op, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_reduce_scatter_block_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcount: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_reduce_scatter_block_init_c_ mpi_reduce_scatter_block_init_c__ mpi_reduce_scatter_block_init_c MPI_REDUCE_SCATTER_BLOCK_INIT_C pmpi_reduce_scatter_block_init_c_ pmpi_reduce_scatter_block_init_c__ pmpi_reduce_scatter_block_init_c PMPI_REDUCE_SCATTER_BLOCK_INIT_C mpi_reduce_scatter_block_init_c_f08_);
+
+/// Fortran MPI_REDUCE_SCATTER_C.
+unsafe fn f_mpi_reduce_scatter_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Reduce_scatter_c(f2c_choice(sendbuf), f2c_choice(recvbuf), recvcounts as _, *datatype, *op, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_reduce_scatter_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_reduce_scatter_c_ mpi_reduce_scatter_c__ mpi_reduce_scatter_c MPI_REDUCE_SCATTER_C pmpi_reduce_scatter_c_ pmpi_reduce_scatter_c__ pmpi_reduce_scatter_c PMPI_REDUCE_SCATTER_C mpi_reduce_scatter_c_f08_);
+
+/// Fortran MPI_REDUCE_SCATTER_INIT_C.
+unsafe fn f_mpi_reduce_scatter_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Reduce_scatter_init_c(f2c_choice(sendbuf), f2c_choice(recvbuf), recvcounts as _, *datatype, *op, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_reduce_scatter_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, recvcounts: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_reduce_scatter_init_c_ mpi_reduce_scatter_init_c__ mpi_reduce_scatter_init_c MPI_REDUCE_SCATTER_INIT_C pmpi_reduce_scatter_init_c_ pmpi_reduce_scatter_init_c__ pmpi_reduce_scatter_init_c PMPI_REDUCE_SCATTER_INIT_C mpi_reduce_scatter_init_c_f08_);
+
+/// Fortran MPI_SCAN_C.
+unsafe fn f_mpi_scan_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Scan_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_scan_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_scan_c_ mpi_scan_c__ mpi_scan_c MPI_SCAN_C pmpi_scan_c_ pmpi_scan_c__ pmpi_scan_c PMPI_SCAN_C mpi_scan_c_f08_);
+
+/// Fortran MPI_SCAN_INIT_C.
+unsafe fn f_mpi_scan_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Scan_init_c(f2c_choice(sendbuf), f2c_choice(recvbuf), *count, *datatype, *op, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_scan_init_c(sendbuf: *mut c_void, recvbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_scan_init_c_ mpi_scan_init_c__ mpi_scan_init_c MPI_SCAN_INIT_C pmpi_scan_init_c_ pmpi_scan_init_c__ pmpi_scan_init_c PMPI_SCAN_INIT_C mpi_scan_init_c_f08_);
+
+/// Fortran MPI_SCATTER_C.
+unsafe fn f_mpi_scatter_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Scatter_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_scatter_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_scatter_c_ mpi_scatter_c__ mpi_scatter_c MPI_SCATTER_C pmpi_scatter_c_ pmpi_scatter_c__ pmpi_scatter_c PMPI_SCATTER_C mpi_scatter_c_f08_);
+
+/// Fortran MPI_SCATTER_INIT_C.
+unsafe fn f_mpi_scatter_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Scatter_init_c(f2c_choice(sendbuf), *sendcount, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_scatter_init_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_scatter_init_c_ mpi_scatter_init_c__ mpi_scatter_init_c MPI_SCATTER_INIT_C pmpi_scatter_init_c_ pmpi_scatter_init_c__ pmpi_scatter_init_c PMPI_SCATTER_INIT_C mpi_scatter_init_c_f08_);
+
+/// Fortran MPI_SCATTERV_C.
+unsafe fn f_mpi_scatterv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, displs: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Scatterv_c(f2c_choice(sendbuf), sendcounts as _, displs as _, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_scatterv_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, displs: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_scatterv_c_ mpi_scatterv_c__ mpi_scatterv_c MPI_SCATTERV_C pmpi_scatterv_c_ pmpi_scatterv_c__ pmpi_scatterv_c PMPI_SCATTERV_C mpi_scatterv_c_f08_);
+
+/// Fortran MPI_SCATTERV_INIT_C.
+unsafe fn f_mpi_scatterv_init_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, displs: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Scatterv_init_c(f2c_choice(sendbuf), sendcounts as _, displs as _, *sendtype, f2c_choice(recvbuf), *recvcount, *recvtype, *root, *comm, *info, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_scatterv_init_c(sendbuf: *mut c_void, sendcounts: *mut MPI_Count, displs: *mut MPI_Aint, sendtype: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, root: *mut c_int, comm: *mut c_int, info: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_scatterv_init_c_ mpi_scatterv_init_c__ mpi_scatterv_init_c MPI_SCATTERV_INIT_C pmpi_scatterv_init_c_ pmpi_scatterv_init_c__ pmpi_scatterv_init_c PMPI_SCATTERV_INIT_C mpi_scatterv_init_c_f08_);
+
+/// Fortran MPI_BSEND_C.
+unsafe fn f_mpi_bsend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Bsend_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_bsend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_bsend_c_ mpi_bsend_c__ mpi_bsend_c MPI_BSEND_C pmpi_bsend_c_ pmpi_bsend_c__ pmpi_bsend_c PMPI_BSEND_C mpi_bsend_c_f08_);
+
+/// Fortran MPI_BSEND_INIT_C.
+unsafe fn f_mpi_bsend_init_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Bsend_init_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_bsend_init_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_bsend_init_c_ mpi_bsend_init_c__ mpi_bsend_init_c MPI_BSEND_INIT_C pmpi_bsend_init_c_ pmpi_bsend_init_c__ pmpi_bsend_init_c PMPI_BSEND_INIT_C mpi_bsend_init_c_f08_);
+
+/// Fortran MPI_BUFFER_ATTACH_C.
+unsafe fn f_mpi_buffer_attach_c(buffer: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Buffer_attach_c(f2c_choice(buffer), *size);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_buffer_attach_c(buffer: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_buffer_attach_c_ mpi_buffer_attach_c__ mpi_buffer_attach_c MPI_BUFFER_ATTACH_C pmpi_buffer_attach_c_ pmpi_buffer_attach_c__ pmpi_buffer_attach_c PMPI_BUFFER_ATTACH_C mpi_buffer_attach_c_f08_);
+
+/// Fortran MPI_BUFFER_DETACH_C.
+unsafe fn f_mpi_buffer_detach_c(buffer_addr: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let mut t_buffer_addr: *mut c_void = null_mut();
+        let rc = c_PMPI_Buffer_detach_c(&mut t_buffer_addr as *mut *mut c_void as *mut c_void, size as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_buffer_detach_c(buffer_addr: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_buffer_detach_c_ mpi_buffer_detach_c__ mpi_buffer_detach_c MPI_BUFFER_DETACH_C pmpi_buffer_detach_c_ pmpi_buffer_detach_c__ pmpi_buffer_detach_c PMPI_BUFFER_DETACH_C mpi_buffer_detach_c_f08_);
+
+/// Fortran MPI_GET_COUNT_C.
+unsafe fn f_mpi_get_count_c(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Get_count_c(status as *const MPI_Status, *datatype, count as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_get_count_c(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_get_count_c_ mpi_get_count_c__ mpi_get_count_c MPI_GET_COUNT_C pmpi_get_count_c_ pmpi_get_count_c__ pmpi_get_count_c PMPI_GET_COUNT_C mpi_get_count_c_f08_);
+
+/// Fortran MPI_GET_ELEMENTS_C.
+unsafe fn f_mpi_get_elements_c(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Get_elements_c(status as *const MPI_Status, *datatype, count as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_get_elements_c(status: *mut MPI_Fint, datatype: *mut c_int, count: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_get_elements_c_ mpi_get_elements_c__ mpi_get_elements_c MPI_GET_ELEMENTS_C pmpi_get_elements_c_ pmpi_get_elements_c__ pmpi_get_elements_c PMPI_GET_ELEMENTS_C mpi_get_elements_c_f08_);
+
+/// Fortran MPI_IBSEND_C.
+unsafe fn f_mpi_ibsend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ibsend_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ibsend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ibsend_c_ mpi_ibsend_c__ mpi_ibsend_c MPI_IBSEND_C pmpi_ibsend_c_ pmpi_ibsend_c__ pmpi_ibsend_c PMPI_IBSEND_C mpi_ibsend_c_f08_);
+
+/// Fortran MPI_IMRECV_C.
+unsafe fn f_mpi_imrecv_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, message: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Imrecv_c(f2c_choice(buf), *count, *datatype, message as _, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_imrecv_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, message: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_imrecv_c_ mpi_imrecv_c__ mpi_imrecv_c MPI_IMRECV_C pmpi_imrecv_c_ pmpi_imrecv_c__ pmpi_imrecv_c PMPI_IMRECV_C mpi_imrecv_c_f08_);
+
+/// Fortran MPI_IRECV_C.
+unsafe fn f_mpi_irecv_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Irecv_c(f2c_choice(buf), *count, *datatype, *source, *tag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_irecv_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_irecv_c_ mpi_irecv_c__ mpi_irecv_c MPI_IRECV_C pmpi_irecv_c_ pmpi_irecv_c__ pmpi_irecv_c PMPI_IRECV_C mpi_irecv_c_f08_);
+
+/// Fortran MPI_IRSEND_C.
+unsafe fn f_mpi_irsend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Irsend_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_irsend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_irsend_c_ mpi_irsend_c__ mpi_irsend_c MPI_IRSEND_C pmpi_irsend_c_ pmpi_irsend_c__ pmpi_irsend_c PMPI_IRSEND_C mpi_irsend_c_f08_);
+
+/// Fortran MPI_ISEND_C.
+unsafe fn f_mpi_isend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Isend_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_isend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_isend_c_ mpi_isend_c__ mpi_isend_c MPI_ISEND_C pmpi_isend_c_ pmpi_isend_c__ pmpi_isend_c PMPI_ISEND_C mpi_isend_c_f08_);
+
+/// Fortran MPI_ISENDRECV_C.
+unsafe fn f_mpi_isendrecv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Isendrecv_c(f2c_choice(sendbuf), *sendcount, *sendtype, *dest, *sendtag, f2c_choice(recvbuf), *recvcount, *recvtype, *source, *recvtag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_isendrecv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_isendrecv_c_ mpi_isendrecv_c__ mpi_isendrecv_c MPI_ISENDRECV_C pmpi_isendrecv_c_ pmpi_isendrecv_c__ pmpi_isendrecv_c PMPI_ISENDRECV_C mpi_isendrecv_c_f08_);
+
+/// Fortran MPI_ISENDRECV_REPLACE_C.
+unsafe fn f_mpi_isendrecv_replace_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Isendrecv_replace_c(f2c_choice(buf), *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_isendrecv_replace_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_isendrecv_replace_c_ mpi_isendrecv_replace_c__ mpi_isendrecv_replace_c MPI_ISENDRECV_REPLACE_C pmpi_isendrecv_replace_c_ pmpi_isendrecv_replace_c__ pmpi_isendrecv_replace_c PMPI_ISENDRECV_REPLACE_C mpi_isendrecv_replace_c_f08_);
+
+/// Fortran MPI_ISSEND_C.
+unsafe fn f_mpi_issend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Issend_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_issend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_issend_c_ mpi_issend_c__ mpi_issend_c MPI_ISSEND_C pmpi_issend_c_ pmpi_issend_c__ pmpi_issend_c PMPI_ISSEND_C mpi_issend_c_f08_);
+
+/// Fortran MPI_MRECV_C.
+unsafe fn f_mpi_mrecv_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, message: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Mrecv_c(f2c_choice(buf), *count, *datatype, message as _, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_mrecv_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, message: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_mrecv_c_ mpi_mrecv_c__ mpi_mrecv_c MPI_MRECV_C pmpi_mrecv_c_ pmpi_mrecv_c__ pmpi_mrecv_c PMPI_MRECV_C mpi_mrecv_c_f08_);
+
+/// Fortran MPI_PACK_C.
+unsafe fn f_mpi_pack_c(inbuf: *mut c_void, incount: *mut MPI_Count, datatype: *mut c_int, outbuf: *mut c_void, outsize: *mut MPI_Count, position: *mut MPI_Count, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Pack_c(f2c_choice(inbuf), *incount, *datatype, f2c_choice(outbuf), *outsize, position as _, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_pack_c(inbuf: *mut c_void, incount: *mut MPI_Count, datatype: *mut c_int, outbuf: *mut c_void, outsize: *mut MPI_Count, position: *mut MPI_Count, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_pack_c_ mpi_pack_c__ mpi_pack_c MPI_PACK_C pmpi_pack_c_ pmpi_pack_c__ pmpi_pack_c PMPI_PACK_C mpi_pack_c_f08_);
+
+/// Fortran MPI_PACK_EXTERNAL_C.
+unsafe fn f_mpi_pack_external_c(datarep: *mut c_char, inbuf: *mut c_void, incount: *mut MPI_Count, datatype: *mut c_int, outbuf: *mut c_void, outsize: *mut MPI_Count, position: *mut MPI_Count, ierror: *mut MPI_Fint, datarep_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let t_datarep = str_in(datarep, datarep_len);
+        let rc = c_PMPI_Pack_external_c(t_datarep.as_ptr() as *const c_char, f2c_choice(inbuf), *incount, *datatype, f2c_choice(outbuf), *outsize, position as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_pack_external_c(datarep: *mut c_char, inbuf: *mut c_void, incount: *mut MPI_Count, datatype: *mut c_int, outbuf: *mut c_void, outsize: *mut MPI_Count, position: *mut MPI_Count, ierror: *mut MPI_Fint, datarep_len: usize) -> ();
+    mpi_pack_external_c_ mpi_pack_external_c__ mpi_pack_external_c MPI_PACK_EXTERNAL_C pmpi_pack_external_c_ pmpi_pack_external_c__ pmpi_pack_external_c PMPI_PACK_EXTERNAL_C mpi_pack_external_c_f08_);
+
+/// Fortran MPI_PACK_EXTERNAL_SIZE_C.
+unsafe fn f_mpi_pack_external_size_c(datarep: *mut c_char, incount: *mut MPI_Count, datatype: *mut c_int, size: *mut MPI_Count, ierror: *mut MPI_Fint, datarep_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let t_datarep = str_in(datarep, datarep_len);
+        let rc = c_PMPI_Pack_external_size_c(t_datarep.as_ptr() as *const c_char, *incount, *datatype, size as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_pack_external_size_c(datarep: *mut c_char, incount: *mut MPI_Count, datatype: *mut c_int, size: *mut MPI_Count, ierror: *mut MPI_Fint, datarep_len: usize) -> ();
+    mpi_pack_external_size_c_ mpi_pack_external_size_c__ mpi_pack_external_size_c MPI_PACK_EXTERNAL_SIZE_C pmpi_pack_external_size_c_ pmpi_pack_external_size_c__ pmpi_pack_external_size_c PMPI_PACK_EXTERNAL_SIZE_C mpi_pack_external_size_c_f08_);
+
+/// Fortran MPI_PACK_SIZE_C.
+unsafe fn f_mpi_pack_size_c(incount: *mut MPI_Count, datatype: *mut c_int, comm: *mut c_int, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Pack_size_c(*incount, *datatype, *comm, size as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_pack_size_c(incount: *mut MPI_Count, datatype: *mut c_int, comm: *mut c_int, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_pack_size_c_ mpi_pack_size_c__ mpi_pack_size_c MPI_PACK_SIZE_C pmpi_pack_size_c_ pmpi_pack_size_c__ pmpi_pack_size_c PMPI_PACK_SIZE_C mpi_pack_size_c_f08_);
+
+/// Fortran MPI_RECV_C.
+unsafe fn f_mpi_recv_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Recv_c(f2c_choice(buf), *count, *datatype, *source, *tag, *comm, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_recv_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_recv_c_ mpi_recv_c__ mpi_recv_c MPI_RECV_C pmpi_recv_c_ pmpi_recv_c__ pmpi_recv_c PMPI_RECV_C mpi_recv_c_f08_);
+
+/// Fortran MPI_RECV_INIT_C.
+unsafe fn f_mpi_recv_init_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Recv_init_c(f2c_choice(buf), *count, *datatype, *source, *tag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_recv_init_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, source: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_recv_init_c_ mpi_recv_init_c__ mpi_recv_init_c MPI_RECV_INIT_C pmpi_recv_init_c_ pmpi_recv_init_c__ pmpi_recv_init_c PMPI_RECV_INIT_C mpi_recv_init_c_f08_);
+
+/// Fortran MPI_REDUCE_LOCAL_C.
+unsafe fn f_mpi_reduce_local_c(inbuf: *mut c_void, inoutbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Reduce_local_c(f2c_choice(inbuf), f2c_choice(inoutbuf), *count, *datatype, *op);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_reduce_local_c(inbuf: *mut c_void, inoutbuf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, op: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_reduce_local_c_ mpi_reduce_local_c__ mpi_reduce_local_c MPI_REDUCE_LOCAL_C pmpi_reduce_local_c_ pmpi_reduce_local_c__ pmpi_reduce_local_c PMPI_REDUCE_LOCAL_C mpi_reduce_local_c_f08_);
+
+/// Fortran MPI_RSEND_C.
+unsafe fn f_mpi_rsend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Rsend_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_rsend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_rsend_c_ mpi_rsend_c__ mpi_rsend_c MPI_RSEND_C pmpi_rsend_c_ pmpi_rsend_c__ pmpi_rsend_c PMPI_RSEND_C mpi_rsend_c_f08_);
+
+/// Fortran MPI_RSEND_INIT_C.
+unsafe fn f_mpi_rsend_init_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Rsend_init_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_rsend_init_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_rsend_init_c_ mpi_rsend_init_c__ mpi_rsend_init_c MPI_RSEND_INIT_C pmpi_rsend_init_c_ pmpi_rsend_init_c__ pmpi_rsend_init_c PMPI_RSEND_INIT_C mpi_rsend_init_c_f08_);
+
+/// Fortran MPI_SEND_C.
+unsafe fn f_mpi_send_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Send_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_send_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_send_c_ mpi_send_c__ mpi_send_c MPI_SEND_C pmpi_send_c_ pmpi_send_c__ pmpi_send_c PMPI_SEND_C mpi_send_c_f08_);
+
+/// Fortran MPI_SEND_INIT_C.
+unsafe fn f_mpi_send_init_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Send_init_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_send_init_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_send_init_c_ mpi_send_init_c__ mpi_send_init_c MPI_SEND_INIT_C pmpi_send_init_c_ pmpi_send_init_c__ pmpi_send_init_c PMPI_SEND_INIT_C mpi_send_init_c_f08_);
+
+/// Fortran MPI_SENDRECV_C.
+unsafe fn f_mpi_sendrecv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Sendrecv_c(f2c_choice(sendbuf), *sendcount, *sendtype, *dest, *sendtag, f2c_choice(recvbuf), *recvcount, *recvtype, *source, *recvtag, *comm, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_sendrecv_c(sendbuf: *mut c_void, sendcount: *mut MPI_Count, sendtype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, recvbuf: *mut c_void, recvcount: *mut MPI_Count, recvtype: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_sendrecv_c_ mpi_sendrecv_c__ mpi_sendrecv_c MPI_SENDRECV_C pmpi_sendrecv_c_ pmpi_sendrecv_c__ pmpi_sendrecv_c PMPI_SENDRECV_C mpi_sendrecv_c_f08_);
+
+/// Fortran MPI_SENDRECV_REPLACE_C.
+unsafe fn f_mpi_sendrecv_replace_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Sendrecv_replace_c(f2c_choice(buf), *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, f2c_status(status));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_sendrecv_replace_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, sendtag: *mut c_int, source: *mut c_int, recvtag: *mut c_int, comm: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
+    mpi_sendrecv_replace_c_ mpi_sendrecv_replace_c__ mpi_sendrecv_replace_c MPI_SENDRECV_REPLACE_C pmpi_sendrecv_replace_c_ pmpi_sendrecv_replace_c__ pmpi_sendrecv_replace_c PMPI_SENDRECV_REPLACE_C mpi_sendrecv_replace_c_f08_);
+
+/// Fortran MPI_SSEND_C.
+unsafe fn f_mpi_ssend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ssend_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ssend_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ssend_c_ mpi_ssend_c__ mpi_ssend_c MPI_SSEND_C pmpi_ssend_c_ pmpi_ssend_c__ pmpi_ssend_c PMPI_SSEND_C mpi_ssend_c_f08_);
+
+/// Fortran MPI_SSEND_INIT_C.
+unsafe fn f_mpi_ssend_init_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Ssend_init_c(f2c_choice(buf), *count, *datatype, *dest, *tag, *comm, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_ssend_init_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, dest: *mut c_int, tag: *mut c_int, comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_ssend_init_c_ mpi_ssend_init_c__ mpi_ssend_init_c MPI_SSEND_INIT_C pmpi_ssend_init_c_ pmpi_ssend_init_c__ pmpi_ssend_init_c PMPI_SSEND_INIT_C mpi_ssend_init_c_f08_);
+
+/// Fortran MPI_TYPE_CONTIGUOUS_C.
+unsafe fn f_mpi_type_contiguous_c(count: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_contiguous_c(*count, *oldtype, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_contiguous_c(count: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_contiguous_c_ mpi_type_contiguous_c__ mpi_type_contiguous_c MPI_TYPE_CONTIGUOUS_C pmpi_type_contiguous_c_ pmpi_type_contiguous_c__ pmpi_type_contiguous_c PMPI_TYPE_CONTIGUOUS_C mpi_type_contiguous_c_f08_);
+
+/// Fortran MPI_TYPE_CREATE_DARRAY_C.
+unsafe fn f_mpi_type_create_darray_c(size: *mut c_int, rank: *mut c_int, ndims: *mut c_int, array_of_gsizes: *mut MPI_Count, array_of_distribs: *mut c_int, array_of_dargs: *mut c_int, array_of_psizes: *mut c_int, order: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_create_darray_c(*size, *rank, *ndims, array_of_gsizes as _, array_of_distribs as _, array_of_dargs as _, array_of_psizes as _, *order, *oldtype, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_create_darray_c(size: *mut c_int, rank: *mut c_int, ndims: *mut c_int, array_of_gsizes: *mut MPI_Count, array_of_distribs: *mut c_int, array_of_dargs: *mut c_int, array_of_psizes: *mut c_int, order: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_create_darray_c_ mpi_type_create_darray_c__ mpi_type_create_darray_c MPI_TYPE_CREATE_DARRAY_C pmpi_type_create_darray_c_ pmpi_type_create_darray_c__ pmpi_type_create_darray_c PMPI_TYPE_CREATE_DARRAY_C mpi_type_create_darray_c_f08_);
+
+/// Fortran MPI_TYPE_CREATE_HINDEXED_BLOCK_C.
+unsafe fn f_mpi_type_create_hindexed_block_c(count: *mut MPI_Count, blocklength: *mut MPI_Count, array_of_displacements: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_create_hindexed_block_c(*count, *blocklength, array_of_displacements as _, *oldtype, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_create_hindexed_block_c(count: *mut MPI_Count, blocklength: *mut MPI_Count, array_of_displacements: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_create_hindexed_block_c_ mpi_type_create_hindexed_block_c__ mpi_type_create_hindexed_block_c MPI_TYPE_CREATE_HINDEXED_BLOCK_C pmpi_type_create_hindexed_block_c_ pmpi_type_create_hindexed_block_c__ pmpi_type_create_hindexed_block_c PMPI_TYPE_CREATE_HINDEXED_BLOCK_C mpi_type_create_hindexed_block_c_f08_);
+
+/// Fortran MPI_TYPE_CREATE_HINDEXED_C.
+unsafe fn f_mpi_type_create_hindexed_c(count: *mut MPI_Count, array_of_blocklengths: *mut MPI_Count, array_of_displacements: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_create_hindexed_c(*count, array_of_blocklengths as _, array_of_displacements as _, *oldtype, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_create_hindexed_c(count: *mut MPI_Count, array_of_blocklengths: *mut MPI_Count, array_of_displacements: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_create_hindexed_c_ mpi_type_create_hindexed_c__ mpi_type_create_hindexed_c MPI_TYPE_CREATE_HINDEXED_C pmpi_type_create_hindexed_c_ pmpi_type_create_hindexed_c__ pmpi_type_create_hindexed_c PMPI_TYPE_CREATE_HINDEXED_C mpi_type_create_hindexed_c_f08_);
+
+/// Fortran MPI_TYPE_CREATE_HVECTOR_C.
+unsafe fn f_mpi_type_create_hvector_c(count: *mut MPI_Count, blocklength: *mut MPI_Count, stride: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_create_hvector_c(*count, *blocklength, *stride, *oldtype, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_create_hvector_c(count: *mut MPI_Count, blocklength: *mut MPI_Count, stride: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_create_hvector_c_ mpi_type_create_hvector_c__ mpi_type_create_hvector_c MPI_TYPE_CREATE_HVECTOR_C pmpi_type_create_hvector_c_ pmpi_type_create_hvector_c__ pmpi_type_create_hvector_c PMPI_TYPE_CREATE_HVECTOR_C mpi_type_create_hvector_c_f08_);
+
+/// Fortran MPI_TYPE_CREATE_INDEXED_BLOCK_C.
+unsafe fn f_mpi_type_create_indexed_block_c(count: *mut MPI_Count, blocklength: *mut MPI_Count, array_of_displacements: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_create_indexed_block_c(*count, *blocklength, array_of_displacements as _, *oldtype, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_create_indexed_block_c(count: *mut MPI_Count, blocklength: *mut MPI_Count, array_of_displacements: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_create_indexed_block_c_ mpi_type_create_indexed_block_c__ mpi_type_create_indexed_block_c MPI_TYPE_CREATE_INDEXED_BLOCK_C pmpi_type_create_indexed_block_c_ pmpi_type_create_indexed_block_c__ pmpi_type_create_indexed_block_c PMPI_TYPE_CREATE_INDEXED_BLOCK_C mpi_type_create_indexed_block_c_f08_);
+
+/// Fortran MPI_TYPE_CREATE_RESIZED_C.
+unsafe fn f_mpi_type_create_resized_c(oldtype: *mut c_int, lb: *mut MPI_Count, extent: *mut MPI_Count, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_create_resized_c(*oldtype, *lb, *extent, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_create_resized_c(oldtype: *mut c_int, lb: *mut MPI_Count, extent: *mut MPI_Count, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_create_resized_c_ mpi_type_create_resized_c__ mpi_type_create_resized_c MPI_TYPE_CREATE_RESIZED_C pmpi_type_create_resized_c_ pmpi_type_create_resized_c__ pmpi_type_create_resized_c PMPI_TYPE_CREATE_RESIZED_C mpi_type_create_resized_c_f08_);
+
+/// Fortran MPI_TYPE_CREATE_STRUCT_C.
+unsafe fn f_mpi_type_create_struct_c(count: *mut MPI_Count, array_of_blocklengths: *mut MPI_Count, array_of_displacements: *mut MPI_Count, array_of_types: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_create_struct_c(*count, array_of_blocklengths as _, array_of_displacements as _, array_of_types as _, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_create_struct_c(count: *mut MPI_Count, array_of_blocklengths: *mut MPI_Count, array_of_displacements: *mut MPI_Count, array_of_types: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_create_struct_c_ mpi_type_create_struct_c__ mpi_type_create_struct_c MPI_TYPE_CREATE_STRUCT_C pmpi_type_create_struct_c_ pmpi_type_create_struct_c__ pmpi_type_create_struct_c PMPI_TYPE_CREATE_STRUCT_C mpi_type_create_struct_c_f08_);
+
+/// Fortran MPI_TYPE_CREATE_SUBARRAY_C.
+unsafe fn f_mpi_type_create_subarray_c(ndims: *mut c_int, array_of_sizes: *mut MPI_Count, array_of_subsizes: *mut MPI_Count, array_of_starts: *mut MPI_Count, order: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_create_subarray_c(*ndims, array_of_sizes as _, array_of_subsizes as _, array_of_starts as _, *order, *oldtype, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_create_subarray_c(ndims: *mut c_int, array_of_sizes: *mut MPI_Count, array_of_subsizes: *mut MPI_Count, array_of_starts: *mut MPI_Count, order: *mut c_int, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_create_subarray_c_ mpi_type_create_subarray_c__ mpi_type_create_subarray_c MPI_TYPE_CREATE_SUBARRAY_C pmpi_type_create_subarray_c_ pmpi_type_create_subarray_c__ pmpi_type_create_subarray_c PMPI_TYPE_CREATE_SUBARRAY_C mpi_type_create_subarray_c_f08_);
+
+/// Fortran MPI_TYPE_GET_CONTENTS_C.
+unsafe fn f_mpi_type_get_contents_c(datatype: *mut c_int, max_integers: *mut MPI_Count, max_addresses: *mut MPI_Count, max_large_counts: *mut MPI_Count, max_datatypes: *mut MPI_Count, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_large_counts: *mut MPI_Count, array_of_datatypes: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_get_contents_c(*datatype, *max_integers, *max_addresses, *max_large_counts, *max_datatypes, array_of_integers as _, array_of_addresses as _, array_of_large_counts as _, array_of_datatypes as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_get_contents_c(datatype: *mut c_int, max_integers: *mut MPI_Count, max_addresses: *mut MPI_Count, max_large_counts: *mut MPI_Count, max_datatypes: *mut MPI_Count, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_large_counts: *mut MPI_Count, array_of_datatypes: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_get_contents_c_ mpi_type_get_contents_c__ mpi_type_get_contents_c MPI_TYPE_GET_CONTENTS_C pmpi_type_get_contents_c_ pmpi_type_get_contents_c__ pmpi_type_get_contents_c PMPI_TYPE_GET_CONTENTS_C mpi_type_get_contents_c_f08_);
+
+/// Fortran MPI_TYPE_GET_ENVELOPE_C.
+unsafe fn f_mpi_type_get_envelope_c(datatype: *mut c_int, num_integers: *mut MPI_Count, num_addresses: *mut MPI_Count, num_large_counts: *mut MPI_Count, num_datatypes: *mut MPI_Count, combiner: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_get_envelope_c(*datatype, num_integers as _, num_addresses as _, num_large_counts as _, num_datatypes as _, combiner as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_get_envelope_c(datatype: *mut c_int, num_integers: *mut MPI_Count, num_addresses: *mut MPI_Count, num_large_counts: *mut MPI_Count, num_datatypes: *mut MPI_Count, combiner: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_get_envelope_c_ mpi_type_get_envelope_c__ mpi_type_get_envelope_c MPI_TYPE_GET_ENVELOPE_C pmpi_type_get_envelope_c_ pmpi_type_get_envelope_c__ pmpi_type_get_envelope_c PMPI_TYPE_GET_ENVELOPE_C mpi_type_get_envelope_c_f08_);
+
+/// Fortran MPI_TYPE_GET_EXTENT_C.
+unsafe fn f_mpi_type_get_extent_c(datatype: *mut c_int, lb: *mut MPI_Count, extent: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_get_extent_c(*datatype, lb as _, extent as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_get_extent_c(datatype: *mut c_int, lb: *mut MPI_Count, extent: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_type_get_extent_c_ mpi_type_get_extent_c__ mpi_type_get_extent_c MPI_TYPE_GET_EXTENT_C pmpi_type_get_extent_c_ pmpi_type_get_extent_c__ pmpi_type_get_extent_c PMPI_TYPE_GET_EXTENT_C mpi_type_get_extent_c_f08_);
+
+/// Fortran MPI_TYPE_GET_TRUE_EXTENT_C.
+unsafe fn f_mpi_type_get_true_extent_c(datatype: *mut c_int, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_get_true_extent_c(*datatype, true_lb as _, true_extent as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_get_true_extent_c(datatype: *mut c_int, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_type_get_true_extent_c_ mpi_type_get_true_extent_c__ mpi_type_get_true_extent_c MPI_TYPE_GET_TRUE_EXTENT_C pmpi_type_get_true_extent_c_ pmpi_type_get_true_extent_c__ pmpi_type_get_true_extent_c PMPI_TYPE_GET_TRUE_EXTENT_C mpi_type_get_true_extent_c_f08_);
+
+/// Fortran MPI_TYPE_INDEXED_C.
+unsafe fn f_mpi_type_indexed_c(count: *mut MPI_Count, array_of_blocklengths: *mut MPI_Count, array_of_displacements: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_indexed_c(*count, array_of_blocklengths as _, array_of_displacements as _, *oldtype, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_indexed_c(count: *mut MPI_Count, array_of_blocklengths: *mut MPI_Count, array_of_displacements: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_indexed_c_ mpi_type_indexed_c__ mpi_type_indexed_c MPI_TYPE_INDEXED_C pmpi_type_indexed_c_ pmpi_type_indexed_c__ pmpi_type_indexed_c PMPI_TYPE_INDEXED_C mpi_type_indexed_c_f08_);
+
+/// Fortran MPI_TYPE_SIZE_C.
+unsafe fn f_mpi_type_size_c(datatype: *mut c_int, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_size_c(*datatype, size as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_size_c(datatype: *mut c_int, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_type_size_c_ mpi_type_size_c__ mpi_type_size_c MPI_TYPE_SIZE_C pmpi_type_size_c_ pmpi_type_size_c__ pmpi_type_size_c PMPI_TYPE_SIZE_C mpi_type_size_c_f08_);
+
+/// Fortran MPI_TYPE_VECTOR_C.
+unsafe fn f_mpi_type_vector_c(count: *mut MPI_Count, blocklength: *mut MPI_Count, stride: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Type_vector_c(*count, *blocklength, *stride, *oldtype, newtype as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_type_vector_c(count: *mut MPI_Count, blocklength: *mut MPI_Count, stride: *mut MPI_Count, oldtype: *mut c_int, newtype: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_type_vector_c_ mpi_type_vector_c__ mpi_type_vector_c MPI_TYPE_VECTOR_C pmpi_type_vector_c_ pmpi_type_vector_c__ pmpi_type_vector_c PMPI_TYPE_VECTOR_C mpi_type_vector_c_f08_);
+
+/// Fortran MPI_UNPACK_C.
+unsafe fn f_mpi_unpack_c(inbuf: *mut c_void, insize: *mut MPI_Count, position: *mut MPI_Count, outbuf: *mut c_void, outcount: *mut MPI_Count, datatype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Unpack_c(f2c_choice(inbuf), *insize, position as _, f2c_choice(outbuf), *outcount, *datatype, *comm);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_unpack_c(inbuf: *mut c_void, insize: *mut MPI_Count, position: *mut MPI_Count, outbuf: *mut c_void, outcount: *mut MPI_Count, datatype: *mut c_int, comm: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_unpack_c_ mpi_unpack_c__ mpi_unpack_c MPI_UNPACK_C pmpi_unpack_c_ pmpi_unpack_c__ pmpi_unpack_c PMPI_UNPACK_C mpi_unpack_c_f08_);
+
+/// Fortran MPI_UNPACK_EXTERNAL_C.
+unsafe fn f_mpi_unpack_external_c(datarep: *mut c_char, inbuf: *mut c_void, insize: *mut MPI_Count, position: *mut MPI_Count, outbuf: *mut c_void, outcount: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint, datarep_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let t_datarep = str_in(datarep, datarep_len);
+        let rc = c_PMPI_Unpack_external_c(t_datarep.as_ptr() as *const c_char, f2c_choice(inbuf), *insize, position as _, f2c_choice(outbuf), *outcount, *datatype);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_unpack_external_c(datarep: *mut c_char, inbuf: *mut c_void, insize: *mut MPI_Count, position: *mut MPI_Count, outbuf: *mut c_void, outcount: *mut MPI_Count, datatype: *mut c_int, ierror: *mut MPI_Fint, datarep_len: usize) -> ();
+    mpi_unpack_external_c_ mpi_unpack_external_c__ mpi_unpack_external_c MPI_UNPACK_EXTERNAL_C pmpi_unpack_external_c_ pmpi_unpack_external_c__ pmpi_unpack_external_c PMPI_UNPACK_EXTERNAL_C mpi_unpack_external_c_f08_);
 
 /// Fortran MPI_PARRIVED.
 unsafe fn f_mpi_parrived(request: *mut c_int, partition: *mut c_int, flag: *mut c_int, ierror: *mut MPI_Fint) -> () {
@@ -6611,6 +8747,18 @@ unsafe fn f_mpi_comm_attach_buffer(comm: *mut c_int, buffer: *mut c_void, size: 
 fortran_names!(f_mpi_comm_attach_buffer(comm: *mut c_int, buffer: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_comm_attach_buffer_ mpi_comm_attach_buffer__ mpi_comm_attach_buffer MPI_COMM_ATTACH_BUFFER pmpi_comm_attach_buffer_ pmpi_comm_attach_buffer__ pmpi_comm_attach_buffer PMPI_COMM_ATTACH_BUFFER mpi_comm_attach_buffer_f08_);
 
+/// Fortran MPI_COMM_ATTACH_BUFFER_C.
+unsafe fn f_mpi_comm_attach_buffer_c(comm: *mut c_int, buffer: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Comm_attach_buffer_c(*comm, f2c_choice(buffer), *size);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_comm_attach_buffer_c(comm: *mut c_int, buffer: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_comm_attach_buffer_c_ mpi_comm_attach_buffer_c__ mpi_comm_attach_buffer_c MPI_COMM_ATTACH_BUFFER_C pmpi_comm_attach_buffer_c_ pmpi_comm_attach_buffer_c__ pmpi_comm_attach_buffer_c PMPI_COMM_ATTACH_BUFFER_C mpi_comm_attach_buffer_c_f08_);
+
 /// Fortran MPI_COMM_DETACH_BUFFER.
 unsafe fn f_mpi_comm_detach_buffer(comm: *mut c_int, buffer_addr: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> () {
     // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
@@ -6623,6 +8771,19 @@ unsafe fn f_mpi_comm_detach_buffer(comm: *mut c_int, buffer_addr: *mut c_void, s
 }
 fortran_names!(f_mpi_comm_detach_buffer(comm: *mut c_int, buffer_addr: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_comm_detach_buffer_ mpi_comm_detach_buffer__ mpi_comm_detach_buffer MPI_COMM_DETACH_BUFFER pmpi_comm_detach_buffer_ pmpi_comm_detach_buffer__ pmpi_comm_detach_buffer PMPI_COMM_DETACH_BUFFER mpi_comm_detach_buffer_f08_);
+
+/// Fortran MPI_COMM_DETACH_BUFFER_C.
+unsafe fn f_mpi_comm_detach_buffer_c(comm: *mut c_int, buffer_addr: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let mut t_buffer_addr: *mut c_void = null_mut();
+        let rc = c_PMPI_Comm_detach_buffer_c(*comm, &mut t_buffer_addr as *mut *mut c_void as *mut c_void, size as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_comm_detach_buffer_c(comm: *mut c_int, buffer_addr: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_comm_detach_buffer_c_ mpi_comm_detach_buffer_c__ mpi_comm_detach_buffer_c MPI_COMM_DETACH_BUFFER_C pmpi_comm_detach_buffer_c_ pmpi_comm_detach_buffer_c__ pmpi_comm_detach_buffer_c PMPI_COMM_DETACH_BUFFER_C mpi_comm_detach_buffer_c_f08_);
 
 /// Fortran MPI_COMM_FLUSH_BUFFER.
 unsafe fn f_mpi_comm_flush_buffer(comm: *mut c_int, ierror: *mut MPI_Fint) -> () {

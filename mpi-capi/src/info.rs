@@ -315,6 +315,33 @@ pub unsafe extern "C" fn PMPI_Info_free(info: *mut MPI_Info) -> c_int {
     MPI_SUCCESS
 }
 
+/// The key through which MPI 4.1 (§11.4.3) reports the memory allocation kinds an MPI
+/// supports, on the World Model's communicators and on sessions (which may request kinds).
+pub const MEMORY_ALLOC_KINDS_KEY: &str = "mpi_memory_alloc_kinds";
+
+/// The value of `mpi_memory_alloc_kinds` for `requested` (a session's `mpi_memory_alloc_kinds`
+/// info value, if any): "mpi,system" (always supported, and requested by default), then each
+/// requested kind OxMPI supports, as written: `system`, and `mpi` with any of the restrictors
+/// `alloc_mem`, `win_allocate`, `win_allocate_shared` (the memory-kinds side document's).
+/// Kinds of devices (`cuda:device`, ...) are not supported and left out, as the standard
+/// says an unsupported requested kind is.
+pub fn memory_alloc_kinds(requested: Option<&str>) -> String {
+    const MPI_RESTRICTORS: &[&str] = &["alloc_mem", "win_allocate", "win_allocate_shared"];
+    let mut kinds: Vec<String> = vec!["mpi".into(), "system".into()];
+    for kind in requested.unwrap_or("").split(',').map(str::trim).filter(|k| !k.is_empty()) {
+        let mut parts = kind.split(':');
+        let supported = match parts.next() {
+            Some("system") => parts.next().is_none(),
+            Some("mpi") => parts.all(|r| MPI_RESTRICTORS.contains(&r)),
+            _ => false,
+        };
+        if supported && !kinds.iter().any(|k| k == kind) {
+            kinds.push(kind.to_string());
+        }
+    }
+    kinds.join(",")
+}
+
 /// The hints a communicator keeps and reports, with their defaults: MPI 4.1's
 /// assertions (§7.4.4). OxMPI does not act on them yet; reporting them with the value set
 /// tells the application that it may rely on what it asserted being accepted.
@@ -351,4 +378,18 @@ pub fn hints_used(known: &[(&str, &str)], kept: &Pairs) -> Pairs {
             None => (!d.is_empty()).then(|| (k.to_string(), d.to_string())),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::memory_alloc_kinds;
+
+    #[test]
+    fn memory_alloc_kinds_keeps_supported_requests_only() {
+        assert_eq!(memory_alloc_kinds(None), "mpi,system");
+        assert_eq!(memory_alloc_kinds(Some("")), "mpi,system");
+        assert_eq!(memory_alloc_kinds(Some("mpi:win_allocate:alloc_mem")), "mpi,system,mpi:win_allocate:alloc_mem");
+        assert_eq!(memory_alloc_kinds(Some(" system , mpi, cuda:device,mpi:alloc_mem,mpi:nope,system:x")), "mpi,system,mpi:alloc_mem");
+        assert_eq!(memory_alloc_kinds(Some("rocm:host,level_zero:device")), "mpi,system");
+    }
 }

@@ -19,6 +19,8 @@ struct Session {
     errhandler: MPI_Errhandler,
     /// The thread level provided to the session (its `thread_level` info key).
     thread_level: c_int,
+    /// Its `mpi_memory_alloc_kinds` info value: the kinds asked for that OxMPI supports.
+    alloc_kinds: String,
 }
 
 static SESSIONS: Mutex<Vec<Option<Session>>> = Mutex::new(Vec::new());
@@ -146,7 +148,9 @@ pub unsafe extern "C" fn PMPI_Session_init(info: MPI_Info, errhandler: MPI_Errha
         Ok(l) => l,
         Err(msg) => return fail(MPI_ERR_OTHER, msg),
     };
-    let s = Session { errhandler, thread_level: provided.clamp(MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE) };
+    let requested_kinds = pairs.iter().find(|(k, _)| k == crate::info::MEMORY_ALLOC_KINDS_KEY).map(|(_, v)| v.as_str());
+    let alloc_kinds = crate::info::memory_alloc_kinds(requested_kinds);
+    let s = Session { errhandler, thread_level: provided.clamp(MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE), alloc_kinds };
     let idx = crate::handles::store_in_free_slot(&mut table(), s);
     // SAFETY: checked non-null.
     unsafe { *session = session_handle(idx) };
@@ -223,8 +227,8 @@ pub unsafe extern "C" fn PMPI_Session_get_info(session: MPI_Session, info_used: 
     if info_used.is_null() {
         return raise_session(session, func, MPI_ERR_ARG, "info_used is NULL");
     }
-    let level = session_index(session).and_then(|i| table().get(i).and_then(|e| e.as_ref()).map(|e| e.thread_level)).unwrap_or(MPI_THREAD_SINGLE);
-    let pairs = vec![("thread_level".to_string(), THREAD_LEVELS[level as usize].to_string())];
+    let (level, kinds) = session_index(session).and_then(|i| table().get(i).and_then(|e| e.as_ref()).map(|e| (e.thread_level, e.alloc_kinds.clone()))).unwrap_or((MPI_THREAD_SINGLE, crate::info::memory_alloc_kinds(None)));
+    let pairs = vec![("thread_level".to_string(), THREAD_LEVELS[level as usize].to_string()), (crate::info::MEMORY_ALLOC_KINDS_KEY.to_string(), kinds)];
     // SAFETY: checked non-null.
     unsafe { *info_used = crate::info::new_info(pairs) };
     MPI_SUCCESS

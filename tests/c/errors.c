@@ -9,7 +9,10 @@
  *  - MPI_Waitall/MPI_Testall on an array holding a handle that is not a request
  *    (MPI_ERR_REQUEST), leaving the valid entries alone; every multiple-completion call
  *    (and MPI_Startall) with a negative count (MPI_ERR_COUNT) or a NULL array
- *    (MPI_ERR_ARG).
+ *    (MPI_ERR_ARG);
+ *  - MPI_Waitall, Waitsome, Testall, Testsome, Request_get_status_all and _some return
+ *    exactly the code MPI_ERR_IN_STATUS (not merely a code of that class) when a request
+ *    failed, with the failed and the successful request's MPI_ERROR fields set.
  * Truncations go around the ring (send right, receive from left). */
 #include "testutil.h"
 
@@ -70,6 +73,73 @@ static void truncation(int size, int room, int variant)
     free(rbuf);
 }
 
+/* MPI 4.1's MPI_Request_get_status_all/_some (OxMPI has them; MPICH from 4.1). */
+#if defined(OXMPI) || MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+#define IN_STATUS_CALLS 6
+#else
+#define IN_STATUS_CALLS 4
+#endif
+
+/* Two receives from this rank itself: reqs[0] truncated (room for 1 of 3 ints), reqs[1]
+ * fine; then the multiple-completion call `which` must return MPI_ERR_IN_STATUS itself. */
+static void in_status_exact(int which)
+{
+    static const char *names[] = {"MPI_Waitall", "MPI_Waitsome", "MPI_Testall",
+                                  "MPI_Testsome", "MPI_Request_get_status_all",
+                                  "MPI_Request_get_status_some"};
+    int sbuf[3] = {1, 2, 3}, rbuf[4] = {-1, -1, -1, -1};
+    MPI_Request reqs[2], sreqs[2];
+    MPI_Status sts[2];
+    int idx[2] = {-1, -1}, outcount = -1, flag = 0, rc = MPI_SUCCESS;
+    MPI_OK(MPI_Irecv(rbuf, 1, MPI_INT, rank, 900, MPI_COMM_WORLD, &reqs[0]));
+    MPI_OK(MPI_Irecv(rbuf + 1, 3, MPI_INT, rank, 901, MPI_COMM_WORLD, &reqs[1]));
+    MPI_OK(MPI_Isend(sbuf, 3, MPI_INT, rank, 900, MPI_COMM_WORLD, &sreqs[0]));
+    MPI_OK(MPI_Isend(sbuf, 3, MPI_INT, rank, 901, MPI_COMM_WORLD, &sreqs[1]));
+    MPI_OK(MPI_Waitall(2, sreqs, MPI_STATUSES_IGNORE));
+    sts[0].MPI_ERROR = sts[1].MPI_ERROR = -1;
+    switch (which) {
+    case 0: rc = MPI_Waitall(2, reqs, sts); outcount = 2; break;
+    case 1: rc = MPI_Waitsome(2, reqs, &outcount, idx, sts); break;
+    case 2:
+        do rc = MPI_Testall(2, reqs, &flag, sts); while (rc == MPI_SUCCESS && !flag);
+        outcount = 2;
+        break;
+    case 3:
+        do rc = MPI_Testsome(2, reqs, &outcount, idx, sts); while (rc == MPI_SUCCESS && outcount == 0);
+        break;
+#if IN_STATUS_CALLS > 4
+    case 4:
+        do rc = MPI_Request_get_status_all(2, reqs, &flag, sts); while (rc == MPI_SUCCESS && !flag);
+        outcount = 2;
+        break;
+    case 5:
+        do rc = MPI_Request_get_status_some(2, reqs, &outcount, idx, sts);
+        while (rc == MPI_SUCCESS && outcount == 0);
+        break;
+#endif
+    }
+    CHECK(rc == MPI_ERR_IN_STATUS, "%s returned %d, expected the code MPI_ERR_IN_STATUS (%d)",
+          names[which], rc, MPI_ERR_IN_STATUS);
+    CHECK(outcount == 2, "%s: outcount %d, expected 2", names[which], outcount);
+    for (int i = 0; i < 2; i++) {
+        int r = (which == 1 || which == 3 || which == 5) ? idx[i] : i; /* request of sts[i] */
+        CHECK(r == 0 || r == 1, "%s: index %d", names[which], r);
+        int cls = -1;
+        MPI_OK(MPI_Error_class(sts[i].MPI_ERROR, &cls));
+        /* a request the call did not get to may be left pending (MPICH does) */
+        CHECK(r == 0 ? cls == MPI_ERR_TRUNCATE : cls == MPI_SUCCESS || cls == MPI_ERR_PENDING,
+              "%s: status of request %d has MPI_ERROR %d (class %d)", names[which], r,
+              sts[i].MPI_ERROR, cls);
+        if (cls == MPI_ERR_PENDING)
+            MPI_OK(MPI_Wait(&reqs[r], MPI_STATUS_IGNORE));
+    }
+    if (which >= 4) /* the get_status calls leave the requests alone */
+        for (int i = 0; i < 2; i++)
+            MPI_Wait(&reqs[i], MPI_STATUS_IGNORE);
+    /* (what a truncated receive leaves in its buffer is not defined: MPICH writes nothing) */
+    CHECK(rbuf[1] == 1 && rbuf[2] == 2 && rbuf[3] == 3, "%s: received data", names[which]);
+}
+
 /* after errors, normal traffic must still work */
 static void ring_check(int round)
 {
@@ -105,6 +175,9 @@ int main(int argc, char **argv)
         CHECK(classes[i] > MPI_SUCCESS && classes[i] <= MPI_ERR_LASTCODE,
               "error class %d outside 1..MPI_ERR_LASTCODE", classes[i]);
     }
+
+    for (int which = 0; which < IN_STATUS_CALLS; which++)
+        in_status_exact(which);
 
     /* truncation: eager-sized and large, three ways each */
     for (int variant = 0; variant < 3; variant++) {

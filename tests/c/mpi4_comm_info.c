@@ -1,6 +1,7 @@
 /* MPI-4.0 MPI_Comm_idup_with_info (the duplicate gets the info's hints, not the parent's,
  * and works as a communicator) and MPI_Info_create_env (before MPI_Init, after it, and
- * after MPI_Finalize: the keys of MPI_INFO_ENV). */
+ * after MPI_Finalize: the keys of MPI_INFO_ENV); MPI 4.1's `mpi_memory_alloc_kinds` on
+ * MPI_COMM_WORLD and MPI_COMM_SELF. */
 #include "testutil.h"
 
 static void get(MPI_Info info, const char *key, char *val, int *flag)
@@ -47,6 +48,15 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_idup_with_info(parent, dinfo, &dup, &req));
     MPI_OK(MPI_Info_free(&dinfo)); /* may be freed at once */
     MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    /* MPI 4.1 §11.4.3: the World Model's communicators report the memory kinds supported */
+    MPI_Comm worlds[2] = {MPI_COMM_WORLD, MPI_COMM_SELF};
+    for (int i = 0; i < 2; i++) {
+        MPI_OK(MPI_Comm_get_info(worlds[i], &got));
+        get(got, "mpi_memory_alloc_kinds", v1, &f1);
+        CHECK(f1 && !strcmp(v1, "mpi,system"), "mpi_memory_alloc_kinds of %s: %s",
+              i ? "MPI_COMM_SELF" : "MPI_COMM_WORLD", f1 ? v1 : "(absent)");
+        MPI_OK(MPI_Info_free(&got));
+    }
     MPI_OK(MPI_Comm_get_info(dup, &got));
     get(got, "mpi_assert_no_any_source", v1, &f1);
     CHECK(f1 && !strcmp(v1, "true"), "dup lost the info's hint");

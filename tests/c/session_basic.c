@@ -1,7 +1,8 @@
 /* MPI-4.0 sessions without MPI_Init at all: two sessions at once, the process-set queries
  * ("mpi://WORLD", "mpi://SELF", case-insensitive names), a communicator from mpi://WORLD
  * doing point-to-point and collectives with checked values, one from mpi://SELF, the
- * World model staying uninitialised throughout. */
+ * World model staying uninitialised throughout; the `mpi_memory_alloc_kinds` each session
+ * reports (MPI 4.1). */
 #include "testutil.h"
 
 /* A communicator over process set `pset` of session `s`, made with `tag`. */
@@ -52,6 +53,9 @@ int main(int argc, char **argv)
     MPI_Session s1 = MPI_SESSION_NULL, s2 = MPI_SESSION_NULL;
     MPI_OK(MPI_Info_create(&want));
     MPI_OK(MPI_Info_set(want, "thread_level", "MPI_THREAD_MULTIPLE"));
+    /* memory allocation kinds (MPI 4.1 §11.4.3): a supported one with restrictors, an
+     * unsupported one */
+    MPI_OK(MPI_Info_set(want, "mpi_memory_alloc_kinds", "mpi:win_allocate:alloc_mem,cuda:device"));
     MPI_OK(MPI_Session_init(want, MPI_ERRORS_RETURN, &s1));
     MPI_OK(MPI_Info_free(&want));
     MPI_OK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s2));
@@ -66,6 +70,15 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Session_get_info(s1, &used));
     MPI_OK(MPI_Info_get(used, "thread_level", MPI_MAX_INFO_VAL - 1, val, &flag));
     CHECK(flag && strcmp(val, "MPI_THREAD_MULTIPLE") == 0, "thread_level %s", flag ? val : "(none)");
+    /* The kinds supported: mpi and system always, then those asked for that are supported. */
+    MPI_OK(MPI_Info_get(used, "mpi_memory_alloc_kinds", MPI_MAX_INFO_VAL - 1, val, &flag));
+    CHECK(flag && strcmp(val, "mpi,system,mpi:win_allocate:alloc_mem") == 0,
+          "mpi_memory_alloc_kinds of a session that asked for some: %s", flag ? val : "(none)");
+    MPI_OK(MPI_Info_free(&used));
+    MPI_OK(MPI_Session_get_info(s2, &used));
+    MPI_OK(MPI_Info_get(used, "mpi_memory_alloc_kinds", MPI_MAX_INFO_VAL - 1, val, &flag));
+    CHECK(flag && strcmp(val, "mpi,system") == 0, "mpi_memory_alloc_kinds of a session: %s",
+          flag ? val : "(none)");
     MPI_OK(MPI_Info_free(&used));
 
     /* Process sets: at least WORLD and SELF, with their sizes. */

@@ -1,10 +1,13 @@
 ! errors: with MPI_ERRORS_RETURN on MPI_COMM_WORLD, a send to an invalid rank returns an
 ! error code whose class (MPI_Error_class) is MPI_ERR_RANK; MPI_Error_string writes its
 ! message into a CHARACTER buffer (blank padded, resultlen = its length); an invalid tag
-! gives MPI_ERR_TAG; MPI_Comm_get_errhandler returns the handler set.
+! gives MPI_ERR_TAG; MPI_Comm_get_errhandler returns the handler set; MPI_WAITSOME and
+! MPI_TESTSOME with a truncated receive return IERROR = MPI_ERR_IN_STATUS itself and
+! 1-based indices.
 program errors
 #include "mpi_interface.h"
-  integer :: ierr, rank, nprocs, code, eclass, msglen, eh, x
+  integer :: ierr, rank, nprocs, code, eclass, msglen, eh, x, k, outcount
+  integer :: reqs(2), idx(2), sts(MPI_STATUS_SIZE, 2), sbuf(3), rbuf(4)
   character(len=MPI_MAX_ERROR_STRING) :: msg
   character(len=10) :: short
 
@@ -39,6 +42,31 @@ program errors
   call MPI_Send(x, 1, MPI_INTEGER, 0, -5, MPI_COMM_WORLD, code)
   call MPI_Error_class(code, eclass, ierr)
   if (eclass /= MPI_ERR_TAG) call fail('error class is not MPI_ERR_TAG')
+
+  ! Two receives from this rank: the first truncated (room for 1 of 3), the second fine.
+  sbuf = [1, 2, 3]
+  do k = 1, 2
+     call MPI_Irecv(rbuf(1), 1, MPI_INTEGER, rank, 70, MPI_COMM_WORLD, reqs(1), ierr)
+     call MPI_Irecv(rbuf(2), 3, MPI_INTEGER, rank, 71, MPI_COMM_WORLD, reqs(2), ierr)
+     call MPI_Send(sbuf(1), 3, MPI_INTEGER, rank, 70, MPI_COMM_WORLD, ierr)
+     call MPI_Send(sbuf(1), 3, MPI_INTEGER, rank, 71, MPI_COMM_WORLD, ierr)
+     idx = -1
+     outcount = 0
+     if (k == 1) then
+        call MPI_Waitsome(2, reqs, outcount, idx, sts, code)
+     else
+        do while (outcount == 0)
+           call MPI_Testsome(2, reqs, outcount, idx, sts, code)
+           if (code /= MPI_SUCCESS) exit
+        end do
+     end if
+     if (code /= MPI_ERR_IN_STATUS) call fail('Waitsome/Testsome: IERROR is not MPI_ERR_IN_STATUS')
+     if (outcount /= 2) call fail('Waitsome/Testsome: OUTCOUNT is not 2')
+     if (minval(idx) /= 1 .or. maxval(idx) /= 2) call fail('Waitsome/Testsome: indices not 1 and 2')
+     call MPI_Error_class(sts(MPI_ERROR, minloc(idx, 1)), eclass, ierr)
+     if (eclass /= MPI_ERR_TRUNCATE) call fail('Waitsome/Testsome: status of the truncated receive')
+     if (sts(MPI_ERROR, maxloc(idx, 1)) /= MPI_SUCCESS) call fail('Waitsome/Testsome: status of the other')
+  end do
 
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) print '(a)', 'errors: OK'

@@ -63,6 +63,14 @@ fn f08_profiling_specific_names() {
     run_f08("f08_profile");
 }
 
+/// `use mpi_f08` large counts: MPI_X with INTEGER(KIND=MPI_COUNT_KIND) counts resolves to
+/// MPI_X_c (point-to-point, collectives with count/displacement arrays, a datatype of more
+/// than 2**31 bytes, PMPI_ names, MPI_Type_get_extent_c, MPI_ERR_COUNT).
+#[test]
+fn f08_large_count() {
+    run_f08("f08_large_count");
+}
+
 /// `use mpi_f08`, MPI-4.0 sessions without MPI_Init: TYPE(MPI_Session), process sets, a
 /// communicator from a group, a session's error class.
 #[test]
