@@ -404,14 +404,14 @@ fn in_place(p: *const c_void) -> bool {
 
 /// How a buffer is used by the collective: read, written, or both.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Dir {
+pub(crate) enum Dir {
     In,
     Out,
     InOut,
 }
 
 /// Byte views of the typed buffers of one collective call (see the module doc).
-struct Staging {
+pub(crate) struct Staging {
     bufs: Vec<Box<[u8]>>,
     /// (staging buffer index, user buffer, count, type) to unpack after completion.
     unpack: Vec<(usize, *mut u8, usize, Arc<Datatype>)>,
@@ -423,7 +423,7 @@ impl Staging {
     }
 
     /// `count` items of type `ty` at `ptr` as one packed byte range.
-    fn view(&mut self, ptr: *const c_void, count: usize, ty: &Arc<Datatype>, dir: Dir) -> Result<Slice, ArgError> {
+    pub(crate) fn view(&mut self, ptr: *const c_void, count: usize, ty: &Arc<Datatype>, dir: Dir) -> Result<Slice, ArgError> {
         let len = count.checked_mul(ty.size()).filter(|&l| l <= isize::MAX as usize).ok_or_else(|| (MPI_ERR_COUNT, format!("{count} items of {} bytes exceed the address space", ty.size())))?;
         if len == 0 {
             return Ok(Slice::user(std::ptr::null(), 0));
@@ -467,7 +467,7 @@ impl Staging {
 }
 
 /// The engine type of `dt`, which must be valid and committed.
-fn datatype(dt: MPI_Datatype) -> Result<Arc<Datatype>, ArgError> {
+pub(crate) fn datatype(dt: MPI_Datatype) -> Result<Arc<Datatype>, ArgError> {
     if let Some(t) = builtin_type(dt) {
         return Ok(t.clone());
     }
@@ -654,7 +654,7 @@ fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(Reduce
 
 /// Runs a collective whose buffers go through a `Staging`; unpacks staged output after a
 /// successful blocking run.
-fn run_staged(func: &str, comm: MPI_Comm, request: Req, build: impl FnOnce(&mut Schedule, &mut Staging) -> Result<(), ArgError>) -> c_int {
+pub(crate) fn run_staged(func: &str, comm: MPI_Comm, request: Req, build: impl FnOnce(&mut Schedule, &mut Staging) -> Result<(), ArgError>) -> c_int {
     run_collective(func, comm, request, |_, s| {
         let mut st = Staging::new();
         build(s, &mut st)?;

@@ -5,11 +5,11 @@
 //! (`reorder` is accepted and ignored, which the standard allows).
 
 use crate::abi::*;
-use crate::coll::{self, keep_array, persistent_init, run_collective, Int, Pins, Req};
+use crate::coll::{self, keep_array, persistent_init, run_staged, Dir, Int, Pins, Req, Staging};
 use crate::comm::{dup, new_comm, set_topology, split};
 use crate::errors::{raise};
 use crate::group::ints;
-use crate::p2p_args::{buffer, comm_of, ArgError};
+use crate::p2p_args::{comm_of, ArgError};
 use mpi_core::coll::Slice;
 use mpi_core::runtime::{self, Runtime};
 use mpi_core::topology::{self as topo, Topology};
@@ -579,14 +579,10 @@ pub unsafe extern "C" fn PMPI_Dist_graph_neighbors(comm: MPI_Comm, maxindegree: 
 
 // ------------------------------------------------------------------ neighbourhood collectives
 
-/// A contiguous byte view of (buf, count, datatype); non-contiguous datatypes are not
-/// supported by the neighbourhood collectives yet.
-fn contig<C: Int>(buf: *const c_void, count: C, dt: MPI_Datatype) -> Result<Slice, ArgError> {
-    let (raw, layout) = buffer(buf, count.get(), dt)?;
-    if layout.is_some() {
-        return Err((MPI_ERR_TYPE, "non-contiguous datatypes are not supported by the neighborhood collectives yet".into()));
-    }
-    Ok(Slice::user(raw.ptr, raw.len))
+/// A byte view of (buf, count, datatype): the user's memory for a contiguous type, else a
+/// staging buffer packed before the exchange (`Dir::In`) or unpacked after it (`Dir::Out`).
+fn view<C: Int>(st: &mut Staging, buf: *const c_void, count: C, dt: MPI_Datatype, dir: Dir) -> Result<Slice, ArgError> {
+    st.view(buf, coll::count(count, "count")?, &coll::datatype(dt)?, dir)
 }
 
 /// One block per neighbour: where it is and how long.
@@ -596,8 +592,9 @@ struct Blocks {
 }
 
 /// Builds and runs a neighbourhood exchange: block `recv[i]` from source i, `send[j]` to
-/// destination j. `blocks` computes the blocks from (indegree, outdegree).
-fn neighbor(func: &str, comm: MPI_Comm, request: Req, blocks: impl FnOnce(usize, usize) -> Result<Blocks, ArgError>) -> c_int {
+/// destination j. `blocks` computes the blocks from (indegree, outdegree), staging those of
+/// non-contiguous datatypes.
+fn neighbor(func: &str, comm: MPI_Comm, request: Req, blocks: impl FnOnce(usize, usize, &mut Staging) -> Result<Blocks, ArgError>) -> c_int {
     require_init!(func);
     let r = runtime::with(|rt: &mut Runtime| {
         let c = comm_of(rt, comm)?;
@@ -608,11 +605,8 @@ fn neighbor(func: &str, comm: MPI_Comm, request: Req, blocks: impl FnOnce(usize,
         Ok(x) => x,
         Err((c, m)) => return raise(comm, func, c, m),
     };
-    let b = match blocks(srcs.len(), dsts.len()) {
-        Ok(b) => b,
-        Err((c, m)) => return raise(comm, func, c, m),
-    };
-    run_collective(func, comm, request, move |_rt, s| {
+    run_staged(func, comm, request, move |s, st| {
+        let b = blocks(srcs.len(), dsts.len(), st)?;
         for &i in &order {
             if let Some(src) = srcs[i] {
                 s.recv(src, b.recv[i]);
@@ -628,38 +622,37 @@ fn neighbor(func: &str, comm: MPI_Comm, request: Req, blocks: impl FnOnce(usize,
 }
 
 /// `n` equal blocks of `count` elements of `dt` starting at `buf`.
-fn equal_blocks<C: Int>(buf: *const c_void, count: C, dt: MPI_Datatype, n: usize) -> Result<Vec<Slice>, ArgError> {
-    let one = contig(buf, count, dt)?;
-    let ext = crate::types::lookup(dt).map_or(one.len as isize, |t| t.extent()) * count.get() as isize;
-    (0..n).map(|i| contig((buf as *const u8).wrapping_offset(ext * i as isize) as *const c_void, count, dt)).collect()
+fn equal_blocks<C: Int>(st: &mut Staging, buf: *const c_void, count: C, dt: MPI_Datatype, n: usize, dir: Dir) -> Result<Vec<Slice>, ArgError> {
+    let ext = coll::datatype(dt)?.extent() * count.get() as isize;
+    (0..n).map(|i| view(st, (buf as *const u8).wrapping_offset(ext * i as isize) as *const c_void, count, dt, dir)).collect()
 }
 
 /// Blocks at `displs[i]` (elements of `dt`) with `counts[i]` elements.
 ///
 /// # Safety
 /// `counts` and `displs` must hold `n` entries.
-unsafe fn var_blocks<C: Int, D: Int>(buf: *const c_void, counts: *const C, displs: *const D, dt: MPI_Datatype, n: usize) -> Result<Vec<Slice>, ArgError> {
+unsafe fn var_blocks<C: Int, D: Int>(st: &mut Staging, buf: *const c_void, counts: *const C, displs: *const D, dt: MPI_Datatype, n: usize, dir: Dir) -> Result<Vec<Slice>, ArgError> {
     // SAFETY: per the function contract.
     let (c, d) = unsafe { (coll::ints(counts, n, "counts")?, coll::ints(displs, n, "displs")?) };
-    let ext = crate::types::lookup(dt).map_or(0, |t| t.extent());
-    (0..n).map(|i| contig((buf as *const u8).wrapping_offset(ext * d[i].get() as isize) as *const c_void, c[i], dt)).collect()
+    let ext = if n == 0 { 0 } else { coll::datatype(dt)?.extent() };
+    (0..n).map(|i| view(st, (buf as *const u8).wrapping_offset(ext * d[i].get() as isize) as *const c_void, c[i], dt, dir)).collect()
 }
 
 /// Blocks at byte displacements with per-block datatypes (the "w" variants).
 ///
 /// # Safety
 /// The three arrays must hold `n` entries.
-unsafe fn w_blocks<C: Int>(buf: *const c_void, counts: *const C, displs: *const MPI_Aint, types: *const MPI_Datatype, n: usize) -> Result<Vec<Slice>, ArgError> {
+unsafe fn w_blocks<C: Int>(st: &mut Staging, buf: *const c_void, counts: *const C, displs: *const MPI_Aint, types: *const MPI_Datatype, n: usize, dir: Dir) -> Result<Vec<Slice>, ArgError> {
     // SAFETY: per the function contract.
     let (c, d, t) = unsafe { (coll::ints(counts, n, "counts")?, coll::ints(displs, n, "displs")?, coll::ints(types, n, "datatypes")?) };
-    (0..n).map(|i| contig((buf as *const u8).wrapping_offset(d[i] as isize) as *const c_void, c[i], t[i])).collect()
+    (0..n).map(|i| view(st, (buf as *const u8).wrapping_offset(d[i] as isize) as *const c_void, c[i], t[i], dir)).collect()
 }
 
 #[allow(clippy::too_many_arguments)]
 fn allgather_impl<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
-    neighbor(func, comm, request, |indeg, outdeg| {
-        let one = contig(sendbuf, sendcount, sendtype)?;
-        Ok(Blocks { send: vec![one; outdeg], recv: equal_blocks(recvbuf, recvcount, recvtype, indeg)? })
+    neighbor(func, comm, request, |indeg, outdeg, st| {
+        let one = view(st, sendbuf, sendcount, sendtype, Dir::In)?;
+        Ok(Blocks { send: vec![one; outdeg], recv: equal_blocks(st, recvbuf, recvcount, recvtype, indeg, Dir::Out)? })
     })
 }
 
@@ -675,10 +668,10 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgather(sendbuf: *const c_void, sendco
 
 #[allow(clippy::too_many_arguments)]
 fn allgatherv_impl<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
-    neighbor(func, comm, request, |indeg, outdeg| {
-        let one = contig(sendbuf, sendcount, sendtype)?;
+    neighbor(func, comm, request, |indeg, outdeg, st| {
+        let one = view(st, sendbuf, sendcount, sendtype, Dir::In)?;
         // SAFETY: the caller passes indegree counts and displacements.
-        Ok(Blocks { send: vec![one; outdeg], recv: unsafe { var_blocks(recvbuf, recvcounts, displs, recvtype, indeg) }? })
+        Ok(Blocks { send: vec![one; outdeg], recv: unsafe { var_blocks(st, recvbuf, recvcounts, displs, recvtype, indeg, Dir::Out) }? })
     })
 }
 
@@ -694,7 +687,7 @@ pub unsafe extern "C" fn PMPI_Ineighbor_allgatherv(sendbuf: *const c_void, sendc
 
 #[allow(clippy::too_many_arguments)]
 fn alltoall_impl<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
-    neighbor(func, comm, request, |indeg, outdeg| Ok(Blocks { send: equal_blocks(sendbuf, sendcount, sendtype, outdeg)?, recv: equal_blocks(recvbuf, recvcount, recvtype, indeg)? }))
+    neighbor(func, comm, request, |indeg, outdeg, st| Ok(Blocks { send: equal_blocks(st, sendbuf, sendcount, sendtype, outdeg, Dir::In)?, recv: equal_blocks(st, recvbuf, recvcount, recvtype, indeg, Dir::Out)? }))
 }
 
 #[no_mangle]
@@ -709,9 +702,9 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoall(sendbuf: *const c_void, sendcou
 
 #[allow(clippy::too_many_arguments)]
 fn alltoallv_impl<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, sdispls: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, rdispls: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
-    neighbor(func, comm, request, |indeg, outdeg| {
+    neighbor(func, comm, request, |indeg, outdeg, st| {
         // SAFETY: the caller passes outdegree/indegree counts and displacements.
-        unsafe { Ok(Blocks { send: var_blocks(sendbuf, sendcounts, sdispls, sendtype, outdeg)?, recv: var_blocks(recvbuf, recvcounts, rdispls, recvtype, indeg)? }) }
+        unsafe { Ok(Blocks { send: var_blocks(st, sendbuf, sendcounts, sdispls, sendtype, outdeg, Dir::In)?, recv: var_blocks(st, recvbuf, recvcounts, rdispls, recvtype, indeg, Dir::Out)? }) }
     })
 }
 
@@ -727,9 +720,9 @@ pub unsafe extern "C" fn PMPI_Ineighbor_alltoallv(sendbuf: *const c_void, sendco
 
 #[allow(clippy::too_many_arguments)]
 fn alltoallw_impl<C: Int>(func: &str, sendbuf: *const c_void, sendcounts: *const C, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
-    neighbor(func, comm, request, |indeg, outdeg| {
+    neighbor(func, comm, request, |indeg, outdeg, st| {
         // SAFETY: the caller passes outdegree/indegree counts, displacements and types.
-        unsafe { Ok(Blocks { send: w_blocks(sendbuf, sendcounts, sdispls, sendtypes, outdeg)?, recv: w_blocks(recvbuf, recvcounts, rdispls, recvtypes, indeg)? }) }
+        unsafe { Ok(Blocks { send: w_blocks(st, sendbuf, sendcounts, sdispls, sendtypes, outdeg, Dir::In)?, recv: w_blocks(st, recvbuf, recvcounts, rdispls, recvtypes, indeg, Dir::Out)? }) }
     })
 }
 

@@ -52,6 +52,13 @@ fn topo_cart() {
     }
 }
 
+/// Neighbourhood collectives (all five, blocking, nonblocking, persistent) with vector and
+/// resized datatypes on a periodic ring: every element and every gap checked.
+#[test]
+fn neighbor_noncontiguous_types() {
+    run_program_all("neighbor_types", &[]);
+}
+
 #[test]
 fn attr_callbacks() {
     run_program_all("attr_callbacks", &[]);

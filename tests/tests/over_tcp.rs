@@ -71,6 +71,7 @@ fn communicators_and_threads_over_tcp() {
             ("comm_idup", &[]),
             ("group_algebra", &[]),
             ("topo_cart", &[]),
+            ("neighbor_types", &[]),
             ("attr_callbacks", &[]),
             ("errh_user", &[]),
             ("errors", &[]),
