@@ -3585,6 +3585,28 @@ module mpi
       INTEGER :: request
       integer :: ierror
     end subroutine PMPI_Comm_iflush_buffer
+    subroutine MPI_Session_flush_buffer(session, ierror)
+      implicit none
+      INTEGER :: session
+      integer :: ierror
+    end subroutine MPI_Session_flush_buffer
+    subroutine PMPI_Session_flush_buffer(session, ierror)
+      implicit none
+      INTEGER :: session
+      integer :: ierror
+    end subroutine PMPI_Session_flush_buffer
+    subroutine MPI_Session_iflush_buffer(session, request, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: request
+      integer :: ierror
+    end subroutine MPI_Session_iflush_buffer
+    subroutine PMPI_Session_iflush_buffer(session, request, ierror)
+      implicit none
+      INTEGER :: session
+      INTEGER :: request
+      integer :: ierror
+    end subroutine PMPI_Session_iflush_buffer
   end interface
   interface MPI_Sizeof
     module procedure mpi_sizeof_i1, mpi_sizeof_i2, mpi_sizeof_i4, mpi_sizeof_i8, mpi_sizeof_i16, mpi_sizeof_r4

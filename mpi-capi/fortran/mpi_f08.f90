@@ -9477,6 +9477,81 @@ module mpi_f08
   interface PMPI_Comm_iflush_buffer
     procedure :: pmpi_comm_iflush_buffer
   end interface PMPI_Comm_iflush_buffer
+  interface MPI_Session_attach_buffer
+    subroutine mpi_session_attach_buffer_f08(session, buffer, size, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+      type(*), dimension(*) :: buffer
+      integer, intent(in) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_attach_buffer_f08
+    subroutine mpi_session_attach_buffer_c_f08(session, buffer, size, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer
+      type(*), dimension(*) :: buffer
+      integer(kind=MPI_COUNT_KIND), intent(in) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_attach_buffer_c_f08
+  end interface MPI_Session_attach_buffer
+  procedure(mpi_session_attach_buffer_f08) :: pmpi_session_attach_buffer
+  procedure(mpi_session_attach_buffer_c_f08) :: pmpi_session_attach_buffer_c
+  interface PMPI_Session_attach_buffer
+    procedure :: pmpi_session_attach_buffer, pmpi_session_attach_buffer_c
+  end interface PMPI_Session_attach_buffer
+  interface MPI_Session_detach_buffer
+    subroutine mpi_session_detach_buffer_f08(session, buffer_addr, size, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr
+      type(*), dimension(*) :: buffer_addr
+      integer :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_detach_buffer_f08
+    subroutine mpi_session_detach_buffer_c_f08(session, buffer_addr, size, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr
+      type(*), dimension(*) :: buffer_addr
+      integer(kind=MPI_COUNT_KIND) :: size
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_detach_buffer_c_f08
+  end interface MPI_Session_detach_buffer
+  procedure(mpi_session_detach_buffer_f08) :: pmpi_session_detach_buffer
+  procedure(mpi_session_detach_buffer_c_f08) :: pmpi_session_detach_buffer_c
+  interface PMPI_Session_detach_buffer
+    procedure :: pmpi_session_detach_buffer, pmpi_session_detach_buffer_c
+  end interface PMPI_Session_detach_buffer
+  interface MPI_Session_flush_buffer
+    subroutine mpi_session_flush_buffer_f08(session, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_flush_buffer_f08
+  end interface MPI_Session_flush_buffer
+  procedure(mpi_session_flush_buffer_f08) :: pmpi_session_flush_buffer
+  interface PMPI_Session_flush_buffer
+    procedure :: pmpi_session_flush_buffer
+  end interface PMPI_Session_flush_buffer
+  interface MPI_Session_iflush_buffer
+    subroutine mpi_session_iflush_buffer_f08(session, request, ierror)
+      import
+      implicit none
+      type(MPI_Session), intent(in) :: session
+      type(MPI_Request) :: request
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_session_iflush_buffer_f08
+  end interface MPI_Session_iflush_buffer
+  procedure(mpi_session_iflush_buffer_f08) :: pmpi_session_iflush_buffer
+  interface PMPI_Session_iflush_buffer
+    procedure :: pmpi_session_iflush_buffer
+  end interface PMPI_Session_iflush_buffer
 contains
   elemental logical function mpi_comm_eq(a, b)
     type(MPI_Comm), intent(in) :: a, b

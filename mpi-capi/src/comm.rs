@@ -130,7 +130,19 @@ pub fn agree_on(idx: usize) -> Result<usize, ArgError> {
 
 /// Registers `c` (its slot already taken) and returns its handle.
 fn install(c: Comm) -> MPI_Comm {
-    comm_handle(runtime::with(|rt| rt.comms.insert(c)))
+    comm_handle(runtime::with(|rt| {
+        if c.session.is_some() {
+            rt.engine.buffer_session(c.ctx, c.session);
+        }
+        rt.comms.insert(c)
+    }))
+}
+
+/// `install` for a communicator made from the one at `parent`: it derives from the same
+/// session, if any.
+fn install_derived(mut c: Comm, parent: usize) -> MPI_Comm {
+    c.session = runtime::with(|rt| rt.comms.get(parent).and_then(|p| p.session));
+    install(c)
 }
 
 /// Returns a slot that ended up unused (this process is not in the new communicator).
@@ -224,7 +236,7 @@ pub fn split(func: &str, comm: MPI_Comm, color: c_int, key: c_int) -> Result<MPI
     if let Some(r) = remote {
         c.local_ranks = Some(std::mem::replace(&mut c.world_ranks, r.into()));
     }
-    Ok(install(c))
+    Ok(install_derived(c, idx))
 }
 
 /// World ranks of the processes `world` whose (color, key) pair in `pairs` has `color`,
@@ -537,7 +549,7 @@ fn create(func: &str, comm: MPI_Comm, group: MPI_Group) -> Result<MPI_Comm, c_in
         MPI_COMM_NULL
     } else {
         let eh = runtime::with(|rt| rt.comms.get(idx).map_or(crate::errors::DEFAULT_ERRHANDLER, |c| c.errhandler));
-        install(Comm::intra(slot_ctx(slot), key as usize, g.clone(), eh))
+        install_derived(Comm::intra(slot_ctx(slot), key as usize, g.clone(), eh), idx)
     };
     Ok(h)
 }
@@ -579,7 +591,7 @@ fn create_group(func: &str, comm: MPI_Comm, group: MPI_Group, tag: c_int) -> Res
     // one) and from other parents' create_group with the same tag.
     let key = Agreement::key_of(cctx, t);
     match agree(Agreement::new(key, cc, t, None, false)) {
-        Ok(slot) => Ok(install(Comm::intra(slot_ctx(slot), my, g, eh))),
+        Ok(slot) => Ok(install_derived(Comm::intra(slot_ctx(slot), my, g, eh), comm_index(comm).unwrap_or(usize::MAX))),
         Err((c, m)) => Err(raise(comm, func, c, m)),
     }
 }
@@ -686,6 +698,7 @@ fn create_from_group(func: &str, group: MPI_Group, a: FromGroups) -> Result<MPI_
         Ok(slot) => {
             let mut c = Comm::intra(slot_ctx(slot), my, g, a.errhandler);
             crate::info::keep_hints(crate::info::COMM_HINTS, &mut c.info, a.hints);
+            c.session = crate::group::session_of(group);
             Ok(install(c))
         }
         Err((c, m)) => fail(c, &m),
@@ -742,6 +755,7 @@ fn intercomm_from_groups(func: &str, local: (MPI_Group, c_int), remote: (MPI_Gro
             let mut c = Comm::intra(slot_ctx(slot), me, remote_g, a.errhandler);
             c.local_ranks = Some(local_g);
             crate::info::keep_hints(crate::info::COMM_HINTS, &mut c.info, a.hints);
+            c.session = crate::group::session_of(local.0);
             Ok(install(c))
         }
         Err((c, m)) => fail(c, &m),
@@ -770,6 +784,7 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
     runtime::with(|rt| {
         if let Some(c) = rt.comms.remove(idx) {
             rt.engine.forget_context(c.coll_ctx());
+            rt.engine.buffer_session(c.ctx, None);
             Some(c.ctx)
         } else {
             None
@@ -870,7 +885,7 @@ fn intercomm_create(func: &str, local_comm: MPI_Comm, local_leader: c_int, peer_
     };
     let mut c = Comm::intra(slot_ctx(slot), me, remote, eh);
     c.local_ranks = Some(local);
-    Ok(install(c))
+    Ok(install_derived(c, lidx))
 }
 
 #[no_mangle]
@@ -908,7 +923,7 @@ fn intercomm_merge(func: &str, intercomm: MPI_Comm, high: c_int) -> Result<MPI_C
     let local_first = if mine_high != theirs_high { !mine_high } else { local[0] < remote[0] };
     let world: Arc<[usize]> = if local_first { local.iter().chain(remote.iter()).copied().collect() } else { remote.iter().chain(local.iter()).copied().collect() };
     let rank = if local_first { me } else { remote.len() + me };
-    Ok(install(Comm::intra(slot_ctx(slot), rank, world, eh)))
+    Ok(install_derived(Comm::intra(slot_ctx(slot), rank, world, eh), idx))
 }
 
 // ------------------------------------------------------------------ names and info

@@ -1639,6 +1639,18 @@ mod c_entry {
         pub(super) fn c_PMPI_Comm_flush_buffer(comm: MPI_Comm) -> c_int;
         #[link_name = "PMPI_Comm_iflush_buffer"]
         pub(super) fn c_PMPI_Comm_iflush_buffer(comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
+        #[link_name = "PMPI_Session_attach_buffer"]
+        pub(super) fn c_PMPI_Session_attach_buffer(session: MPI_Session, buffer: *mut c_void, size: c_int) -> c_int;
+        #[link_name = "PMPI_Session_attach_buffer_c"]
+        pub(super) fn c_PMPI_Session_attach_buffer_c(session: MPI_Session, buffer: *mut c_void, size: MPI_Count) -> c_int;
+        #[link_name = "PMPI_Session_detach_buffer"]
+        pub(super) fn c_PMPI_Session_detach_buffer(session: MPI_Session, buffer_addr: *mut c_void, size: *mut c_int) -> c_int;
+        #[link_name = "PMPI_Session_detach_buffer_c"]
+        pub(super) fn c_PMPI_Session_detach_buffer_c(session: MPI_Session, buffer_addr: *mut c_void, size: *mut MPI_Count) -> c_int;
+        #[link_name = "PMPI_Session_flush_buffer"]
+        pub(super) fn c_PMPI_Session_flush_buffer(session: MPI_Session) -> c_int;
+        #[link_name = "PMPI_Session_iflush_buffer"]
+        pub(super) fn c_PMPI_Session_iflush_buffer(session: MPI_Session, request: *mut MPI_Request) -> c_int;
         #[link_name = "PMPI_File_f2c"]
         pub(super) fn c_PMPI_File_f2c(file: MPI_Fint) -> MPI_File;
         #[link_name = "PMPI_File_c2f"]
@@ -8808,3 +8820,77 @@ unsafe fn f_mpi_comm_iflush_buffer(comm: *mut c_int, request: *mut c_int, ierror
 }
 fortran_names!(f_mpi_comm_iflush_buffer(comm: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
     mpi_comm_iflush_buffer_ mpi_comm_iflush_buffer__ mpi_comm_iflush_buffer MPI_COMM_IFLUSH_BUFFER pmpi_comm_iflush_buffer_ pmpi_comm_iflush_buffer__ pmpi_comm_iflush_buffer PMPI_COMM_IFLUSH_BUFFER mpi_comm_iflush_buffer_f08_);
+
+/// Fortran MPI_SESSION_ATTACH_BUFFER.
+unsafe fn f_mpi_session_attach_buffer(session: *mut c_int, buffer: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_attach_buffer(*session, f2c_choice(buffer), *size);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_attach_buffer(session: *mut c_int, buffer: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_attach_buffer_ mpi_session_attach_buffer__ mpi_session_attach_buffer MPI_SESSION_ATTACH_BUFFER pmpi_session_attach_buffer_ pmpi_session_attach_buffer__ pmpi_session_attach_buffer PMPI_SESSION_ATTACH_BUFFER mpi_session_attach_buffer_f08_);
+
+/// Fortran MPI_SESSION_ATTACH_BUFFER_C.
+unsafe fn f_mpi_session_attach_buffer_c(session: *mut c_int, buffer: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_attach_buffer_c(*session, f2c_choice(buffer), *size);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_attach_buffer_c(session: *mut c_int, buffer: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_session_attach_buffer_c_ mpi_session_attach_buffer_c__ mpi_session_attach_buffer_c MPI_SESSION_ATTACH_BUFFER_C pmpi_session_attach_buffer_c_ pmpi_session_attach_buffer_c__ pmpi_session_attach_buffer_c PMPI_SESSION_ATTACH_BUFFER_C mpi_session_attach_buffer_c_f08_);
+
+/// Fortran MPI_SESSION_DETACH_BUFFER.
+unsafe fn f_mpi_session_detach_buffer(session: *mut c_int, buffer_addr: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let mut t_buffer_addr: *mut c_void = null_mut();
+        let rc = c_PMPI_Session_detach_buffer(*session, &mut t_buffer_addr as *mut *mut c_void as *mut c_void, size as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_detach_buffer(session: *mut c_int, buffer_addr: *mut c_void, size: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_detach_buffer_ mpi_session_detach_buffer__ mpi_session_detach_buffer MPI_SESSION_DETACH_BUFFER pmpi_session_detach_buffer_ pmpi_session_detach_buffer__ pmpi_session_detach_buffer PMPI_SESSION_DETACH_BUFFER mpi_session_detach_buffer_f08_);
+
+/// Fortran MPI_SESSION_DETACH_BUFFER_C.
+unsafe fn f_mpi_session_detach_buffer_c(session: *mut c_int, buffer_addr: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let mut t_buffer_addr: *mut c_void = null_mut();
+        let rc = c_PMPI_Session_detach_buffer_c(*session, &mut t_buffer_addr as *mut *mut c_void as *mut c_void, size as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_detach_buffer_c(session: *mut c_int, buffer_addr: *mut c_void, size: *mut MPI_Count, ierror: *mut MPI_Fint) -> ();
+    mpi_session_detach_buffer_c_ mpi_session_detach_buffer_c__ mpi_session_detach_buffer_c MPI_SESSION_DETACH_BUFFER_C pmpi_session_detach_buffer_c_ pmpi_session_detach_buffer_c__ pmpi_session_detach_buffer_c PMPI_SESSION_DETACH_BUFFER_C mpi_session_detach_buffer_c_f08_);
+
+/// Fortran MPI_SESSION_FLUSH_BUFFER.
+unsafe fn f_mpi_session_flush_buffer(session: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_flush_buffer(*session);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_flush_buffer(session: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_flush_buffer_ mpi_session_flush_buffer__ mpi_session_flush_buffer MPI_SESSION_FLUSH_BUFFER pmpi_session_flush_buffer_ pmpi_session_flush_buffer__ pmpi_session_flush_buffer PMPI_SESSION_FLUSH_BUFFER mpi_session_flush_buffer_f08_);
+
+/// Fortran MPI_SESSION_IFLUSH_BUFFER.
+unsafe fn f_mpi_session_iflush_buffer(session: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Session_iflush_buffer(*session, request as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_session_iflush_buffer(session: *mut c_int, request: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_session_iflush_buffer_ mpi_session_iflush_buffer__ mpi_session_iflush_buffer MPI_SESSION_IFLUSH_BUFFER pmpi_session_iflush_buffer_ pmpi_session_iflush_buffer__ pmpi_session_iflush_buffer PMPI_SESSION_IFLUSH_BUFFER mpi_session_iflush_buffer_f08_);

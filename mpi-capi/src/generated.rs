@@ -4724,3 +4724,45 @@ pub unsafe extern "C" fn MPI_Comm_iflush_buffer(comm: MPI_Comm, request: *mut MP
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
     unsafe { crate::bsend::PMPI_Comm_iflush_buffer(comm, request) }
 }
+
+// int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_attach_buffer(session: MPI_Session, buffer: *mut c_void, size: c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::bsend::PMPI_Session_attach_buffer(session, buffer, size) }
+}
+
+// int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_attach_buffer_c(session: MPI_Session, buffer: *mut c_void, size: MPI_Count) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::bsend::PMPI_Session_attach_buffer_c(session, buffer, size) }
+}
+
+// int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_detach_buffer(session: MPI_Session, buffer_addr: *mut c_void, size: *mut c_int) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::bsend::PMPI_Session_detach_buffer(session, buffer_addr, size) }
+}
+
+// int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_detach_buffer_c(session: MPI_Session, buffer_addr: *mut c_void, size: *mut MPI_Count) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::bsend::PMPI_Session_detach_buffer_c(session, buffer_addr, size) }
+}
+
+// int MPI_Session_flush_buffer(MPI_Session session);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_flush_buffer(session: MPI_Session) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::bsend::PMPI_Session_flush_buffer(session) }
+}
+
+// int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Session_iflush_buffer(session: MPI_Session, request: *mut MPI_Request) -> c_int {
+    // SAFETY: same contract as the C function; arguments forwarded unchanged.
+    unsafe { crate::bsend::PMPI_Session_iflush_buffer(session, request) }
+}

@@ -10,23 +10,46 @@ use mpi_core::runtime;
 use std::os::raw::c_int;
 use std::sync::{Arc, Mutex};
 
-static GROUPS: Mutex<Vec<Option<Arc<[usize]>>>> = Mutex::new(Vec::new());
+/// One group: its members (world ranks) and the session it derives from (None: the World
+/// Model), which communicators made from it inherit (their buffered sends fall back to
+/// the session's buffer).
+#[derive(Clone)]
+struct Group {
+    members: Arc<[usize]>,
+    session: Option<u32>,
+}
+
+static GROUPS: Mutex<Vec<Option<Group>>> = Mutex::new(Vec::new());
+
+fn entry(h: MPI_Group) -> Option<Group> {
+    let i = group_index(h)?;
+    GROUPS.lock().unwrap_or_else(|p| p.into_inner()).get(i).cloned().flatten()
+}
 
 /// The members of group `h` (world ranks), or None for an invalid handle.
 pub fn lookup(h: MPI_Group) -> Option<Arc<[usize]>> {
     if h == MPI_GROUP_EMPTY {
         return Some(Arc::new([]));
     }
-    let i = group_index(h)?;
-    GROUPS.lock().unwrap_or_else(|p| p.into_inner()).get(i).cloned().flatten()
+    entry(h).map(|g| g.members)
+}
+
+/// The session group `h` derives from (None: the World Model's, or an invalid handle).
+pub fn session_of(h: MPI_Group) -> Option<u32> {
+    entry(h).and_then(|g| g.session)
 }
 
 /// A new group handle for `members` (`MPI_GROUP_EMPTY` when empty, as MPICH does).
 pub fn new_group(members: Arc<[usize]>) -> MPI_Group {
+    new_group_in(members, None)
+}
+
+/// `new_group` for a group derived from session `session`.
+pub fn new_group_in(members: Arc<[usize]>, session: Option<u32>) -> MPI_Group {
     if members.is_empty() {
         return MPI_GROUP_EMPTY;
     }
-    group_handle(crate::handles::store_in_free_slot(&mut GROUPS.lock().unwrap_or_else(|p| p.into_inner()), members))
+    group_handle(crate::handles::store_in_free_slot(&mut GROUPS.lock().unwrap_or_else(|p| p.into_inner()), Group { members, session }))
 }
 
 /// This process's world rank.
@@ -67,9 +90,9 @@ pub unsafe fn ints<'a>(p: *const c_int, n: c_int) -> &'a [c_int] {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
     require_init!("MPI_Comm_group");
-    match runtime::with(|rt| comm_of(rt, comm).map(|c| c.local_group())) {
+    match runtime::with(|rt| comm_of(rt, comm).map(|c| (c.local_group(), c.session))) {
         Ok(_) if group.is_null() => raise(comm, "MPI_Comm_group", MPI_ERR_ARG, "group is NULL"),
-        Ok(m) => store("MPI_Comm_group", group, new_group(m)),
+        Ok((m, s)) => store("MPI_Comm_group", group, new_group_in(m, s)),
         Err((class, msg)) => raise(comm, "MPI_Comm_group", class, msg),
     }
 }
@@ -77,9 +100,9 @@ pub unsafe extern "C" fn PMPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group) -> c_int {
     require_init!("MPI_Comm_remote_group");
-    match runtime::with(|rt| comm_of(rt, comm).map(|c| c.is_inter().then(|| c.world_ranks.clone()))) {
+    match runtime::with(|rt| comm_of(rt, comm).map(|c| c.is_inter().then(|| (c.world_ranks.clone(), c.session)))) {
         Ok(_) if group.is_null() => raise(comm, "MPI_Comm_remote_group", MPI_ERR_ARG, "group is NULL"),
-        Ok(Some(m)) => store("MPI_Comm_remote_group", group, new_group(m)),
+        Ok(Some((m, s))) => store("MPI_Comm_remote_group", group, new_group_in(m, s)),
         Ok(None) => raise(comm, "MPI_Comm_remote_group", MPI_ERR_COMM, "not an intercommunicator"),
         Err((class, msg)) => raise(comm, "MPI_Comm_remote_group", class, msg),
     }
@@ -113,7 +136,7 @@ fn derive(func: &str, group: MPI_Group, out: *mut MPI_Group, f: impl FnOnce(&[us
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "newgroup is NULL");
     }
     match f(&m) {
-        Ok(v) => store(func, out, new_group(v.into())),
+        Ok(v) => store(func, out, new_group_in(v.into(), session_of(group))),
         Err(e) => raise_core(MPI_COMM_WORLD, func, e),
     }
 }
@@ -127,7 +150,7 @@ fn combine(func: &str, a: MPI_Group, b: MPI_Group, out: *mut MPI_Group, f: fn(&[
     if out.is_null() {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "newgroup is NULL");
     }
-    store(func, out, new_group(f(&ga, &gb).into()))
+    store(func, out, new_group_in(f(&ga, &gb).into(), session_of(a).or(session_of(b))))
 }
 
 /// The list argument of `n` entries of an incl/excl call: `n` must be non-negative and the

@@ -53,7 +53,7 @@ fn invoke(h: MPI_Errhandler, mut s: MPI_Session, code: c_int, func: &str, msg: &
 
 /// Raises an error in `func` on session `s`: its handler runs. An invalid session is an
 /// `MPI_ERR_SESSION` raised on `MPI_COMM_WORLD`'s handler, the only one left.
-fn raise_session(s: MPI_Session, func: &str, class: c_int, msg: impl Into<String>) -> c_int {
+pub(crate) fn raise_session(s: MPI_Session, func: &str, class: c_int, msg: impl Into<String>) -> c_int {
     let msg = msg.into();
     match handler_of(s) {
         Some(h) => invoke(h, s, make_code(class, format!("{func}: {msg}")), func, &msg),
@@ -70,7 +70,7 @@ fn invalid(s: MPI_Session) -> String {
 }
 
 /// Checks that `s` is a live session: Err(the error code raised) otherwise.
-fn check(s: MPI_Session, func: &str) -> Result<(), c_int> {
+pub(crate) fn check(s: MPI_Session, func: &str) -> Result<(), c_int> {
     match handler_of(s) {
         Some(_) => Ok(()),
         None => Err(raise(MPI_COMM_WORLD, func, MPI_ERR_SESSION, invalid(s))),
@@ -169,7 +169,10 @@ pub unsafe extern "C" fn PMPI_Session_finalize(session: *mut MPI_Session) -> c_i
         return rc;
     }
     // Objects derived from the session are the user's to free (MPI 4.0 §11.3.1): they are
-    // left as they are.
+    // left as they are. Its buffer for buffered sends is detached once its messages left.
+    if let Some(i) = session_index(s) {
+        crate::bsend::detach_owner(mpi_core::bsend::Owner::Session(i as u32));
+    }
     let removed = session_index(s).and_then(|i| table().get_mut(i).and_then(|e| e.take()));
     if removed.is_some() {
         mpi_core::runtime::session_finalize();
@@ -261,8 +264,9 @@ pub unsafe extern "C" fn PMPI_Session_get_pset_info(session: MPI_Session, pset_n
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Group_from_session_pset(session: MPI_Session, pset_name: *const c_char, newgroup: *mut MPI_Group) -> c_int {
+    let id = session_index(session).map(|i| i as u32);
     // SAFETY: same contract.
-    unsafe { from_pset("MPI_Group_from_session_pset", session, pset_name, newgroup, crate::group::new_group) }
+    unsafe { from_pset("MPI_Group_from_session_pset", session, pset_name, newgroup, |m| crate::group::new_group_in(m, id)) }
 }
 
 #[no_mangle]

@@ -1,6 +1,7 @@
-//! The buffers of buffered sends (MPI 4.1 §3.6): the process's (`MPI_Buffer_attach`) and
-//! each communicator's (`MPI_Comm_attach_buffer`). A buffered send uses its communicator's
-//! buffer, else the process's. A buffer is either user memory, carved first-fit into one
+//! The buffers of buffered sends (MPI 4.1 §3.6): the process's (`MPI_Buffer_attach`), each
+//! session's (`MPI_Session_attach_buffer`) and each communicator's (`MPI_Comm_attach_buffer`).
+//! A buffered send uses its communicator's buffer, else that of the session the
+//! communicator derives from, else the process's. A buffer is either user memory, carved first-fit into one
 //! region per pending message, or `MPI_BUFFER_AUTOMATIC`: the engine then copies each
 //! message into memory of its own, so such a send never fails for lack of space.
 
@@ -8,8 +9,16 @@ use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::request::ReqId;
 use std::collections::HashMap;
 
-/// Whose buffer: the process's (`None`) or that of the communicator with this context id.
-pub type Owner = Option<u32>;
+/// Whose buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Owner {
+    /// The process's (`MPI_Buffer_attach`).
+    Process,
+    /// The session's with this id (`MPI_Session_attach_buffer`).
+    Session(u32),
+    /// The communicator's with this context id (`MPI_Comm_attach_buffer`).
+    Comm(u32),
+}
 
 /// Where a pending buffered send keeps its copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,22 +69,42 @@ impl Buffer {
 pub struct Buffers {
     map: HashMap<Owner, Buffer>,
     waiters: Vec<(ReqId, Owner)>,
+    /// The session each communicator derived from a session belongs to, by context id.
+    sessions: HashMap<u32, u32>,
 }
 
 impl Buffers {
     /// The buffer a buffered send on context `ctx` uses.
     pub fn owner_for(&self, ctx: u32) -> Owner {
-        if self.map.contains_key(&Some(ctx)) {
-            Some(ctx)
-        } else {
-            None
+        if self.map.is_empty() {
+            return Owner::Process;
         }
+        if self.map.contains_key(&Owner::Comm(ctx)) {
+            return Owner::Comm(ctx);
+        }
+        match self.sessions.get(&ctx) {
+            Some(&s) if self.map.contains_key(&Owner::Session(s)) => Owner::Session(s),
+            _ => Owner::Process,
+        }
+    }
+
+    /// Records that the communicator on context `ctx` derives from session `session`
+    /// (None: from the World Model, or freed).
+    pub fn set_session(&mut self, ctx: u32, session: Option<u32>) {
+        match session {
+            Some(s) => self.sessions.insert(ctx, s),
+            None => self.sessions.remove(&ctx),
+        };
     }
 
     /// Attaches a buffer (`base`/`size` are ignored for an automatic one).
     pub fn attach(&mut self, owner: Owner, base: *mut u8, size: usize, automatic: bool) -> MpiResult<()> {
         if self.map.contains_key(&owner) {
-            let whose = if owner.is_some() { "this communicator" } else { "the process" };
+            let whose = match owner {
+                Owner::Process => "the process",
+                Owner::Session(_) => "this session",
+                Owner::Comm(_) => "this communicator",
+            };
             return Err(MpiError::new(ErrorClass::Buffer, format!("a buffer is already attached to {whose}; detach it first")));
         }
         self.map.insert(owner, Buffer { base: base as usize, size: if automatic { 0 } else { size }, automatic, used: Vec::new(), owned: 0 });
@@ -102,7 +131,7 @@ impl Buffers {
     /// a user buffer, the address of the copy.
     pub fn reserve(&mut self, owner: Owner, len: usize) -> MpiResult<(Region, *mut u8)> {
         let Some(b) = self.map.get_mut(&owner) else {
-            return Err(MpiError::new(ErrorClass::Buffer, format!("a buffered send of {len} bytes, but no buffer is attached (MPI_Buffer_attach, MPI_Comm_attach_buffer)")));
+            return Err(MpiError::new(ErrorClass::Buffer, format!("a buffered send of {len} bytes, but no buffer is attached (MPI_Buffer_attach, MPI_Comm_attach_buffer, MPI_Session_attach_buffer)")));
         };
         if b.automatic {
             b.owned += 1;
@@ -150,31 +179,47 @@ mod tests {
     #[test]
     fn first_fit_reuses_released_regions() {
         let mut b = Buffers::default();
-        b.attach(None, 0x1000 as *mut u8, 100, false).unwrap();
-        let (r1, p1) = b.reserve(None, 40).unwrap();
-        let (r2, p2) = b.reserve(None, 40).unwrap();
+        b.attach(Owner::Process, 0x1000 as *mut u8, 100, false).unwrap();
+        let (r1, p1) = b.reserve(Owner::Process, 40).unwrap();
+        let (r2, p2) = b.reserve(Owner::Process, 40).unwrap();
         assert_eq!((r1, p1 as usize), (Region::At(0), 0x1000));
         assert_eq!((r2, p2 as usize), (Region::At(40), 0x1028));
-        assert!(b.reserve(None, 40).is_err(), "only 20 bytes left");
-        assert!(b.release(None, r1).is_empty(), "still one pending");
-        assert_eq!(b.reserve(None, 30).unwrap().0, Region::At(0));
-        assert!(!b.idle(None));
+        assert!(b.reserve(Owner::Process, 40).is_err(), "only 20 bytes left");
+        assert!(b.release(Owner::Process, r1).is_empty(), "still one pending");
+        assert_eq!(b.reserve(Owner::Process, 30).unwrap().0, Region::At(0));
+        assert!(!b.idle(Owner::Process));
     }
 
     #[test]
     fn communicator_buffers_take_precedence_and_flush_waiters_complete() {
         let mut b = Buffers::default();
-        b.attach(None, 0x1000 as *mut u8, 100, false).unwrap();
-        b.attach(Some(7), std::ptr::null_mut(), 0, true).unwrap();
-        assert_eq!(b.owner_for(7), Some(7));
-        assert_eq!(b.owner_for(8), None);
-        assert!(b.attach(Some(7), std::ptr::null_mut(), 0, true).is_err());
-        let (r, _) = b.reserve(Some(7), 1 << 30).unwrap();
+        b.attach(Owner::Process, 0x1000 as *mut u8, 100, false).unwrap();
+        b.attach(Owner::Comm(7), std::ptr::null_mut(), 0, true).unwrap();
+        assert_eq!(b.owner_for(7), Owner::Comm(7));
+        assert_eq!(b.owner_for(8), Owner::Process);
+        assert!(b.attach(Owner::Comm(7), std::ptr::null_mut(), 0, true).is_err());
+        let (r, _) = b.reserve(Owner::Comm(7), 1 << 30).unwrap();
         assert_eq!(r, Region::Owned);
-        b.wait_idle(5, Some(7));
-        assert_eq!(b.release(Some(7), r), vec![5]);
-        assert!(b.idle(Some(7)));
-        assert_eq!(b.detach(Some(7)).map(|d| d.2), Some(true));
-        assert!(b.detach(Some(7)).is_none());
+        b.wait_idle(5, Owner::Comm(7));
+        assert_eq!(b.release(Owner::Comm(7), r), vec![5]);
+        assert!(b.idle(Owner::Comm(7)));
+        assert_eq!(b.detach(Owner::Comm(7)).map(|d| d.2), Some(true));
+        assert!(b.detach(Owner::Comm(7)).is_none());
+    }
+
+    #[test]
+    fn session_buffers_between_communicator_and_process() {
+        let mut b = Buffers::default();
+        b.attach(Owner::Process, 0x1000 as *mut u8, 100, false).unwrap();
+        b.set_session(9, Some(3));
+        assert_eq!(b.owner_for(9), Owner::Process, "no session buffer yet");
+        b.attach(Owner::Session(3), std::ptr::null_mut(), 0, true).unwrap();
+        assert_eq!(b.owner_for(9), Owner::Session(3));
+        assert_eq!(b.owner_for(10), Owner::Process, "not derived from the session");
+        b.attach(Owner::Comm(9), std::ptr::null_mut(), 0, true).unwrap();
+        assert_eq!(b.owner_for(9), Owner::Comm(9));
+        b.detach(Owner::Comm(9));
+        b.set_session(9, None);
+        assert_eq!(b.owner_for(9), Owner::Process);
     }
 }

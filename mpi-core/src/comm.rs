@@ -44,12 +44,15 @@ pub struct Comm {
     /// The communicator hints (`info::COMM_HINTS` in the C layer) given at creation or by
     /// `MPI_Comm_set_info`.
     pub info: Vec<(String, String)>,
+    /// The session this communicator derives from (its groups came from a session's process
+    /// set), or None for the World Model's; inherited by every communicator made from it.
+    pub session: Option<u32>,
 }
 
 impl Comm {
     /// A fresh intracommunicator on context `ctx` over `world_ranks`.
     pub fn intra(ctx: u32, rank: usize, world_ranks: Arc<[usize]>, errhandler: i32) -> Comm {
-        Comm { ctx, rank, world_ranks, local_ranks: None, coll_seq: 0, nb_coll_seq: 0, errhandler, name: String::new(), topo: None, info: Vec::new() }
+        Comm { ctx, rank, world_ranks, local_ranks: None, coll_seq: 0, nb_coll_seq: 0, errhandler, name: String::new(), topo: None, info: Vec::new(), session: None }
     }
 
     /// Number of ranks point-to-point calls address (remote group size on intercomms).

@@ -450,10 +450,16 @@ impl Engine {
         self.start_send(rid, copy, dest, ctx, src_rank, tag, SendMode::Standard)
     }
 
-    /// `MPI_Buffer_attach` (owner None) and `MPI_Comm_attach_buffer` (the communicator's
-    /// context id); `automatic` for `MPI_BUFFER_AUTOMATIC`.
+    /// `MPI_Buffer_attach`, `MPI_Session_attach_buffer` and `MPI_Comm_attach_buffer`;
+    /// `automatic` for `MPI_BUFFER_AUTOMATIC`.
     pub fn buffer_attach(&mut self, owner: Owner, base: *mut u8, size: usize, automatic: bool) -> MpiResult<()> {
         self.bsend.attach(owner, base, size, automatic)
+    }
+
+    /// Records the session the communicator on context `ctx` derives from (None: the World
+    /// Model's, or freed), whose buffer its buffered sends use when it has none of its own.
+    pub fn buffer_session(&mut self, ctx: u32, session: Option<u32>) {
+        self.bsend.set_session(ctx, session)
     }
 
     /// Whether `owner`'s buffer holds no pending buffered send (a detach or flush may end).

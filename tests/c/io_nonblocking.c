@@ -1,7 +1,8 @@
 /* MPI-IO nonblocking and split collective access: iwrite_at / iread_at / iwrite / iread
  * / iwrite_all / iread_at_all / iwrite_shared completed by MPI_Waitall, MPI_Test and
- * MPI_Request_free; split collectives with explicit offsets and the individual pointer.
- * argv[1]: a directory for the files. */
+ * MPI_Request_free; split collectives with explicit offsets and the individual pointer;
+ * ROMIO's MPIO_Request / MPIO_Wait / MPIO_Test names (MPICH's mpio.h, used by older
+ * programs). argv[1]: a directory for the files. */
 #include "testutil.h"
 
 enum { N = 256, K = 4 };
@@ -96,6 +97,24 @@ int main(int argc, char **argv)
     int r = (int)(in[2][0] / 1e6);
     for (int i = 0; i < N; i++)
         CHECK(in[2][i] == r * 1e6 + 2e3 + i, "iread_shared [%d] = %g", i, in[2][i]);
+
+    /* The MPIO_ names of ROMIO-era programs (mpi.h gives them, as MPICH's does). */
+#if !defined(MPIO_USES_MPI_REQUEST) || !defined(MPIO_REQUEST_DEFINED) || !defined(HAVE_MPI_GREQUEST)
+#error "mpi.h lacks MPICH's MPIO_ macros"
+#endif
+    MPI_Barrier(MPI_COMM_WORLD); /* every shared-pointer read is done before these writes */
+    {
+        MPIO_Request mr = MPIO_REQUEST_NULL;
+        int done = 0;
+        MPI_OK(MPI_File_iwrite_at(fh, (MPI_Offset)tu_rank * N, out[3], N, MPI_DOUBLE, &mr));
+        MPI_OK(MPIO_Wait(&mr, &st));
+        MPI_OK(MPI_File_iread_at(fh, (MPI_Offset)tu_rank * N, in[3], N, MPI_DOUBLE, &mr));
+        while (!done)
+            MPI_OK(MPIO_Test(&mr, &done, &st));
+        CHECK(mr == MPI_REQUEST_NULL, "MPIO_Test left the request %#x", (unsigned)mr);
+        for (int i = 0; i < N; i++)
+            CHECK(in[3][i] == out[3][i], "MPIO_ iread [%d] = %g", i, in[3][i]);
+    }
 
     MPI_OK(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);

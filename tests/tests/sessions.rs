@@ -57,3 +57,11 @@ fn session_inter() {
 fn session_reinit() {
     session_program("session_reinit");
 }
+
+/// MPI 4.1 sessions' buffers: buffered sends on communicators made from a session (and
+/// duplicated or split from one) use the session's buffer, the World Model's do not, a
+/// communicator's own buffer comes first; detach, flush, iflush, finalize.
+#[test]
+fn session_bsend() {
+    session_program("session_bsend");
+}
