@@ -131,7 +131,9 @@ pub fn agree_on(idx: usize) -> Result<usize, ArgError> {
 /// Registers `c` (its slot already taken) and returns its handle.
 fn install(c: Comm) -> MPI_Comm {
     comm_handle(runtime::with(|rt| {
-        if c.session.is_some() {
+        // Always, so that a context id used before by a session's communicator starts clean
+        // (an `MPI_Comm_idup` result registers when its context is agreed).
+        if c.ctx != PENDING_CTX {
             rt.engine.buffer_session(c.ctx, c.session);
         }
         rt.comms.insert(c)

@@ -73,6 +73,7 @@ impl Runtime {
                 Ok(slot) => match self.comms.get_mut(p.target) {
                     Some(c) => {
                         c.ctx = crate::comm::slot_ctx(slot);
+                        self.engine.buffer_session(c.ctx, c.session);
                         None
                     }
                     // Freed before completion (erroneous): give the slot back.

@@ -1,5 +1,5 @@
 /* MPI 4.1 sessions' buffers for buffered sends: a communicator made from a session's
- * process set (and one duplicated or split from it) uses the session's buffer, the World
+ * process set (and one duplicated, idup-ed or split from it) uses the session's buffer, the World
  * Model's communicators do not (the process buffer), a communicator's own buffer takes
  * precedence; MPI_Session_detach_buffer returns what was attached after the pending
  * messages left, MPI_Session_flush_buffer / iflush_buffer wait for them,
@@ -66,6 +66,16 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_set_errhandler(half, MPI_ERRORS_RETURN));
     CHECK(ring_bsend(dup, 64, 4) == MPI_SUCCESS, "Bsend on a duplicate");
     CHECK(ring_bsend(dup, over, 5) == MPI_ERR_BUFFER, "Bsend on a duplicate, too large");
+    {
+        MPI_Comm idup;
+        MPI_Request rq;
+        MPI_OK(MPI_Comm_idup(sc, &idup, &rq));
+        MPI_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Comm_set_errhandler(idup, MPI_ERRORS_RETURN));
+        CHECK(ring_bsend(idup, 64, 14) == MPI_SUCCESS, "Bsend on an MPI_Comm_idup duplicate");
+        CHECK(ring_bsend(idup, over, 15) == MPI_ERR_BUFFER, "Bsend on an idup duplicate, too large");
+        MPI_OK(MPI_Comm_free(&idup));
+    }
     {
         int hs;
         MPI_Comm_size(half, &hs);
