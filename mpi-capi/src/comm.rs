@@ -570,8 +570,8 @@ fn create_group(func: &str, comm: MPI_Comm, group: MPI_Group, tag: c_int) -> Res
     if tag < 0 {
         return Err(raise(comm, func, MPI_ERR_TAG, format!("invalid tag {tag}")));
     }
-    let r = runtime::with(|rt| comm_of(rt, comm).map(|c| (c.is_inter(), c.world_ranks.clone(), c.rank, c.coll_ctx(), c.errhandler)));
-    let (inter, world, me, cctx, eh) = match r {
+    let r = runtime::with(|rt| comm_of(rt, comm).map(|c| (c.is_inter(), c.world_ranks.clone(), c.rank, c.coll_ctx(), c.errhandler, c.session)));
+    let (inter, world, me, cctx, eh, session) = match r {
         Ok(x) => x,
         Err((c, m)) => return Err(raise(comm, func, c, m)),
     };
@@ -593,7 +593,11 @@ fn create_group(func: &str, comm: MPI_Comm, group: MPI_Group, tag: c_int) -> Res
     // one) and from other parents' create_group with the same tag.
     let key = Agreement::key_of(cctx, t);
     match agree(Agreement::new(key, cc, t, None, false)) {
-        Ok(slot) => Ok(install_derived(Comm::intra(slot_ctx(slot), my, g, eh), comm_index(comm).unwrap_or(usize::MAX))),
+        Ok(slot) => {
+            let mut c = Comm::intra(slot_ctx(slot), my, g, eh);
+            c.session = session;
+            Ok(install(c))
+        }
         Err((c, m)) => Err(raise(comm, func, c, m)),
     }
 }

@@ -623,8 +623,9 @@ fn neighbor(func: &str, comm: MPI_Comm, request: Req, blocks: impl FnOnce(usize,
 
 /// `n` equal blocks of `count` elements of `dt` starting at `buf`.
 fn equal_blocks<C: Int>(st: &mut Staging, buf: *const c_void, count: C, dt: MPI_Datatype, n: usize, dir: Dir) -> Result<Vec<Slice>, ArgError> {
-    let ext = coll::datatype(dt)?.extent() * count.get() as isize;
-    (0..n).map(|i| view(st, (buf as *const u8).wrapping_offset(ext * i as isize) as *const c_void, count, dt, dir)).collect()
+    let (items, ty) = (coll::count(count, "count")?, coll::datatype(dt)?);
+    let ext = ty.extent() * items as isize;
+    (0..n).map(|i| st.view((buf as *const u8).wrapping_offset(ext * i as isize) as *const c_void, items, &ty, dir)).collect()
 }
 
 /// Blocks at `displs[i]` (elements of `dt`) with `counts[i]` elements.
@@ -634,8 +635,11 @@ fn equal_blocks<C: Int>(st: &mut Staging, buf: *const c_void, count: C, dt: MPI_
 unsafe fn var_blocks<C: Int, D: Int>(st: &mut Staging, buf: *const c_void, counts: *const C, displs: *const D, dt: MPI_Datatype, n: usize, dir: Dir) -> Result<Vec<Slice>, ArgError> {
     // SAFETY: per the function contract.
     let (c, d) = unsafe { (coll::ints(counts, n, "counts")?, coll::ints(displs, n, "displs")?) };
-    let ext = if n == 0 { 0 } else { coll::datatype(dt)?.extent() };
-    (0..n).map(|i| view(st, (buf as *const u8).wrapping_offset(ext * d[i].get() as isize) as *const c_void, c[i], dt, dir)).collect()
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let ty = coll::datatype(dt)?;
+    (0..n).map(|i| st.view((buf as *const u8).wrapping_offset(ty.extent() * d[i].get() as isize) as *const c_void, coll::count(c[i], "count")?, &ty, dir)).collect()
 }
 
 /// Blocks at byte displacements with per-block datatypes (the "w" variants).
