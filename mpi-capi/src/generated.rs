@@ -1921,12 +1921,7 @@ pub unsafe extern "C" fn MPI_Reduce_scatter_block(sendbuf: *const c_void, recvbu
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Register_datarep(datarep: *const c_char, read_conversion_fn: MPI_Datarep_conversion_function, write_conversion_fn: MPI_Datarep_conversion_function, dtype_file_extent_fn: MPI_Datarep_extent_function, extra_state: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Register_datarep(datarep: *const c_char, read_conversion_fn: MPI_Datarep_conversion_function, write_conversion_fn: MPI_Datarep_conversion_function, dtype_file_extent_fn: MPI_Datarep_extent_function, extra_state: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Register_datarep")
+    unsafe { crate::datarep::PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state) }
 }
 
 // MPI_Fint MPI_Request_c2f(MPI_Request request);
@@ -4563,12 +4558,7 @@ pub unsafe extern "C" fn MPI_Psend_init(buf: *const c_void, partitions: c_int, c
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Register_datarep_c(datarep: *const c_char, read_conversion_fn: MPI_Datarep_conversion_function_c, write_conversion_fn: MPI_Datarep_conversion_function_c, dtype_file_extent_fn: MPI_Datarep_extent_function, extra_state: *mut c_void) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Register_datarep_c(datarep: *const c_char, read_conversion_fn: MPI_Datarep_conversion_function_c, write_conversion_fn: MPI_Datarep_conversion_function_c, dtype_file_extent_fn: MPI_Datarep_extent_function, extra_state: *mut c_void) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Register_datarep_c")
+    unsafe { crate::datarep::PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state) }
 }
 
 // int MPI_Status_get_source(const MPI_Status *status, int *source);

@@ -33,6 +33,8 @@ pub struct FileState {
     pub etype: MPI_Datatype,
     pub filetype: MPI_Datatype,
     pub datarep: String,
+    /// The registered representation `datarep` names, if it is not a predefined one.
+    pub user_rep: Option<Arc<crate::datarep::UserRep>>,
     /// The duplicates of derived view types this file owns.
     pub owned_types: Vec<MPI_Datatype>,
     pub info: Pairs,
@@ -358,7 +360,7 @@ pub unsafe extern "C" fn PMPI_File_open(comm: MPI_Comm, filename: *const c_char,
             Err(e) => return raise_file_core(null, func, e),
         };
     }
-    let state = FileState { core, amode, etype: MPI_BYTE, filetype: MPI_BYTE, datarep: "native".into(), owned_types: Vec::new(), info: pairs, split: None };
+    let state = FileState { core, amode, etype: MPI_BYTE, filetype: MPI_BYTE, datarep: "native".into(), user_rep: None, owned_types: Vec::new(), info: pairs, split: None };
     let of = Arc::new(OpenFile { comm: fcomm, rank, size, errhandler: AtomicI32::new(DEFAULT_FILE_ERRHANDLER.load(Ordering::Relaxed)), state: Mutex::new(state) });
     let idx = crate::handles::store_in_free_slot(&mut files(), of);
     // SAFETY: checked non-null.

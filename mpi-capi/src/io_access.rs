@@ -18,6 +18,7 @@
 use crate::abi::*;
 use crate::handles::request_handle;
 use crate::io::{agree, allreduce_max, bcast, exscan_sum, file_of, raise_file, tryf, OpenFile};
+use crate::datarep::UserRep;
 use crate::io_view::not_sequential;
 use crate::io::FileState;
 use crate::p2p_args::{empty_status, write_status};
@@ -86,39 +87,63 @@ fn core_err(e: mpi_core::error::MpiError) -> Failure {
     (e.class as c_int, e.msg)
 }
 
-/// For an "external32" view, the engine type of the buffer, whose values are converted on
-/// the way (see `same_external32`).
-fn ext32_type(st: &FileState, dt: MPI_Datatype, count: MPI_Count) -> Result<Option<Arc<Datatype>>, Failure> {
-    if st.datarep != "external32" {
-        return Ok(None);
+/// How the values of an access change between memory and the file.
+enum Conversion {
+    /// None: the bytes are the native ones.
+    Native,
+    /// An "external32" view: the engine type of the buffer, whose values are converted
+    /// on the way (see `same_external32`).
+    External32(Arc<Datatype>),
+    /// A view in a registered representation with a conversion function for this
+    /// direction: the buffer's type and its data items (see `crate::datarep`).
+    User(Arc<UserRep>, MPI_Datatype, Arc<Datatype>),
+}
+
+/// The conversion an access of (`count`, `dt`) in direction `dir` makes under the view of `st`.
+fn conversion(st: &FileState, dir: Dir, dt: MPI_Datatype, count: MPI_Count) -> Result<Conversion, Failure> {
+    let user = st.user_rep.as_ref().filter(|u| u.converts(dir == Dir::Write));
+    if st.datarep != "external32" && user.is_none() {
+        return Ok(Conversion::Native);
     }
     let t = crate::types::lookup(dt).ok_or((MPI_ERR_TYPE, format!("invalid datatype {dt:#x}")))?;
-    crate::io_view::same_external32(&t, count as usize, "buffer's datatype")?;
-    Ok(Some(t))
+    match user {
+        Some(u) => {
+            u.check(dt, "buffer's datatype")?;
+            Ok(Conversion::User(u.clone(), dt, t))
+        }
+        None => {
+            crate::io_view::same_external32(&t, count as usize, "buffer's datatype")?;
+            Ok(Conversion::External32(t))
+        }
+    }
 }
 
 /// The bytes a write puts in the file, in stream order: the program's memory itself when
 /// it is contiguous and native, else a packed (and converted) copy.
 ///
 /// # Safety
-/// (`buf`, `count`) with `raw`/`layout`/`ext32` must be what `p2p_args::buffer` and
-/// `ext32_type` made of the program's valid buffer, alive for `'a`.
-unsafe fn file_bytes<'a>(raw: RawBuf, layout: &Option<Layout>, ext32: &Option<Arc<Datatype>>, buf: *mut c_void, count: MPI_Count) -> Cow<'a, [u8]> {
+/// (`buf`, `count`) with `raw`/`layout`/`conv` must be what `p2p_args::buffer` and
+/// `conversion` made of the program's valid buffer, alive for `'a`.
+unsafe fn file_bytes<'a>(raw: RawBuf, layout: &Option<Layout>, conv: &Conversion, buf: *mut c_void, count: MPI_Count) -> Result<Cow<'a, [u8]>, Failure> {
     let bytes = layout.as_ref().map_or(raw.len, |l| l.bytes());
     if bytes == 0 {
-        return Cow::Borrowed(&[]);
+        return Ok(Cow::Borrowed(&[]));
     }
-    // SAFETY (all three arms): per the contract, the buffer holds `count` items of the type.
-    if ext32.is_none() && layout.is_none() {
-        return Cow::Borrowed(unsafe { std::slice::from_raw_parts(raw.ptr, raw.len) });
+    // SAFETY (all arms): per the contract, the buffer holds `count` items of the type.
+    if matches!(conv, Conversion::Native) && layout.is_none() {
+        return Ok(Cow::Borrowed(unsafe { std::slice::from_raw_parts(raw.ptr, raw.len) }));
     }
     let mut data = vec![0u8; bytes];
-    match (ext32, layout) {
-        (Some(t), _) => unsafe { t.pack_external32(buf as *const u8, count as usize, &mut data) },
-        (None, Some(l)) => unsafe { l.dt.pack(l.base, l.count, &mut data) },
-        (None, None) => unreachable!("contiguous data is borrowed above"),
+    match (conv, layout) {
+        (Conversion::External32(t), _) => unsafe { t.pack_external32(buf as *const u8, count as usize, &mut data) },
+        (Conversion::User(u, dt, t), _) => {
+            unsafe { u.to_file(buf, *dt, t.elements() * count as usize, &mut data) }?;
+            bytes
+        }
+        (Conversion::Native, Some(l)) => unsafe { l.dt.pack(l.base, l.count, &mut data) },
+        (Conversion::Native, None) => unreachable!("contiguous data is borrowed above"),
     };
-    Cow::Owned(data)
+    Ok(Cow::Owned(data))
 }
 
 /// Does one access of this process: checks, moves the data, updates the pointer. Returns
@@ -129,20 +154,31 @@ fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: MPI_Count
     let (start, n) = start_of(&st, dir, ptr, count, dt)?;
     let pos = st.core.stream_pos(start);
     let bytes = layout.as_ref().map_or(raw.len, |l| l.bytes());
-    let ext32 = ext32_type(&st, dt, count)?;
+    let conv = conversion(&st, dir, dt, count)?;
     let done = match (dir, &layout) {
         (_, _) if bytes == 0 => 0,
         (Dir::Write, _) => {
-            // SAFETY: made by `buffer` and `ext32_type` from the program's buffer.
-            let data = unsafe { file_bytes(raw, &layout, &ext32, buf, count) };
+            // SAFETY: made by `buffer` and `conversion` from the program's buffer.
+            let data = unsafe { file_bytes(raw, &layout, &conv, buf, count) }?;
             st.core.write_stream(pos, &data).map_err(core_err)?;
             bytes
         }
-        (Dir::Read, _) if ext32.is_some() => {
+        (Dir::Read, _) if !matches!(conv, Conversion::Native) => {
             let mut data = vec![0u8; bytes];
             let got = st.core.read_stream(pos, &mut data).map_err(core_err)?;
-            // SAFETY: `buffer` checked (buf, count, dt) describes the program's buffer.
-            unsafe { ext32.as_ref().expect("checked").unpack_external32(&data[..got], buf as *mut u8, count as usize) };
+            match &conv {
+                // SAFETY: `buffer` checked (buf, count, dt) describes the program's buffer.
+                Conversion::External32(t) => unsafe { t.unpack_external32(&data[..got], buf as *mut u8, count as usize) },
+                // The data items wholly read (a short read at the end of the file may
+                // end inside one).
+                Conversion::User(u, dt, t) => {
+                    let whole = (0..=got).rev().find_map(|b| t.elements_for_bytes(b)).unwrap_or(0);
+                    // SAFETY: as above.
+                    unsafe { u.from_file(buf, *dt, whole, &mut data) }?;
+                    got
+                }
+                Conversion::Native => unreachable!("matched above"),
+            };
             got
         }
         (Dir::Read, None) => {
@@ -179,9 +215,9 @@ fn collective_write(f: &OpenFile, ptr: Ptr, buf: *mut c_void, count: MPI_Count, 
         let (raw, layout) = crate::p2p_args::buffer(buf, count, dt)?;
         let st = f.lock();
         let (start, n) = start_of(&st, Dir::Write, ptr, count, dt)?;
-        let ext32 = ext32_type(&st, dt, count)?;
-        // SAFETY: made by `buffer` and `ext32_type` from the program's buffer.
-        let data = unsafe { file_bytes(raw, &layout, &ext32, buf, count) };
+        let conv = conversion(&st, Dir::Write, dt, count)?;
+        // SAFETY: made by `buffer` and `conversion` from the program's buffer.
+        let data = unsafe { file_bytes(raw, &layout, &conv, buf, count) }?;
         let pos = st.core.stream_pos(start);
         st.core.check_room(data.len()).map_err(core_err)?;
         let pieces = st.core.pieces(pos, data.len());

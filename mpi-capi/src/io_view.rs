@@ -5,14 +5,20 @@
 use crate::abi::*;
 use crate::io::{agree, agreed, allreduce_max, barrier, bcast, c_str, file_of, free_view_types, merge_info, raise_file, raise_file_core, tryf, FileState};
 use mpi_core::error::MpiError;
+use crate::datarep::UserRep;
 use mpi_core::io::View;
+use std::sync::Arc;
 use std::os::raw::{c_char, c_int, c_void};
 
-/// The data representations views may name. "internal" is ours to define: it is "native".
-fn check_datarep(rep: &str) -> Result<(), (c_int, String)> {
-    match rep {
-        "native" | "internal" | "external32" => Ok(()),
-        _ => Err((MPI_ERR_UNSUPPORTED_DATAREP, format!("unknown data representation \"{rep}\" (OxMPI has \"native\", \"internal\" and \"external32\")"))),
+/// The data representations views may name: the predefined ones ("internal" is ours to
+/// define: it is "native") and those the program registered (`crate::datarep`).
+fn check_datarep(rep: &str) -> Result<Option<Arc<UserRep>>, (c_int, String)> {
+    if crate::datarep::PREDEFINED.contains(&rep) {
+        return Ok(None);
+    }
+    match crate::datarep::lookup(rep) {
+        Some(r) => Ok(Some(r)),
+        None => Err((MPI_ERR_UNSUPPORTED_DATAREP, format!("unknown data representation \"{rep}\" (OxMPI has \"native\", \"internal\", \"external32\" and those registered with MPI_Register_datarep)"))),
     }
 }
 
@@ -61,7 +67,7 @@ pub unsafe extern "C" fn PMPI_File_set_view(fh: MPI_File, disp: MPI_Offset, etyp
     };
     let checked = (|| {
         let rep = rep.clone().ok_or((MPI_ERR_ARG, "datarep is NULL".to_string()))?;
-        check_datarep(&rep)?;
+        let user = check_datarep(&rep)?;
         let e = view_type(etype, "etype")?;
         let t = view_type(filetype, "filetype")?;
         let p = crate::info::pairs(info).ok_or((MPI_ERR_INFO, format!("invalid info handle {info:#x}")))?;
@@ -77,9 +83,13 @@ pub unsafe extern "C" fn PMPI_File_set_view(fh: MPI_File, disp: MPI_Offset, etyp
             same_external32(&e, 1, "etype")?;
             same_external32(&t, 1, "filetype")?;
         }
-        Ok((view, p))
+        if let Some(u) = &user {
+            u.check(etype, "etype")?;
+            u.check(filetype, "filetype")?;
+        }
+        Ok((view, p, user))
     })();
-    let (mut view, pairs) = match agree(f.comm, checked.as_ref().err().cloned()) {
+    let (mut view, pairs, user) = match agree(f.comm, checked.as_ref().err().cloned()) {
         Some((class, msg)) => return raise_file(fh, func, class, msg),
         None => checked.expect("agreed"),
     };
@@ -114,6 +124,7 @@ pub unsafe extern "C" fn PMPI_File_set_view(fh: MPI_File, disp: MPI_Offset, etyp
     st.etype = keep_type(&mut st, etype);
     st.filetype = keep_type(&mut st, filetype);
     st.datarep = rep.unwrap_or_default();
+    st.user_rep = user;
     st.core.view = view;
     st.core.pos = 0;
     merge_info(&mut st, pairs);
@@ -171,15 +182,20 @@ fn type_extent(func: &str, fh: MPI_File, datatype: MPI_Datatype, extent: *const 
     if !mpi_core::runtime::is_active() {
         return Err(crate::errors::not_initialized(func));
     }
-    file_of(func, fh)?;
+    let f = file_of(func, fh)?;
     let Some(t) = crate::types::lookup(datatype) else {
         return Err(raise_file(fh, func, MPI_ERR_TYPE, format!("invalid datatype {datatype:#x}")));
     };
     if extent.is_null() {
         return Err(raise_file(fh, func, MPI_ERR_ARG, "extent is NULL"));
     }
-    // "native" and "internal" store data as in memory.
-    Ok(t.extent())
+    // A registered representation's extent function has the say; "native" and "internal"
+    // store data as in memory, and "external32" views hold only types of the same size.
+    let user = f.lock().user_rep.clone();
+    match user {
+        Some(u) => u.file_extent(datatype, &t).map_err(|(class, msg)| raise_file(fh, func, class, msg)),
+        None => Ok(t.extent()),
+    }
 }
 
 #[no_mangle]

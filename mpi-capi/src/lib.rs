@@ -46,4 +46,5 @@ pub mod window;
 pub mod rma;
 pub mod io;
 pub mod io_view;
+pub mod datarep;
 pub mod io_access;

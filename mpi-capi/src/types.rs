@@ -249,6 +249,39 @@ fn handle_for(ty: &Arc<Datatype>) -> Option<MPI_Datatype> {
     insert(ty.clone())
 }
 
+/// The predefined types `dt` is built from, each once, in the order met (markers left
+/// out): the types a user data representation's extent function is asked about.
+pub fn predefined_parts(dt: MPI_Datatype) -> Vec<MPI_Datatype> {
+    let mut out = Vec::new();
+    match lookup(dt) {
+        Some(t) if t.is_named() => {
+            if t.size() > 0 {
+                out.push(dt);
+            }
+        }
+        Some(t) => collect_parts(&t, &mut out),
+        None => {}
+    }
+    out
+}
+
+fn collect_parts(t: &Arc<Datatype>, out: &mut Vec<MPI_Datatype>) {
+    let f90 = f90_types().iter().find(|f| Arc::ptr_eq(&f.ty, t)).map(|f| f.handle);
+    let handle = f90.or_else(|| t.is_named().then(|| predefined().iter().find(|(_, (_, p))| Arc::ptr_eq(p, t)).map(|(h, _)| *h)).flatten());
+    match handle {
+        Some(h) => {
+            if t.size() > 0 && !out.contains(&h) {
+                out.push(h);
+            }
+        }
+        None => {
+            for c in contents(t).types {
+                collect_parts(&c, out);
+            }
+        }
+    }
+}
+
 // ---- argument helpers ----------------------------------------------------------------------
 
 fn fail(func: &str, class: c_int, msg: impl Into<String>) -> c_int {

@@ -94,6 +94,15 @@ fn io_large_count() {
     io_program("io_large_count");
 }
 
+/// User data representations (`MPI_Register_datarep`, `_c`): registration errors,
+/// conversions on collective, independent, strided and nonblocking accesses checked in
+/// the file's bytes and read back, short reads, `MPI_CONVERSION_FN_NULL`, a failing
+/// conversion (`MPI_ERR_CONVERSION`), the extent function and OxMPI's equal-size limit.
+#[test]
+fn io_datarep() {
+    io_program("io_datarep");
+}
+
 /// The Fortran bindings with INTEGER file handles, both `use mpi` and `mpif.h`.
 #[test]
 fn io_fortran() {
