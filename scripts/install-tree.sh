@@ -7,7 +7,8 @@
 #   PREFIX/lib/libmpi.so.12            RELEASE_DIR/libmpi.so (SONAME libmpi.so.12)
 #   PREFIX/lib/{libmpi.so,libmpich.so.12,libmpich.so} -> libmpi.so.12
 #   PREFIX/lib/liboxmpi-verbs.so       the RDMA verbs transport plugin, if it was built
-#   PREFIX/lib/pkgconfig/mpi.pc
+#   PREFIX/lib/pkgconfig/mpi.pc, and mpich.pc -> mpi.pc (build probes that know MPICH by
+#                                      its pkg-config name: rsmpi's, Meson's)
 #
 # PREFIX may be relative (it is made absolute). Running it again replaces the tree's files.
 set -euo pipefail
@@ -87,12 +88,13 @@ includedir=\${prefix}/include
 libdir=\${prefix}/lib
 
 Name: mpi
-Description: OxMPI, an MPI-3.1 implementation (MPICH ABI)
+Description: OxMPI, an MPI implementation (MPICH ABI)
 Version: $version
 Cflags: -I\${includedir}
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lmpi
 PC
 mv -f "$prefix/lib/pkgconfig/mpi.pc.tmp.$$" "$prefix/lib/pkgconfig/mpi.pc"
+ln -sfn mpi.pc "$prefix/lib/pkgconfig/mpich.pc"
 
 echo "install-tree: OxMPI $version installed in $prefix"
 "$root/scripts/install-fortran.sh" "$prefix"

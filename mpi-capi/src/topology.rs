@@ -102,8 +102,10 @@ unsafe fn cart_args(func: &str, comm: MPI_Comm, ndims: c_int, dims: *const c_int
     }
     // SAFETY: per the function contract.
     let (d, p) = unsafe { (ints(dims, ndims), ints(periods, ndims)) };
-    if d.iter().any(|&x| x <= 0) {
-        return Err(raise(comm, func, MPI_ERR_DIMS, format!("dimensions {d:?} must all be positive")));
+    // A dimension of 0 makes a grid of no process: every process is left out (MPI_COMM_NULL,
+    // MPI_UNDEFINED), as in MPICH.
+    if d.iter().any(|&x| x < 0) {
+        return Err(raise(comm, func, MPI_ERR_DIMS, format!("dimensions {d:?} must not be negative")));
     }
     let prod: usize = d.iter().map(|&x| x as usize).product();
     if prod > size {

@@ -225,6 +225,23 @@ int main(int argc, char **argv)
     int cls;
     MPI_Error_class(erc, &cls);
     CHECK(cls == MPI_ERR_ARG, "WEIGHTS_EMPTY with edges: class %d", cls);
+
+    /* A grid with a dimension of 0 holds no process (rsmpi's cartesian_map example asks
+     * for {2, size/4}): MPI_UNDEFINED and MPI_COMM_NULL everywhere, as MPICH; a negative
+     * dimension is MPI_ERR_DIMS. */
+    int zdims[2] = {2, 0}, zper[2] = {0, 1}, nr = 12345;
+    MPI_Comm zc = MPI_COMM_WORLD;
+    MPI_OK(MPI_Cart_map(MPI_COMM_WORLD, 2, zdims, zper, &nr));
+    CHECK(nr == MPI_UNDEFINED, "Cart_map of a {2, 0} grid: newrank %d", nr);
+    MPI_OK(MPI_Cart_create(MPI_COMM_WORLD, 2, zdims, zper, 0, &zc));
+    CHECK(zc == MPI_COMM_NULL, "Cart_create of a {2, 0} grid gave a communicator");
+    zdims[1] = -1;
+    erc = MPI_Cart_map(MPI_COMM_WORLD, 2, zdims, zper, &nr);
+    MPI_Error_class(erc, &cls);
+    CHECK(cls == MPI_ERR_DIMS, "Cart_map of a {2, -1} grid: class %d", cls);
+    erc = MPI_Cart_create(MPI_COMM_WORLD, 2, zdims, zper, 0, &zc);
+    MPI_Error_class(erc, &cls);
+    CHECK(cls == MPI_ERR_DIMS, "Cart_create of a {2, -1} grid: class %d", cls);
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 
     MPI_Barrier(MPI_COMM_WORLD);

@@ -340,3 +340,38 @@ fn large_count() {
     run_ok_env("large_count", &exe, 4, &[], &[("OXMPI_TRANSPORT", "tcp")]);
     run_ok_env("large_count", &exe, 4, &[], &[("OXMPI_PROCESS_MAPPING", "(vector,(0,2,2))")]);
 }
+
+/// Build probes that do not call `mpicc` (rsmpi's `build-probe-mpi`, Meson) ask pkg-config
+/// for `mpich` or `mpi`: both name our install, and a program built with plain `gcc` and
+/// those flags runs under our mpirun. `mpicc -compile_info` / `-link_info` (MPICH's forms)
+/// print the halves of `-show`.
+#[test]
+fn pkg_config_and_show_forms() {
+    if !mpi().is_oxmpi {
+        eprintln!("pkg_config_and_show_forms: skipped (not OxMPI)");
+        return;
+    }
+    let prefix = std::path::Path::new(&mpi().mpicc).parent().unwrap().parent().unwrap().to_path_buf();
+    let inc = format!("-I{}", prefix.join("include").display());
+    let out = |cmd: &mut std::process::Command| {
+        let o = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+        assert!(o.status.success(), "{cmd:?} failed: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let compile_info = out(std::process::Command::new(&mpi().mpicc).arg("-compile_info"));
+    let link_info = out(std::process::Command::new(&mpi().mpicc).arg("-link_info"));
+    assert!(compile_info.contains(&inc) && !compile_info.contains("-lmpi"), "-compile_info: {compile_info}");
+    assert!(link_info.contains(&inc) && link_info.contains("-lmpi"), "-link_info: {link_info}");
+    let src = workspace_root().join("tests/c/ring.c");
+    for name in ["mpich", "mpi"] {
+        let flags = out(std::process::Command::new("pkg-config").args(["--cflags", "--libs", name]).env("PKG_CONFIG_PATH", prefix.join("lib/pkgconfig")));
+        assert!(flags.contains(&inc) && flags.contains(" -lmpi"), "pkg-config {name}: {flags}");
+        let exe = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ring-pkg-config-{name}"));
+        let mut cc = std::process::Command::new("gcc");
+        cc.arg("-O1").arg(format!("-I{}", workspace_root().join("tests/c").display())).arg("-o").arg(&exe).arg(&src);
+        cc.args(flags.split_whitespace());
+        out(&mut cc);
+        // run_ok wants the program's own "ring: OK" line.
+        run_ok("ring", &exe, 3, &[]);
+    }
+}
