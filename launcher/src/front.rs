@@ -83,6 +83,9 @@ struct Front {
     pending: Vec<Pending>,
     listener: TcpListener,
     failure: Option<(Failure, Option<String>)>,
+    /// The first late exit a proxy reported (see `job::Job::late_exit`): the exit status
+    /// when nothing fails.
+    late_exit: Option<Failure>,
     /// When mpirun stops waiting for proxies after the job was told to end.
     give_up_at: Option<Instant>,
     deadline: Option<(Instant, u64)>,
@@ -117,6 +120,7 @@ pub fn run(spec: FrontSpec) -> i32 {
         pending: Vec::new(),
         listener,
         failure: None,
+        late_exit: None,
         give_up_at: None,
         deadline: spec.timeout.map(|t| (now + t, t.as_secs())),
         stdin_open: true,
@@ -486,6 +490,12 @@ impl Front {
                 let host = self.proxies[i].host.clone();
                 self.fail(f, Some(host));
             }
+            Up::LateExit(f) => {
+                if self.failure.is_none() && self.late_exit.is_none() {
+                    let _ = sys::write_all(2, f.late_message_on(Some(&self.proxies[i].host)).as_bytes());
+                    self.late_exit = Some(f);
+                }
+            }
             Up::Done => {
                 self.proxies[i].done = true;
                 self.proxies[i].conn = None;
@@ -581,9 +591,9 @@ impl Front {
         if self.spec.verbose && self.refused > 0 {
             eprintln!("mpirun: refused {} proxy connection(s)", self.refused);
         }
-        match &self.failure {
-            Some((f, _)) => f.exit_code(),
-            None => 0,
+        match (&self.failure, &self.late_exit) {
+            (Some((f, _)), _) | (None, Some(f)) => f.exit_code(),
+            (None, None) => 0,
         }
     }
 }

@@ -11,7 +11,9 @@
 //! exiting after PMI init without finalize; `MPI_Abort`; `--timeout`; SIGINT/SIGTERM/SIGHUP
 //! to mpirun) is reported in one line on stderr, every rank gets SIGTERM (the received
 //! signal for SIGINT/SIGTERM/SIGHUP), and whatever is still alive after
-//! [`KILL_GRACE`] gets SIGKILL. The first failure also decides the exit status.
+//! [`KILL_GRACE`] gets SIGKILL. The first failure also decides the exit status. A rank
+//! exiting non-zero after `MPI_Finalize` is not a failure: it is reported in one line and
+//! gives the exit status if nothing fails, and the other ranks finish (see `late_exit`).
 
 use crate::cleanup;
 use crate::frames::FrameConn;
@@ -97,6 +99,16 @@ impl Failure {
 
     /// As `message`, naming `host` (where the failure happened) after each pid.
     pub fn message_on(&self, host: Option<&str>) -> String {
+        format!("mpirun: {}; terminating the job\n", self.body_on(host))
+    }
+
+    /// The line for a late exit (see [`Job::late_exit`]): the job goes on.
+    pub fn late_message_on(&self, host: Option<&str>) -> String {
+        format!("mpirun: {} after MPI_Finalize; the other ranks may finish\n", self.body_on(host))
+    }
+
+    /// What happened, without what mpirun does about it.
+    fn body_on(&self, host: Option<&str>) -> String {
         let at = host.map(|h| format!(" on {h}")).unwrap_or_default();
         let body = match self {
             Failure::RankExit {
@@ -140,7 +152,7 @@ impl Failure {
             Failure::Spawn { rank, reason } => format!("cannot start rank {rank}{at}: {reason}"),
             Failure::Host { reason, .. } => reason.clone(),
         };
-        format!("mpirun: {body}; terminating the job\n")
+        body
     }
 
     pub fn exit_code(&self) -> i32 {
@@ -194,6 +206,10 @@ struct Job {
     pgid: i32,
     stdin: StdinForward,
     failure: Option<Failure>,
+    /// The first rank that exited non-zero after `MPI_Finalize`: not a failure of the job
+    /// (the other ranks are past MPI too, and are left to finish and print what they
+    /// have, as Hydra does), but mpirun's exit status when nothing fails.
+    late_exit: Option<Failure>,
     /// When SIGKILL is due for ranks that survived SIGTERM.
     kill_at: Option<Instant>,
     killed: bool,
@@ -221,6 +237,7 @@ pub fn run(spec: JobSpec, up: Option<FrameConn>) -> i32 {
             pending: Vec::new(),
         },
         failure: None,
+        late_exit: None,
         kill_at: None,
         killed: false,
         deadline: spec.timeout.map(|t| (Instant::now() + t, t.as_secs())),
@@ -241,7 +258,7 @@ pub fn run(spec: JobSpec, up: Option<FrameConn>) -> i32 {
         up.send(Up::Done.encode());
         up.flush_blocking(Duration::from_secs(2));
     }
-    job.failure.map(|f| f.exit_code()).unwrap_or(0)
+    job.failure.or(job.late_exit).map(|f| f.exit_code()).unwrap_or(0)
 }
 
 impl Job {
@@ -321,6 +338,21 @@ impl Job {
         self.failure = Some(f);
         self.signal_all(sig);
         self.kill_at = Some(Instant::now() + KILL_GRACE);
+    }
+
+    /// A rank exited non-zero after `MPI_Finalize`: reported (to mpirun, for a proxy) and
+    /// kept for the exit status; the job goes on.
+    fn late_exit(&mut self, f: Failure) {
+        if self.failure.is_some() || self.late_exit.is_some() {
+            return;
+        }
+        match self.up.as_mut() {
+            Some(up) => up.send(Up::LateExit(f.clone()).encode()),
+            None => {
+                let _ = sys::write_all(2, f.late_message_on(None).as_bytes());
+            }
+        }
+        self.late_exit = Some(f);
     }
 
     /// Send `sig` to the job's process group and to every live rank (in case a rank left
@@ -569,17 +601,16 @@ impl Job {
                 self.stdin.reading = false;
             }
             let state = self.server.state(i);
-            let ok = match status {
-                ExitStatus::Code(0) => state != PmiState::Init,
-                _ => false,
+            let f = Failure::RankExit {
+                rank,
+                pid,
+                status,
+                state,
             };
-            if !ok {
-                self.fail(Failure::RankExit {
-                    rank,
-                    pid,
-                    status,
-                    state,
-                });
+            match status {
+                ExitStatus::Code(0) if state != PmiState::Init => {}
+                ExitStatus::Code(_) if state == PmiState::Finalized => self.late_exit(f),
+                _ => self.fail(f),
             }
         }
     }

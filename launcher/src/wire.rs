@@ -49,6 +49,8 @@ pub enum Up {
     Retired,
     /// A failure on the host (the proxy already ends its ranks).
     Failed(Failure),
+    /// A rank of the host exited non-zero after `MPI_Finalize` (the job goes on).
+    LateExit(Failure),
     /// Every rank of the host has exited and its output is forwarded.
     Done,
 }
@@ -249,6 +251,11 @@ impl Up {
                 e.finish()
             }
             Up::Done => Enc::new(5).finish(),
+            Up::LateExit(f) => {
+                let mut e = Enc::new(7);
+                failure_enc(&mut e, f);
+                e.finish()
+            }
             Up::HelloNamed { secret, name, pid } => {
                 let mut e = Enc::new(6);
                 e.0.extend_from_slice(MAGIC);
@@ -277,6 +284,7 @@ impl Up {
             3 => Up::Retired,
             4 => Up::Failed(failure_dec(&mut d)?),
             5 => Up::Done,
+            7 => Up::LateExit(failure_dec(&mut d)?),
             k => return Err(format!("unknown proxy message type {k}")),
         };
         d.end()?;
@@ -389,6 +397,7 @@ mod tests {
         round_trip_up(Up::Failed(Failure::Protocol { rank: 1, pid: 5, reason: "garbage".into() }));
         round_trip_up(Up::Failed(Failure::Spawn { rank: 2, reason: "not found".into() }));
         round_trip_up(Up::Failed(Failure::Signal { sig: 15 }));
+        round_trip_up(Up::LateExit(Failure::RankExit { rank: 2, pid: 7, status: ExitStatus::Code(3), state: PmiState::Finalized }));
         round_trip_down(Down::Start(ProxySpec {
             kvsname: "oxmpi_1_ab".into(),
             np: 4,

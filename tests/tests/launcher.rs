@@ -54,6 +54,30 @@ fn abort_exit_code() {
     }
 }
 
+/// A rank exiting non-zero after `MPI_Finalize` is no crash (Hydra's behaviour): one line
+/// on stderr, the other ranks finish and their output arrives, mpirun exits with that code.
+#[test]
+fn nonzero_exit_after_finalize() {
+    let _x = exclusive();
+    let exe = compile("exit_after_finalize");
+    for np in [2, 4] {
+        let r = run(&exe, RunOpts { np, launcher_timeout: Some(60), ..Default::default() });
+        eprintln!("exit_after_finalize -n {np}: {} in {:.2} s", r.status_text(), r.elapsed.as_secs_f64());
+        assert_eq!(r.code(), Some(3), "exit_after_finalize -n {np}: exit status\n{}", r.report());
+        for rank in 0..np - 1 {
+            let line = format!("exit_after_finalize: rank {rank} still here after the exit");
+            assert!(r.stdout.contains(&line), "exit_after_finalize -n {np}: no {line:?}\n{}", r.report());
+        }
+        let last = np - 1;
+        assert!(
+            r.stderr.contains(&format!("rank {last} (pid ")) && r.stderr.contains("exited with code 3 after MPI_Finalize") && !r.stderr.contains("terminating"),
+            "exit_after_finalize -n {np}: stderr\n{}",
+            r.report()
+        );
+        assert!(r.leftovers.is_empty(), "exit_after_finalize -n {np}: processes left\n{}", r.report());
+    }
+}
+
 /// MPI called from inside a user reduction function, with and without
 /// MPI_THREAD_MULTIPLE: MPI_Abort there ends the job with its code; any other MPI call
 /// stops the job with a message naming the problem (it used to deadlock on the runtime's

@@ -279,6 +279,25 @@ fn teardown_rank_failures(c: &Cluster) {
     }
 }
 
+/// A rank on host B exiting non-zero after MPI_Finalize ends nothing: the other ranks'
+/// output arrives from both hosts, mpirun's line names the rank and host, and the exit
+/// status is the rank's.
+fn late_exit(c: &Cluster) {
+    let _x = exclusive();
+    let exe = compile("exit_after_finalize");
+    // Ranks 0 and 2 on A, 1 and 3 on B: rank 3 exits with code 3.
+    let r = run(&exe, c.opts(4, "A,B", &[], &[]));
+    let what = format!("exit_after_finalize on {}", c.kind);
+    assert_eq!(r.code(), Some(3), "{what}\n{}", r.report());
+    for rank in 0..3 {
+        let line = format!("exit_after_finalize: rank {rank} still here after the exit");
+        assert!(r.stdout.contains(&line), "{what}: no {line:?}\n{}", r.report());
+    }
+    let line = r.stderr.lines().find(|l| l.starts_with("mpirun: ")).unwrap_or("");
+    assert!(line.contains("rank 3 (pid") && line.contains(&format!(" on {})", c.hosts[1])) && line.contains("exited with code 3 after MPI_Finalize"), "{what}: {line}\n{}", r.report());
+    assert!(r.leftovers.is_empty(), "{what}: left behind {:?}\n{}", r.leftovers, r.report());
+}
+
 /// mpirun started by hand (the harness's `run` waits for it to end by itself).
 struct Live {
     child: Child,
@@ -555,6 +574,7 @@ on_both! {
     stdin_to_remote_rank0 => stdin_fake_hosts, stdin_netns;
     timeout_env => timeout_fake_hosts, timeout_netns;
     teardown_rank_failures => rank_failures_fake_hosts, rank_failures_netns;
+    late_exit => late_exit_fake_hosts, late_exit_netns;
     teardown_mpirun_killed => mpirun_killed_fake_hosts, mpirun_killed_netns;
     teardown_proxy_killed => proxy_killed_fake_hosts, proxy_killed_netns;
     impostor_proxy => impostor_fake_hosts, impostor_netns;
