@@ -5,7 +5,8 @@
 ! pmpi_x_ (see the generator for why that is ABI-exact).
 module mpi_f08
   use, intrinsic :: iso_c_binding, only : c_int, c_ptr
-  use mpi, only : MPI_Sizeof, MPI_F_sync_reg  ! the `mpi` module's
+  ! The `mpi` module's (TYPE(MPI_Status) is one type in both modules).
+  use mpi, only : MPI_Sizeof, MPI_F_sync_reg, MPI_Status, MPI_Status_f2f08, MPI_Status_f082f
   implicit none
   private :: c_int, c_ptr
   public
@@ -42,11 +43,6 @@ module mpi_f08
   type, bind(C) :: MPI_Session
     integer(c_int) :: MPI_VAL
   end type MPI_Session
-  ! The MPICH ABI's C MPI_Status: count_lo, count_hi_and_cancelled, then the public fields.
-  type, bind(C) :: MPI_Status
-    integer(c_int) :: count_lo, count_hi_and_cancelled
-    integer(c_int) :: MPI_SOURCE, MPI_TAG, MPI_ERROR
-  end type MPI_Status
   integer, parameter :: MPI_VERSION = 4
   integer, parameter :: MPI_SUBVERSION = 0
   type(MPI_Comm), parameter :: MPI_COMM_NULL = MPI_Comm(67108864)
@@ -9641,18 +9637,4 @@ contains
     type(MPI_Session), intent(in) :: a, b
     mpi_session_ne = a%MPI_VAL /= b%MPI_VAL
   end function mpi_session_ne
-  subroutine MPI_Status_f2f08(f_status, f08_status, ierror)
-    integer, intent(in) :: f_status(MPI_STATUS_SIZE)
-    type(MPI_Status), intent(out) :: f08_status
-    integer, optional, intent(out) :: ierror
-    f08_status = transfer(f_status, f08_status)
-    if (present(ierror)) ierror = MPI_SUCCESS
-  end subroutine MPI_Status_f2f08
-  subroutine MPI_Status_f082f(f08_status, f_status, ierror)
-    type(MPI_Status), intent(in) :: f08_status
-    integer, intent(out) :: f_status(MPI_STATUS_SIZE)
-    integer, optional, intent(out) :: ierror
-    f_status = transfer(f08_status, f_status)
-    if (present(ierror)) ierror = MPI_SUCCESS
-  end subroutine MPI_Status_f082f
 end module mpi_f08

@@ -27,8 +27,8 @@ to `pmpi_send` (`pmpi_send_`), both the same code. That is ABI-exact because
   mpif.h and the `mpi` module, so the entry points recognise them by address.
 Choice buffers are `TYPE(*), DIMENSION(*)` with `!GCC$ ATTRIBUTES NO_ARG_CHECK`, hence
 MPI_SUBARRAYS_SUPPORTED = MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE. The only module
-procedures (code in libmpi_fortran.so) are the handle comparisons and
-MPI_Status_f2f08/f082f; MPI_Sizeof and MPI_F_sync_reg are the `mpi` module's.
+procedures (code in libmpi_fortran.so) are the handle comparisons; TYPE(MPI_Status),
+MPI_Status_f2f08/f082f, MPI_Sizeof and MPI_F_sync_reg are the `mpi` module's.
 
 Routines MPI-3.0 removed (MPI_Address, MPI_Type_extent, ..., MPI_Errhandler_set) have no
 f08 binding in the standard and none here (see REMOVED).
@@ -289,23 +289,6 @@ def handle_ops():
     return iface, procs
 
 
-STATUS_CONVERSIONS = """\
-  subroutine MPI_Status_f2f08(f_status, f08_status, ierror)
-    integer, intent(in) :: f_status(MPI_STATUS_SIZE)
-    type(MPI_Status), intent(out) :: f08_status
-    integer, optional, intent(out) :: ierror
-    f08_status = transfer(f_status, f08_status)
-    if (present(ierror)) ierror = MPI_SUCCESS
-  end subroutine MPI_Status_f2f08
-  subroutine MPI_Status_f082f(f08_status, f_status, ierror)
-    type(MPI_Status), intent(in) :: f08_status
-    integer, intent(out) :: f_status(MPI_STATUS_SIZE)
-    integer, optional, intent(out) :: ierror
-    f_status = transfer(f08_status, f_status)
-    if (present(ierror)) ierror = MPI_SUCCESS
-  end subroutine MPI_Status_f082f"""
-
-
 def generate(fconsts, funcs):
     L = []
     w = L.append
@@ -316,7 +299,8 @@ def generate(fconsts, funcs):
     w("! pmpi_x_ (see the generator for why that is ABI-exact).")
     w("module mpi_f08")
     w("  use, intrinsic :: iso_c_binding, only : c_int, c_ptr")
-    w("  use mpi, only : MPI_Sizeof, MPI_F_sync_reg  ! the `mpi` module's")
+    w("  ! The `mpi` module's (TYPE(MPI_Status) is one type in both modules).")
+    w("  use mpi, only : MPI_Sizeof, MPI_F_sync_reg, MPI_Status, MPI_Status_f2f08, MPI_Status_f082f")
     w("  implicit none")
     w("  private :: c_int, c_ptr")
     w("  public")
@@ -324,11 +308,6 @@ def generate(fconsts, funcs):
         w("  type, bind(C) :: %s" % h)
         w("    integer(c_int) :: MPI_VAL")
         w("  end type %s" % h)
-    w("  ! The MPICH ABI's C MPI_Status: count_lo, count_hi_and_cancelled, then the public fields.")
-    w("  type, bind(C) :: MPI_Status")
-    w("    integer(c_int) :: count_lo, count_hi_and_cancelled")
-    w("    integer(c_int) :: MPI_SOURCE, MPI_TAG, MPI_ERROR")
-    w("  end type MPI_Status")
     L += f08_constants(fconsts)
     w("  ! Sentinels, recognised by address (COMMON blocks in libmpi).")
     for d in COMMON_DECLS:
@@ -352,7 +331,6 @@ def generate(fconsts, funcs):
     L += routines(funcs)
     w("contains")
     L += procs
-    L += STATUS_CONVERSIONS.split("\n")
     w("end module mpi_f08")
     for line in L:
         if len(line) > 132:

@@ -1,12 +1,16 @@
 ! mpi41: the MPI-4.1 routines from Fortran: status field accessors, the non-destructive
 ! MPI_Request_get_status_* tests on a receive around a ring, MPI_Type_get_value_index, and
-! a communicator's buffered-send buffer (attach, MPI_Bsend, flush, detach).
+! a communicator's buffered-send buffer (attach, MPI_Bsend, flush, detach); with `use mpi`,
+! TYPE(MPI_Status) and MPI_Status_f2f08/f082f.
 program mpi41
 #include "mpi_interface.h"
   integer :: ierr, rank, nprocs, left, right, v, got, idx, pair, sz, outcount
   integer :: reqs(2), inds(2), st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 2)
   integer :: buf(2000)
   logical :: flag
+#ifndef USE_MPIF_H
+  type(MPI_Status) :: st08
+#endif
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -23,6 +27,19 @@ program mpi41
   if (v /= 6 .or. st(MPI_TAG) /= 6) call fail('MPI_Status_get/set_tag')
   call MPI_Status_get_error(st, v, ierr)
   if (v /= MPI_ERR_TAG) call fail('MPI_Status_get/set_error')
+#ifndef USE_MPIF_H
+  ! TYPE(MPI_Status) and its conversions are in the `mpi` module too (MPI-3.0), hidden
+  ! fields (the count) included.
+  call MPI_Status_set_elements(st, MPI_INTEGER, 3, ierr)
+  call MPI_Status_f2f08(st, st08, ierr)
+  if (ierr /= MPI_SUCCESS .or. st08%MPI_SOURCE /= 5 .or. st08%MPI_TAG /= 6 .or. st08%MPI_ERROR /= MPI_ERR_TAG) &
+    call fail('MPI_Status_f2f08')
+  st08%MPI_TAG = 77
+  st = 0
+  call MPI_Status_f082f(st08, st, ierr)
+  call MPI_Get_count(st, MPI_INTEGER, v, ierr)
+  if (ierr /= MPI_SUCCESS .or. st(MPI_TAG) /= 77 .or. st(MPI_SOURCE) /= 5 .or. v /= 3) call fail('MPI_Status_f082f')
+#endif
 
   call MPI_Type_get_value_index(MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, pair, ierr)
   if (pair /= MPI_2DOUBLE_PRECISION) call fail('MPI_Type_get_value_index 2DOUBLE_PRECISION')
