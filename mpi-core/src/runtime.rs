@@ -517,12 +517,30 @@ fn teardown() -> Result<(), String> {
     r
 }
 
-/// `MPI_Abort`: tells the launcher (which kills the job) and exits with `code`.
+/// `MPI_Abort`: tells the launcher (which kills the job) and exits with `code`. The
+/// program's buffered output goes out first: the launcher's SIGTERM may come before
+/// `exit` would flush it, and the last lines before an abort are usually why.
 pub fn abort(code: i32, msg: &str) -> ! {
+    flush_program_output();
     if let Some(mut g) = try_lock() {
         if let Some(rt) = g.as_mut() {
             rt.bootstrap.abort(code, msg);
         }
     }
     std::process::exit(code)
+}
+
+/// Flushes C stdio's buffers and, when the program is Fortran, gfortran's units (its
+/// runtime's `_gfortran_flush_i4(NULL)` flushes them all, as `FLUSH` does).
+fn flush_program_output() {
+    // SAFETY: fflush(NULL) flushes every open output stream; dlsym only looks a symbol
+    // up, and _gfortran_flush_i4 takes a nullable pointer to a unit number.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        let f = libc::dlsym(libc::RTLD_DEFAULT, c"_gfortran_flush_i4".as_ptr());
+        if !f.is_null() {
+            let flush: unsafe extern "C" fn(*const i32) = std::mem::transmute(f);
+            flush(std::ptr::null());
+        }
+    }
 }

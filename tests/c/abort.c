@@ -1,6 +1,7 @@
 /* abort [CODE]: rank 1 (rank 0 when alone) calls MPI_Abort(MPI_COMM_WORLD, CODE)
  * (default 7) while every other rank is blocked in MPI_Recv. The harness expects the
- * launcher to exit with status CODE within a few seconds. */
+ * launcher to exit with status CODE within a few seconds, and the line the aborting rank
+ * printed just before (still in stdio's buffer) on stdout. */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
 
@@ -19,6 +20,8 @@ int main(int argc, char **argv)
         nanosleep(&ts, NULL);
         fprintf(stderr, "abort: rank %d calls MPI_Abort(MPI_COMM_WORLD, %d)\n", rank, code);
         fflush(stderr);
+        /* Left in stdio's buffer (stdout is a pipe): MPI_Abort must let it out. */
+        printf("abort: rank %d's last words\n", rank);
         MPI_Abort(MPI_COMM_WORLD, code);
         fprintf(stderr, "abort: UNEXPECTED: MPI_Abort returned\n");
         return 0;

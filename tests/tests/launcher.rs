@@ -46,6 +46,8 @@ fn abort_exit_code() {
             "abort -n {np}\n{}",
             r.report()
         );
+        let last_words = format!("abort: rank {}'s last words", if np > 1 { 1 } else { 0 });
+        assert!(r.stdout.contains(&last_words), "abort -n {np}: the aborting rank's buffered output was lost\n{}", r.report());
         assert!(
             r.leftovers.is_empty(),
             "abort -n {np}: processes left\n{}",
