@@ -10,7 +10,8 @@ use std::path::PathBuf;
 /// Canonical option name and number of values for each accepted spelling.
 const OPTIONS: &[(&[&str], &str, usize)] = &[
     (&["-n", "-np", "--np", "--n", "-c"], "--np", 1),
-    (&["-genv", "--genv", "-env", "--env"], "--genv", 2),
+    (&["-genv", "--genv"], "--genv", 2),
+    (&["-env", "--env"], "--env", 2),
     (&["-x"], "-x", 1),
     (
         &[
@@ -114,6 +115,8 @@ pub fn normalize(args: &[String]) -> Vec<String> {
                   Inside a Slurm allocation (salloc, sbatch: SLURM_JOB_ID set) the hosts and slots are \
                   the allocation's (SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE) unless -hosts/-hostfile \
                   is given, and one srun starts the proxies (-launcher slurm).\n\
+                  MPMD: mpirun [OPTIONS] -n N PROG [ARGS] : -n M PROG2 [ARGS] ... runs the programs \
+                  in one job, ranks in that order (-n, -env, -x, -wdir may follow each `:`).\n\
                   Exit status: 0 if all ranks exit 0; otherwise the failing rank's code \
                   (128+N if killed by signal N), the MPI_Abort code, 124 on --timeout."
 )]
@@ -123,9 +126,14 @@ pub struct Cli {
     #[arg(long = "np", short = 'n', value_name = "N")]
     pub np: Option<usize>,
 
-    /// Set NAME=VALUE in every rank's environment (-genv, -env; repeatable).
+    /// Set NAME=VALUE in every rank's environment (repeatable).
     #[arg(long = "genv", num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append)]
     pub genv: Vec<String>,
+
+    /// Set NAME=VALUE in the environment of this program's ranks (as -genv without a `:`
+    /// on the command line; repeatable).
+    #[arg(long = "env", num_args = 2, value_names = ["NAME", "VALUE"], action = clap::ArgAction::Append)]
+    pub env: Vec<String>,
 
     /// Export NAME (from mpirun's environment) or set NAME=VALUE in every rank (repeatable).
     #[arg(short = 'x', value_name = "NAME[=VALUE]", action = clap::ArgAction::Append)]
@@ -198,12 +206,60 @@ pub struct Cli {
     pub command: Vec<String>,
 }
 
+/// The parts of an MPMD command line (`mpirun -n 2 a : -n 3 b`, as Hydra and Open MPI
+/// take it): the arguments split at each `:` argument.
+pub fn split_mpmd(args: &[String]) -> Vec<&[String]> {
+    args.split(|a| a == ":").collect()
+}
+
 impl Cli {
-    /// Parse the process arguments (without argv[0]).
+    /// Parse the process arguments (without argv[0]): the whole command line, or its first
+    /// part when it has several (see [`split_mpmd`], [`Cli::parse_mpmd`]).
     pub fn parse_args(args: &[String]) -> Result<Cli, clap::Error> {
         let mut argv = vec!["mpirun".to_string()];
         argv.extend(normalize(args));
         Cli::try_parse_from(argv)
+    }
+
+    /// An MPMD command line: the first part with the global options, then each further
+    /// part's own options (-n, -env, -x, -wdir) and program. Other options in a later
+    /// part are refused (they are the job's, given before the first program).
+    pub fn parse_mpmd(args: &[String]) -> Result<(Cli, Vec<Cli>), String> {
+        let parts = split_mpmd(args);
+        let first = Cli::parse_args(parts[0]).map_err(|e| e.to_string())?;
+        let mut more = Vec::new();
+        for (i, part) in parts.iter().enumerate().skip(1) {
+            let c = Cli::parse_args(part).map_err(|e| e.to_string())?;
+            let global = c.tag_output
+                || c.timeout.is_some()
+                || !c.genv.is_empty()
+                || !c.hosts.is_empty()
+                || c.hostfile.is_some()
+                || c.ppn.is_some()
+                || c.launcher.is_some()
+                || c.launcher_exec.is_some()
+                || c.map_by.is_some()
+                || c.rr
+                || c.nooversubscribe
+                || c.version
+                || c.help_tuning;
+            if global {
+                return Err(format!(
+                    "part {} of the MPMD command line (after `:` number {i}) has an option for the whole job; only -n, -env, -x and -wdir apply to one program (give the others before the first program)",
+                    i + 1
+                ));
+            }
+            if c.command.is_empty() {
+                return Err(format!("part {} of the MPMD command line (after `:` number {i}) names no program", i + 1));
+            }
+            more.push(c);
+        }
+        Ok((first, more))
+    }
+
+    /// `-env` pairs (this program's ranks), then `-x` when in a later MPMD part.
+    pub fn local_env(&self) -> Vec<(String, String)> {
+        self.env.chunks(2).filter(|p| p.len() == 2).map(|p| (p[0].clone(), p[1].clone())).collect()
     }
 
     /// `-genv` pairs plus `-x` entries as (name, value). `-x NAME` without a value takes
@@ -294,6 +350,22 @@ mod tests {
         assert_eq!(c.launcher_exec.as_deref(), Some("./agent"));
         assert_eq!(c.map_by.as_deref(), Some("node"));
         assert_eq!(c.np, None);
+    }
+
+    #[test]
+    fn mpmd_parts() {
+        let args: Vec<String> = "-genv A 1 -env B 2 -n 2 a x : -n 3 -env B 3 -x C=4 b y : c".split_whitespace().map(String::from).collect();
+        let (first, more) = Cli::parse_mpmd(&args).unwrap();
+        assert_eq!((first.np, first.command.clone()), (Some(2), vec!["a".to_string(), "x".to_string()]));
+        assert_eq!(first.extra_env(), vec![("A".into(), "1".into())]);
+        assert_eq!(first.local_env(), vec![("B".into(), "2".into())]);
+        assert_eq!(more.len(), 2);
+        assert_eq!((more[0].np, more[0].command.clone()), (Some(3), vec!["b".to_string(), "y".to_string()]));
+        assert_eq!(more[0].local_env(), vec![("B".into(), "3".into())]);
+        assert_eq!(more[0].extra_env(), vec![("C".into(), "4".into())]);
+        assert_eq!((more[1].np, more[1].command.clone()), (None, vec!["c".to_string()]));
+        let bad: Vec<String> = "-n 1 a : -l b".split_whitespace().map(String::from).collect();
+        assert!(Cli::parse_mpmd(&bad).unwrap_err().contains("only -n, -env, -x and -wdir"));
     }
 
     #[test]

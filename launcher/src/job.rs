@@ -42,7 +42,8 @@ pub struct JobSpec {
     pub ranks: Vec<usize>,
     /// This host's node index (shared-memory segments are named after it).
     pub node: usize,
-    pub program: Program,
+    /// The job's programs in rank order (one, or one per part of an MPMD command line).
+    pub apps: Vec<App>,
     /// Environment shared by all ranks (inherited + -genv/-x), without per-rank PMI vars.
     pub base_env: Vec<(String, String)>,
     pub tag_output: bool,
@@ -52,6 +53,27 @@ pub struct JobSpec {
     pub secret: String,
     /// `PMI_process_mapping`.
     pub mapping: String,
+}
+
+/// One program of a job: the next `np` ranks (in global rank order) run it, with `env`
+/// over the job's environment; its index is their `MPI_APPNUM`.
+pub struct App {
+    /// None on a host that runs none of its ranks (its program is resolved where it runs).
+    pub program: Option<Program>,
+    pub env: Vec<(String, String)>,
+    pub np: usize,
+}
+
+/// The index of the app global rank `rank` runs.
+pub fn app_of(apps: &[App], rank: usize) -> usize {
+    let mut first = 0;
+    for (i, a) in apps.iter().enumerate() {
+        if rank < first + a.np {
+            return i;
+        }
+        first += a.np;
+    }
+    apps.len().saturating_sub(1)
 }
 
 /// Why the job is being torn down (the first failure wins).
@@ -228,7 +250,8 @@ pub fn run(spec: JobSpec, up: Option<FrameConn>) -> i32 {
     let relay = up.is_some();
     let mut job = Job {
         ranks: Vec::new(),
-        server: PmiServer::for_host(&spec.kvsname, spec.np, &spec.mapping, spec.ranks.clone(), relay),
+        server: PmiServer::for_host(&spec.kvsname, spec.np, &spec.mapping, spec.ranks.clone(), relay)
+            .with_appnums(spec.ranks.iter().map(|&r| app_of(&spec.apps, r) as i32).collect()),
         pgid: 0,
         stdin: StdinForward {
             reading: true,
@@ -275,7 +298,10 @@ impl Job {
             };
             let (ours, theirs) = sys::socketpair().map_err(spawn_err)?;
             sys::set_nonblocking(ours.as_raw_fd()).map_err(spawn_err)?;
+            let app = &spec.apps[app_of(&spec.apps, rank)];
             let mut env = spec.base_env.clone();
+            env.retain(|(k, _)| !app.env.iter().any(|(a, _)| a == k));
+            env.extend(app.env.iter().cloned());
             env.extend([
                 ("PMI_FD".to_string(), theirs.as_raw_fd().to_string()),
                 ("PMI_RANK".to_string(), rank.to_string()),
@@ -287,7 +313,8 @@ impl Job {
             let envp: Vec<CString> =
                 spawn::envp(&env).map_err(|reason| Failure::Spawn { rank, reason })?;
             let stdin_src = if rank == 0 { None } else { Some(&dev_null) };
-            let started = spawn::start(&spec.program, &envp, self.pgid, &theirs, stdin_src)
+            let program = app.program.as_ref().ok_or_else(|| Failure::Spawn { rank, reason: "no program for this rank (internal error)".into() })?;
+            let started = spawn::start(program, &envp, self.pgid, &theirs, stdin_src)
                 .map_err(spawn_err)?;
             drop(theirs);
             if local == 0 {

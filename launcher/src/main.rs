@@ -41,11 +41,21 @@ fn real_main() -> i32 {
             }
         };
     }
-    let cli = match Cli::parse_args(&args) {
-        Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 2 } else { 0 };
+    let (cli, more) = if cli::split_mpmd(&args).len() > 1 {
+        match Cli::parse_mpmd(&args) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("mpirun: {}", e.trim_end());
+                return 2;
+            }
+        }
+    } else {
+        match Cli::parse_args(&args) {
+            Ok(c) => (c, Vec::new()),
+            Err(e) => {
+                let _ = e.print();
+                return if e.use_stderr() { 2 } else { 0 };
+            }
         }
     };
     if cli.version {
@@ -56,7 +66,7 @@ fn real_main() -> i32 {
         print!("{}", mpi_core::config::describe());
         return 0;
     }
-    match prepare(&cli) {
+    match prepare(&cli, &more) {
         Ok(Launch::Here(spec)) => job::run(spec, None),
         Ok(Launch::Hosts(spec)) => front::run(spec),
         Err((msg, code)) => {
@@ -72,8 +82,18 @@ enum Launch {
     Hosts(front::FrontSpec),
 }
 
+/// One program of the job as the command line gives it (see `cli::split_mpmd`).
+struct Part {
+    argv: Vec<String>,
+    /// Ranks; None: the default (the first part's only, when it is the only part).
+    np: Option<usize>,
+    env: Vec<(String, String)>,
+    wdir: Option<std::path::PathBuf>,
+}
+
 /// Validate the command line and build the job; errors carry mpirun's exit status.
-fn prepare(cli: &Cli) -> Result<Launch, (String, i32)> {
+/// `more`: the further parts of an MPMD command line.
+fn prepare(cli: &Cli, more: &[Cli]) -> Result<Launch, (String, i32)> {
     let usage = |m: String| (m, 2);
     if cli.command.is_empty() {
         return Err(usage(
@@ -115,13 +135,26 @@ fn prepare(cli: &Cli) -> Result<Launch, (String, i32)> {
         host_list = merge_local(host_list);
     }
     let timeout = cli.timeout_secs().map_err(usage)?.map(Duration::from_secs);
-    let wdir = match &cli.wdir {
-        Some(d) if !d.is_dir() => {
+    let mut parts = vec![Part { argv: cli.command.clone(), np: cli.np, env: cli.local_env(), wdir: cli.wdir.clone() }];
+    for c in more {
+        let mut env = c.local_env();
+        env.extend(c.extra_env());
+        parts.push(Part { argv: c.command.clone(), np: Some(c.np.unwrap_or(1)), env, wdir: c.wdir.clone() });
+    }
+    for p in &parts {
+        if p.np == Some(0) {
+            return Err(usage("-n must be at least 1".into()));
+        }
+        if let Some(d) = p.wdir.as_ref().filter(|d| !d.is_dir()) {
             return Err(usage(format!("-wdir {}: not a directory", d.display())));
         }
-        Some(d) => Some(d.clone()),
-        None => None,
-    };
+        if let Some((k, _)) = p.env.iter().find(|(k, _)| k.is_empty() || k.contains('=')) {
+            return Err(usage(format!("invalid environment variable name `{k}`")));
+        }
+    }
+    if parts.len() > 1 && parts[0].np.is_none() {
+        parts[0].np = Some(1);
+    }
 
     // Inherited environment minus what an outer launcher (PMI, PMIx, srun, the batch step)
     // set for another process, then -genv/-x.
@@ -136,7 +169,12 @@ fn prepare(cli: &Cli) -> Result<Launch, (String, i32)> {
         env.push((k, v));
     }
 
-    let np = cli.np.unwrap_or_else(|| if host_list.is_empty() { 1 } else { host_list.iter().map(|h| cli.ppn.unwrap_or(h.slots)).sum() });
+    let np = match parts[0].np {
+        Some(_) => parts.iter().map(|p| p.np.unwrap_or(1)).sum(),
+        None if host_list.is_empty() => 1,
+        None => host_list.iter().map(|h| cli.ppn.unwrap_or(h.slots)).sum(),
+    };
+    parts[0].np = Some(np - parts[1..].iter().map(|p| p.np.unwrap_or(1)).sum::<usize>());
     if !host_list.is_empty() {
         let node_of = hosts::place(&host_list, np, cli.ppn, map, !cli.nooversubscribe).map_err(usage)?;
         // Only hosts that got ranks take part; node numbers follow the host list.
@@ -147,13 +185,21 @@ fn prepare(cli: &Cli) -> Result<Launch, (String, i32)> {
             let node: Vec<usize> = node_of.iter().map(|h| used.iter().position(|u| u == h).unwrap()).collect();
             let ranks_of = (0..used.len()).map(|n| (0..np).filter(|&r| node[r] == n).map(|r| r as u32).collect()).collect();
             // Ranks start where mpirun is, as with Hydra (relative paths then mean the same).
-            let wdir = wdir.or_else(|| std::env::current_dir().ok()).map(|d| d.display().to_string());
+            let here = std::env::current_dir().ok();
+            let apps = parts
+                .iter()
+                .map(|p| wire::AppDesc {
+                    argv: p.argv.clone(),
+                    wdir: p.wdir.clone().or_else(|| here.clone()).map(|d| d.display().to_string()),
+                    env: p.env.clone(),
+                    np: p.np.unwrap_or(1) as u32,
+                })
+                .collect();
             return Ok(Launch::Hosts(front::FrontSpec {
                 hosts: used.iter().map(|&h| host_list[h].name.clone()).collect(),
                 ranks_of,
                 np,
-                argv: cli.command.clone(),
-                wdir,
+                apps,
                 env,
                 tag_output: cli.tag_output,
                 timeout,
@@ -168,14 +214,17 @@ fn prepare(cli: &Cli) -> Result<Launch, (String, i32)> {
         .iter()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_str());
-    let program =
-        spawn::resolve(&cli.command[0], path_var, wdir.as_deref()).map_err(|m| (m, 127))?;
-    let program = spawn::Program::new(&program, &cli.command, wdir.as_deref()).map_err(usage)?;
+    let mut apps = Vec::new();
+    for p in &parts {
+        let path = spawn::resolve(&p.argv[0], path_var, p.wdir.as_deref()).map_err(|m| (m, 127))?;
+        let program = spawn::Program::new(&path, &p.argv, p.wdir.as_deref()).map_err(usage)?;
+        apps.push(job::App { program: Some(program), env: p.env.clone(), np: p.np.unwrap_or(1) });
+    }
     Ok(Launch::Here(job::JobSpec {
         np,
         ranks: (0..np).collect(),
         node: 0,
-        program,
+        apps,
         base_env: env,
         tag_output: cli.tag_output,
         timeout,

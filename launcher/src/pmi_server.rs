@@ -66,6 +66,8 @@ struct Conn {
     broken: bool,
     /// PMI-2 `info-getnodeattr wait=TRUE` waiting for this key.
     waiting_nodeattr: Option<String>,
+    /// Its `MPI_APPNUM`.
+    appnum: i32,
 }
 
 /// The PMI server of one host.
@@ -98,6 +100,14 @@ impl PmiServer {
         PmiServer::for_host(kvsname, size, &process_mapping(size), (0..size).collect(), false)
     }
 
+    /// Each rank's `MPI_APPNUM` (the part of an MPMD command line it runs), by local index.
+    pub fn with_appnums(mut self, appnums: Vec<i32>) -> PmiServer {
+        for (c, a) in self.conns.iter_mut().zip(appnums) {
+            c.appnum = a;
+        }
+        self
+    }
+
     /// A server for the ranks `ranks` of a job of `size` ranks laid out as `mapping`;
     /// `relay`: barriers complete through the launcher (see the module doc).
     pub fn for_host(kvsname: &str, size: usize, mapping: &str, ranks: Vec<usize>, relay: bool) -> PmiServer {
@@ -115,6 +125,7 @@ impl PmiServer {
                 gone: false,
                 broken: false,
                 waiting_nodeattr: None,
+                appnum: 0,
             })
             .collect();
         PmiServer {
@@ -310,7 +321,10 @@ impl PmiServer {
                     .with("keylen_max", KEYLEN_MAX)
                     .with("vallen_max", VALLEN_MAX),
             ),
-            "get_appnum" => self.reply_v1(rank, ok("appnum").with("appnum", 0)),
+            "get_appnum" => {
+                let a = self.conns[rank].appnum;
+                self.reply_v1(rank, ok("appnum").with("appnum", a))
+            }
             "get_universe_size" => self.reply_v1(rank, ok("universe_size").with("size", self.size)),
             "get_my_kvsname" => {
                 let k = self.kvsname.clone();
@@ -373,7 +387,7 @@ impl PmiServer {
                     .with("pmi-subversion", 0)
                     .with("rank", self.conns[rank].rank)
                     .with("size", self.size)
-                    .with("appnum", 0)
+                    .with("appnum", self.conns[rank].appnum)
                     .with("debugged", "FALSE")
                     .with("pmiverbose", "FALSE");
                 self.reply_v2(rank, reply);

@@ -24,14 +24,25 @@ pub struct ProxySpec {
     pub node: u32,
     /// The job's ranks on this host (global ranks).
     pub ranks: Vec<u32>,
-    /// The program and its arguments as the user gave them (resolved on the host).
-    pub argv: Vec<String>,
-    pub wdir: Option<String>,
+    /// The job's programs (one, or one per `:`-separated part of an MPMD command line),
+    /// in rank order.
+    pub apps: Vec<AppDesc>,
     /// The ranks' environment (without per-rank PMI variables).
     pub env: Vec<(String, String)>,
     pub tag_output: bool,
     /// `PMI_process_mapping` of the whole job.
     pub mapping: String,
+}
+
+/// One program of a job: the next `np` ranks run it (MPMD jobs have several).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppDesc {
+    /// The program and its arguments as the user gave them (resolved on each host).
+    pub argv: Vec<String>,
+    pub wdir: Option<String>,
+    /// Variables for this program's ranks only (`-env` after a `:`), over the job's.
+    pub env: Vec<(String, String)>,
+    pub np: u32,
 }
 
 /// Proxy → mpirun.
@@ -301,14 +312,18 @@ impl Down {
                 for r in &s.ranks {
                     e.u32(*r);
                 }
-                e.u32(s.argv.len() as u32);
-                for a in &s.argv {
-                    e.str(a);
+                e.u32(s.apps.len() as u32);
+                for app in &s.apps {
+                    e.u32(app.argv.len() as u32);
+                    for a in &app.argv {
+                        e.str(a);
+                    }
+                    match &app.wdir {
+                        Some(w) => e.u8(1).str(w),
+                        None => e.u8(0),
+                    };
+                    e.pairs(&app.env).u32(app.np);
                 }
-                match &s.wdir {
-                    Some(w) => e.u8(1).str(w),
-                    None => e.u8(0),
-                };
                 e.pairs(&s.env).u8(s.tag_output as u8).str(&s.mapping);
                 e.finish()
             }
@@ -341,16 +356,25 @@ impl Down {
                     return Err("a rank list longer than its frame".into());
                 }
                 let ranks = (0..n).map(|_| d.u32()).collect::<Result<Vec<_>, _>>()?;
-                let n = d.u32()? as usize;
-                if n > d.b.len() / 4 {
-                    return Err("an argument list longer than its frame".into());
+                let napps = d.u32()? as usize;
+                if napps > d.b.len() / 4 {
+                    return Err("a program list longer than its frame".into());
                 }
-                let argv = (0..n).map(|_| d.str()).collect::<Result<Vec<_>, _>>()?;
-                let wdir = if d.u8()? != 0 { Some(d.str()?) } else { None };
+                let mut apps = Vec::with_capacity(napps);
+                for _ in 0..napps {
+                    let n = d.u32()? as usize;
+                    if n > d.b.len() / 4 {
+                        return Err("an argument list longer than its frame".into());
+                    }
+                    let argv = (0..n).map(|_| d.str()).collect::<Result<Vec<_>, _>>()?;
+                    let wdir = if d.u8()? != 0 { Some(d.str()?) } else { None };
+                    let env = d.pairs()?;
+                    apps.push(AppDesc { argv, wdir, env, np: d.u32()? });
+                }
                 let env = d.pairs()?;
                 let tag_output = d.u8()? != 0;
                 let mapping = d.str()?;
-                Down::Start(ProxySpec { kvsname, np, node, ranks, argv, wdir, env, tag_output, mapping })
+                Down::Start(ProxySpec { kvsname, np, node, ranks, apps, env, tag_output, mapping })
             }
             1 => Down::FenceDone { kvs: d.pairs()? },
             2 => Down::Stdin(d.bytes()?),
@@ -403,8 +427,10 @@ mod tests {
             np: 4,
             node: 1,
             ranks: vec![2, 3],
-            argv: vec!["./a.out".into(), "x y".into()],
-            wdir: Some("/tmp".into()),
+            apps: vec![
+                AppDesc { argv: vec!["./a.out".into(), "x y".into()], wdir: Some("/tmp".into()), env: vec![], np: 3 },
+                AppDesc { argv: vec!["./b".into()], wdir: None, env: vec![("B".into(), "1".into())], np: 1 },
+            ],
             env: vec![("PATH".into(), "/bin".into())],
             tag_output: true,
             mapping: "(vector,(0,2,2))".into(),

@@ -172,7 +172,11 @@ fn predefined(keyval: c_int) -> Option<*mut c_int> {
             UNIVERSE_SIZE_V.store(mpi_core::runtime::with(|rt| rt.comms.get(mpi_core::comm::WORLD).map_or(1, |c| c.size())) as c_int, Ordering::Relaxed);
             &UNIVERSE_SIZE_V
         }
-        MPI_APPNUM => &APPNUM_V,
+        MPI_APPNUM => {
+            // The part of an MPMD command line this process runs (PMI's appnum).
+            APPNUM_V.store(mpi_core::runtime::with(|rt| rt.bootstrap.appnum()), Ordering::Relaxed);
+            &APPNUM_V
+        }
         MPI_LASTUSEDCODE => &crate::errhandlers::LAST_USED_CODE,
         _ => return None,
     };

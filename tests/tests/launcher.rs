@@ -56,6 +56,31 @@ fn abort_exit_code() {
     }
 }
 
+/// MPMD command lines (`mpirun -n 2 a : -n 3 b`, Hydra's and Open MPI's): one
+/// MPI_COMM_WORLD in part order, MPI_APPNUM per part, `-env` per part and `-genv` for all;
+/// a later part with a job option, or without a program, is refused with one line.
+#[test]
+fn mpmd_command_line() {
+    let _x = exclusive();
+    let exe = compile("mpmd");
+    let e = exe.display().to_string();
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<String>>();
+    for (np, args) in [
+        (2, s(&["0", "0,0,1,1,1", ":", "-n", "3", "-env", "MPMD_PART", "1", &e, "1", "0,0,1,1,1"])),
+        (1, s(&["0", "0,1,2,2", ":", "-env", "MPMD_PART", "1", &e, "1", "0,1,2,2", ":", "-np", "2", "-x", "MPMD_PART=2", &e, "2", "0,1,2,2"])),
+    ] {
+        let launcher_args = s(&["-genv", "MPMD_JOB", "all", "-env", "MPMD_PART", "0"]);
+        let r = run(&exe, RunOpts { np, args, launcher_args, launcher_timeout: Some(60), ..Default::default() });
+        assert!(r.success() && r.stdout.contains("mpmd: OK"), "MPMD\n{}", r.report());
+        assert!(r.leftovers.is_empty(), "MPMD: processes left\n{}", r.report());
+    }
+    for (args, needle) in [(s(&["0", "0,1", ":", "-hosts", "localhost", &e, "1", "0,1"]), "only -n, -env, -x and -wdir"), (s(&["0", "0,1", ":"]), "names no program")] {
+        let r = run(&exe, RunOpts { np: 1, args, launcher_timeout: Some(60), ..Default::default() });
+        assert_eq!(r.code(), Some(2), "bad MPMD line\n{}", r.report());
+        assert!(r.stderr.contains(needle), "bad MPMD line: no {needle:?}\n{}", r.report());
+    }
+}
+
 /// A rank exiting non-zero after `MPI_Finalize` is no crash (Hydra's behaviour): one line
 /// on stderr, the other ranks finish and their output arrives, mpirun exits with that code.
 #[test]

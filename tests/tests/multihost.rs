@@ -298,6 +298,21 @@ fn late_exit(c: &Cluster) {
     assert!(r.leftovers.is_empty(), "{what}: left behind {:?}\n{}", r.leftovers, r.report());
 }
 
+/// An MPMD command line across hosts: each host's proxy starts the parts its ranks run
+/// (ranks 0, 2 on A and 1, 3 on B: both parts on both hosts), with MPI_APPNUM and the
+/// part's `-env`.
+fn mpmd(c: &Cluster) {
+    let _x = exclusive();
+    let exe = compile("mpmd");
+    let e = exe.display().to_string();
+    let args = ["0", "0,0,1,1", ":", "-n", "2", "-env", "MPMD_PART", "1", e.as_str(), "1", "0,0,1,1"];
+    let mut o = c.opts(2, "A,B", &[], &args);
+    // After `opts`, which would read the A and B of these names as hosts.
+    o.launcher_args.extend(["-genv", "MPMD_JOB", "all", "-env", "MPMD_PART", "0"].map(String::from));
+    let r = run(&exe, o);
+    must_pass(c, "mpmd", &exe, &r);
+}
+
 /// mpirun started by hand (the harness's `run` waits for it to end by itself).
 struct Live {
     child: Child,
@@ -575,6 +590,7 @@ on_both! {
     timeout_env => timeout_fake_hosts, timeout_netns;
     teardown_rank_failures => rank_failures_fake_hosts, rank_failures_netns;
     late_exit => late_exit_fake_hosts, late_exit_netns;
+    mpmd => mpmd_fake_hosts, mpmd_netns;
     teardown_mpirun_killed => mpirun_killed_fake_hosts, mpirun_killed_netns;
     teardown_proxy_killed => proxy_killed_fake_hosts, proxy_killed_netns;
     impostor_proxy => impostor_fake_hosts, impostor_netns;
