@@ -592,6 +592,7 @@ unsafe fn blocks<C: Int, D: Int>(st: &mut Staging, buf: *const c_void, cnts: *co
 /// (`Reducer::Predef`); user ops get the items in the type's own layout, as the standard
 /// hands them: contiguous data as it is, other data unpacked into a scratch copy first.
 fn reduction(op: MPI_Op, dt: MPI_Datatype, ty: &Arc<Datatype>) -> Result<(Reducer, bool), ArgError> {
+    ops::reduction_op(op)?;
     let kind = match ops::lookup_op(op) {
         Some(k) => k,
         None if op == MPI_OP_NULL => return Err((MPI_ERR_OP, "the operation is MPI_OP_NULL".into())),
@@ -768,7 +769,7 @@ fn reduce<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt:
             let len = contiguous_len(cnt, dt)?;
             let elem = ops::elem_of(dt).filter(|e| len == 0 || e.size() * cnt.get() as usize == len)?;
             // Predefined ops are commutative, as the binomial tree needs.
-            let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()))?;
+            let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()) && p.reduces())?;
             let root = usize::try_from(root).ok().filter(|&r| r < c.size())?;
             let at_root = c.rank == root;
             // Aliased buffers at the root take the general path, which reports them.
@@ -862,7 +863,7 @@ fn allreduce<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, c
     let direct = run_direct(func, comm, |c, _, _, _| {
         let len = contiguous_len(count, datatype)?;
         let elem = ops::elem_of(datatype).filter(|e| len == 0 || e.size() * count.get() as usize == len)?;
-        let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()))?;
+        let p = ops::predef_op(op).filter(|p| p.applies_to(elem.group()) && p.reduces())?;
         if !direct::allreduce_fits(c.size(), len, direct_max()) || (len > 0 && (recvbuf.is_null() || sendbuf.is_null() || sendbuf == recvbuf as *const c_void)) {
             return None;
         }

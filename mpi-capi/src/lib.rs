@@ -15,6 +15,22 @@ macro_rules! require_init {
     };
 }
 
+/// A NULL status argument is erroneous (the MPICH ABI's `MPI_STATUS_IGNORE` and
+/// `MPI_STATUSES_IGNORE` are not NULL): MPI_ERR_ARG, as MPICH reports it. `$count`: for an
+/// array of statuses, the number of entries (none needed when 0).
+macro_rules! require_status {
+    ($func:expr, $comm:expr, $status:expr) => {
+        if $status.is_null() {
+            return $crate::errors::raise($comm, $func, $crate::abi::MPI_ERR_ARG, "status is NULL (pass MPI_STATUS_IGNORE to ignore it)");
+        }
+    };
+    ($func:expr, $comm:expr, $status:expr, $count:expr) => {
+        if $count > 0 && $status.is_null() {
+            return $crate::errors::raise($comm, $func, $crate::abi::MPI_ERR_ARG, "array_of_statuses is NULL (pass MPI_STATUSES_IGNORE to ignore them)");
+        }
+    };
+}
+
 pub mod abi;
 pub mod errors;
 pub mod conversions;

@@ -115,6 +115,18 @@ pub fn predef_op(op: MPI_Op) -> Option<PredefOp> {
 }
 
 /// What `op` stands for; None for MPI_OP_NULL, freed or invalid handles.
+/// MPI_REPLACE and MPI_NO_OP are for the one-sided accumulate calls only (MPI 4.1
+/// §12.3.4): a reduction (collective or `MPI_Reduce_local`) given one is `MPI_ERR_OP`, as
+/// in MPICH.
+pub fn reduction_op(op: MPI_Op) -> Result<(), (c_int, String)> {
+    match lookup_op(op) {
+        Some(OpKind::Predef(p)) if !p.reduces() => {
+            Err((MPI_ERR_OP, format!("{} is for one-sided accumulate operations (MPI_Accumulate, MPI_Get_accumulate, ...), not for reductions", p.name())))
+        }
+        _ => Ok(()),
+    }
+}
+
 pub fn lookup_op(op: MPI_Op) -> Option<OpKind> {
     if let Some(p) = predef_op(op) {
         return Some(OpKind::Predef(p));
@@ -508,6 +520,9 @@ unsafe fn reduce_local(func: &str, inbuf: *const c_void, inoutbuf: *mut c_void, 
     }
     if is_in_place(inbuf) || is_in_place(inoutbuf) {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Reduce_local");
+    }
+    if let Err((class, msg)) = reduction_op(op) {
+        return raise(MPI_COMM_WORLD, func, class, msg);
     }
     // The same buffer twice is erroneous (MPI 4.1 §6.9.7); MPICH reports it, as its
     // errors/coll/reduce_local checks.

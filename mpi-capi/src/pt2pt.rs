@@ -360,6 +360,7 @@ pub unsafe extern "C" fn PMPI_Recv_c(buf: *mut c_void, count: MPI_Count, datatyp
 fn recv_blocking<C: Into<MPI_Count>>(func: &str, buf: *mut c_void, count: C, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
     let count = count.into();
     require_init!(func);
+    require_status!(func, comm, status);
     let started = runtime::with(|rt| {
         let rid = if let Some((b, ctx)) = fast_recv_args(rt, buf, count, datatype, source, tag, comm) {
             match rt.engine.begin_blocking_recv(b, ctx, source, tag, comm as i64) {
@@ -436,6 +437,7 @@ pub unsafe extern "C" fn PMPI_Recv_init_c(buf: *mut c_void, count: MPI_Count, da
 #[allow(clippy::too_many_arguments)]
 fn sendrecv(func: &str, sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
     require_init!(func);
+    require_status!(func, comm, status);
     let r = runtime::with(|rt| {
         let sop = send_op(rt, sendbuf, sendcount, sendtype, dest, sendtag, comm, SendMode::Standard)?;
         let rop = recv_op(rt, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
@@ -566,6 +568,7 @@ pub unsafe extern "C" fn PMPI_Sendrecv_replace_c(buf: *mut c_void, count: MPI_Co
 #[allow(clippy::too_many_arguments)]
 fn sendrecv_replace(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
     require_init!(func);
+    require_status!(func, comm, status);
     // The outgoing data is copied (packed for non-contiguous types) first; the receive then
     // lands in the caller's buffer.
     let copy = match staged_copy(buf, count, datatype) {
@@ -587,6 +590,7 @@ fn probe_args(rt: &Runtime, source: c_int, tag: c_int, comm: MPI_Comm) -> Result
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Iprobe");
+    require_status!("MPI_Iprobe", comm, status);
     if flag.is_null() {
         return raise(comm, "MPI_Iprobe", MPI_ERR_ARG, "flag is NULL");
     }
@@ -616,6 +620,7 @@ pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Probe");
+    require_status!("MPI_Probe", comm, status);
     let ctx = match runtime::with(|rt| probe_args(rt, source, tag, comm)) {
         Ok(ctx) => ctx,
         Err((class, msg)) => return raise(comm, "MPI_Probe", class, msg),
@@ -635,6 +640,7 @@ pub unsafe extern "C" fn PMPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, s
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Improbe");
+    require_status!("MPI_Improbe", comm, status);
     if flag.is_null() || message.is_null() {
         return raise(comm, "MPI_Improbe", MPI_ERR_ARG, "flag or message is NULL");
     }
@@ -672,6 +678,7 @@ fn improbe(rt: &mut Runtime, ctx: u32, source: c_int, tag: c_int, comm: MPI_Comm
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Mprobe(source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Mprobe");
+    require_status!("MPI_Mprobe", comm, status);
     if message.is_null() {
         return raise(comm, "MPI_Mprobe", MPI_ERR_ARG, "message is NULL");
     }
@@ -743,6 +750,7 @@ pub unsafe extern "C" fn PMPI_Mrecv_c(buf: *mut c_void, count: MPI_Count, dataty
 /// `message` and `status` as `MPI_Mrecv` takes them.
 unsafe fn mrecv(func: &str, buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int {
     require_init!(func);
+    require_status!(func, MPI_COMM_WORLD, status);
     let comm = message_comm(message);
     // SAFETY: forwarded caller pointers.
     let started = unsafe { start_mrecv(func, buf, count, datatype, message) };

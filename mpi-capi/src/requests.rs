@@ -155,6 +155,7 @@ unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Wait");
+    require_status!("MPI_Wait", MPI_COMM_WORLD, status);
     if request.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Wait", MPI_ERR_REQUEST, "request is NULL");
     }
@@ -182,6 +183,7 @@ pub unsafe extern "C" fn PMPI_Wait(request: *mut MPI_Request, status: *mut MPI_S
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Test");
+    require_status!("MPI_Test", MPI_COMM_WORLD, status);
     if request.is_null() || flag.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Test", MPI_ERR_ARG, "request or flag is NULL");
     }
@@ -315,6 +317,7 @@ fn in_status_error(func: &str, err: Option<(MPI_Comm, c_int)>) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Waitall(count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) -> c_int {
     require_init!("MPI_Waitall");
+    require_status!("MPI_Waitall", MPI_COMM_WORLD, array_of_statuses, count);
     // SAFETY: the caller passes `count` requests.
     let hs = match unsafe { requests_arg("MPI_Waitall", array_of_requests, count) } {
         Ok(hs) => hs,
@@ -355,6 +358,7 @@ pub unsafe extern "C" fn PMPI_Waitall(count: c_int, array_of_requests: *mut MPI_
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Testall(count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
     require_init!("MPI_Testall");
+    require_status!("MPI_Testall", MPI_COMM_WORLD, array_of_statuses, count);
     if flag.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Testall", MPI_ERR_ARG, "flag is NULL");
     }
@@ -396,6 +400,7 @@ fn any_complete(rt: &mut Runtime, hs: &mut [MPI_Request], ids: &[Option<ReqId>])
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Waitany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Waitany");
+    require_status!("MPI_Waitany", MPI_COMM_WORLD, status);
     if index.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Waitany", MPI_ERR_ARG, "index is NULL");
     }
@@ -436,6 +441,7 @@ pub unsafe extern "C" fn PMPI_Waitany(count: c_int, array_of_requests: *mut MPI_
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Testany(count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Testany");
+    require_status!("MPI_Testany", MPI_COMM_WORLD, status);
     if index.is_null() || flag.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Testany", MPI_ERR_ARG, "index or flag is NULL");
     }
@@ -530,12 +536,14 @@ fn some_impl(func: &str, incount: c_int, array_of_requests: *mut MPI_Request, ou
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Waitsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
     require_init!("MPI_Waitsome");
+    require_status!("MPI_Waitsome", MPI_COMM_WORLD, array_of_statuses, incount);
     some_impl("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Testsome(incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) -> c_int {
     require_init!("MPI_Testsome");
+    require_status!("MPI_Testsome", MPI_COMM_WORLD, array_of_statuses, incount);
     some_impl("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false)
 }
 
@@ -580,6 +588,7 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) -> c_int {
     require_init!("MPI_Request_get_status");
+    require_status!("MPI_Request_get_status", MPI_COMM_WORLD, status);
     if flag.is_null() {
         return raise(MPI_COMM_WORLD, "MPI_Request_get_status", MPI_ERR_ARG, "flag is NULL");
     }

@@ -1,4 +1,5 @@
-/* Argument errors and the handler they run:
+/* Argument errors and the handler they run (and, below, NULL statuses and the one-sided
+ * ops in reductions):
  *  - a communicator or window whose handler was never set runs MPI_COMM_WORLD's handler of
  *    the moment (MPICH), so setting MPI_ERRORS_RETURN on MPI_COMM_WORLD also covers
  *    communicators duplicated or split from it earlier, and windows; their
@@ -208,6 +209,48 @@ static void aliased_buffers(void)
     free(other);
 }
 
+/* A NULL status (MPI_STATUS_IGNORE is not NULL in the MPICH ABI) is MPI_ERR_ARG before
+ * anything happens, as MPICH reports it; MPI_REPLACE and MPI_NO_OP in a reduction are
+ * MPI_ERR_OP (they are for the one-sided accumulate calls). MPI-CorrBench's ArgError cases
+ * found both accepted silently. */
+static void null_status_and_rma_ops(void)
+{
+    MPI_Comm self = MPI_COMM_SELF;
+    MPI_Comm_set_errhandler(self, MPI_ERRORS_RETURN);
+    int x = 1, y = 0, flag, idx, out, ids[1];
+    MPI_Request req;
+    MPI_Message msg;
+    MPI_OK(MPI_Isend(&x, 1, MPI_INT, 0, 4, self, &req));
+    EXPECT(MPI_Recv(&y, 1, MPI_INT, 0, 4, self, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Probe(0, 4, self, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Iprobe(0, 4, self, &flag, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Mprobe(0, 4, self, &msg, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Improbe(0, 4, self, &flag, &msg, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Sendrecv(&x, 1, MPI_INT, 0, 5, &y, 1, MPI_INT, 0, 5, self, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Sendrecv_replace(&x, 1, MPI_INT, 0, 5, 0, 5, self, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Test(&req, &flag, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Wait(&req, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Waitany(1, &req, &idx, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Testany(1, &req, &idx, &flag, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Waitall(1, &req, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Testall(1, &req, &flag, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Waitsome(1, &req, &out, ids, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Testsome(1, &req, &out, ids, NULL), MPI_ERR_ARG);
+    EXPECT(MPI_Request_get_status(req, &flag, NULL), MPI_ERR_ARG);
+    /* None of them touched the message or the request. */
+    MPI_OK(MPI_Recv(&y, 1, MPI_INT, 0, 4, self, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK(y == 1, "the message after the NULL-status calls: %d", y);
+    MPI_OK(MPI_Waitall(0, NULL, NULL));
+
+    int v[2] = {3, 4}, r[2];
+    EXPECT(MPI_Allreduce(v, r, 2, MPI_INT, MPI_REPLACE, MPI_COMM_WORLD), MPI_ERR_OP);
+    EXPECT(MPI_Reduce(v, r, 2, MPI_INT, MPI_NO_OP, 0, self), MPI_ERR_OP);
+    EXPECT(MPI_Iallreduce(v, r, 2, MPI_INT, MPI_NO_OP, self, &req), MPI_ERR_OP);
+    EXPECT(MPI_Scan(v, r, 2, MPI_INT, MPI_REPLACE, self), MPI_ERR_OP);
+    EXPECT(MPI_Reduce_local(v, r, 2, MPI_INT, MPI_REPLACE), MPI_ERR_OP);
+}
+
 int main(int argc, char **argv)
 {
     tu_init(&argc, &argv);
@@ -218,6 +261,7 @@ int main(int argc, char **argv)
     null_outputs();
     if (size <= 64)
         aliased_buffers();
+    null_status_and_rma_ops();
 
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)

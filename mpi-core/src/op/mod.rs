@@ -287,6 +287,12 @@ impl PredefOp {
         }
     }
 
+    /// Whether the op may reduce (collectives, `MPI_Reduce_local`): all but MPI_REPLACE
+    /// and MPI_NO_OP, which are for the one-sided accumulate calls only.
+    pub fn reduces(self) -> bool {
+        !matches!(self, PredefOp::Replace | PredefOp::NoOp)
+    }
+
     /// The groups an op applies to, in words, for error messages.
     fn domain(self) -> &'static str {
         match self {
