@@ -21,8 +21,8 @@
  *  - PSCW: MPI_Win_complete without MPI_Win_start, MPI_Win_wait without MPI_Win_post,
  *    a second MPI_Win_start while one is open, an access to a rank outside the start
  *    group -> MPI_ERR_RMA_SYNC;
- *  - fence epoch (with a put in it): MPI_Rput, MPI_Win_flush, MPI_Win_lock and
- *    MPI_Win_lock_all -> MPI_ERR_RMA_SYNC;
+ *  - fence epoch (with a put in it): MPI_Rput, MPI_Win_flush, MPI_Win_lock,
+ *    MPI_Win_lock_all and MPI_Win_free -> MPI_ERR_RMA_SYNC;
  *  - MPI_WIN_NULL to MPI_Put / MPI_Win_fence / MPI_Win_lock / MPI_Win_free -> MPI_ERR_WIN
  *    (raised on MPI_COMM_SELF (MPI 4) or MPI_COMM_WORLD (MPI 3): both return);
  *  - creation: MPI_Win_create with a negative size -> MPI_ERR_SIZE, disp_unit 0 or
@@ -294,6 +294,13 @@ int main(int argc, char **argv)
         MPI_OK(MPI_Accumulate(&one, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_SUM, bad));
         MPI_OK(MPI_Win_fence(0, bad));
         CHECK(q[0] == 1, "window created after creation errors: %d, expected 1", q[0]);
+        /* MPI_Win_free before the fence that completes a put of the epoch (every rank
+         * puts, so every rank gets the error); after that fence, freeing works. */
+        MPI_OK(MPI_Put(&one, 1, MPI_INT, right, 1, 1, MPI_INT, bad));
+        EXPECT(MPI_Win_free(&bad), MPI_ERR_RMA_SYNC);
+        CHECK(bad != MPI_WIN_NULL, "a failed MPI_Win_free set the handle to MPI_WIN_NULL");
+        MPI_OK(MPI_Win_fence(0, bad));
+        CHECK(q[1] == 1, "the put completed by the fence after MPI_Win_free failed: %d", q[1]);
         MPI_OK(MPI_Win_free(&bad));
     }
 

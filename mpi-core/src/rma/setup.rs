@@ -230,6 +230,11 @@ pub fn free_begin(idx: usize) -> MpiResult<()> {
         if w.in_sync_epoch() || w.post_group.is_some() {
             return Err(MpiError::new(ErrorClass::RmaSync, "MPI_Win_free while a lock, PSCW access or exposure epoch is open on the window"));
         }
+        // A fence epoch ends at the next fence: its operations are not complete yet (as
+        // MPICH; an epoch that an empty fence opened is fine to free).
+        if w.fence_epoch && w.fence_used {
+            return Err(MpiError::new(ErrorClass::RmaSync, "MPI_Win_free with RMA operations of a fence epoch that no MPI_Win_fence has completed (call MPI_Win_fence first)"));
+        }
         Ok(())
     })?;
     super::sync::wait_replies(idx, None);
