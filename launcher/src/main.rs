@@ -85,8 +85,8 @@ enum Launch {
 /// One program of the job as the command line gives it (see `cli::split_mpmd`).
 struct Part {
     argv: Vec<String>,
-    /// Ranks; None: the default (the first part's only, when it is the only part).
-    np: Option<usize>,
+    /// Ranks (the first part's is set once the hosts are known: see `prepare`).
+    np: usize,
     env: Vec<(String, String)>,
     wdir: Option<std::path::PathBuf>,
 }
@@ -135,25 +135,20 @@ fn prepare(cli: &Cli, more: &[Cli]) -> Result<Launch, (String, i32)> {
         host_list = merge_local(host_list);
     }
     let timeout = cli.timeout_secs().map_err(usage)?.map(Duration::from_secs);
-    let mut parts = vec![Part { argv: cli.command.clone(), np: cli.np, env: cli.local_env(), wdir: cli.wdir.clone() }];
+    let mut parts = vec![Part { argv: cli.command.clone(), np: 0, env: cli.local_env(), wdir: cli.wdir.clone() }];
     for c in more {
         let mut env = c.local_env();
         env.extend(c.extra_env());
-        parts.push(Part { argv: c.command.clone(), np: Some(c.np.unwrap_or(1)), env, wdir: c.wdir.clone() });
+        parts.push(Part { argv: c.command.clone(), np: c.np.unwrap_or(1), env, wdir: c.wdir.clone() });
     }
-    for p in &parts {
-        if p.np == Some(0) {
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 && p.np == 0 {
             return Err(usage("-n must be at least 1".into()));
         }
         if let Some(d) = p.wdir.as_ref().filter(|d| !d.is_dir()) {
             return Err(usage(format!("-wdir {}: not a directory", d.display())));
         }
-        if let Some((k, _)) = p.env.iter().find(|(k, _)| k.is_empty() || k.contains('=')) {
-            return Err(usage(format!("invalid environment variable name `{k}`")));
-        }
-    }
-    if parts.len() > 1 && parts[0].np.is_none() {
-        parts[0].np = Some(1);
+        check_env_names(&p.env).map_err(usage)?;
     }
 
     // Inherited environment minus what an outer launcher (PMI, PMIx, srun, the batch step)
@@ -161,20 +156,20 @@ fn prepare(cli: &Cli, more: &[Cli]) -> Result<Launch, (String, i32)> {
     let mut env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| !slurm::describes_another_process(k))
         .collect();
-    for (k, v) in cli.extra_env() {
-        if k.is_empty() || k.contains('=') {
-            return Err(usage(format!("invalid environment variable name `{k}`")));
-        }
+    let extra = cli.extra_env();
+    check_env_names(&extra).map_err(usage)?;
+    for (k, v) in extra {
         env.retain(|(name, _)| *name != k);
         env.push((k, v));
     }
 
-    let np = match parts[0].np {
-        Some(_) => parts.iter().map(|p| p.np.unwrap_or(1)).sum(),
-        None if host_list.is_empty() => 1,
-        None => host_list.iter().map(|h| cli.ppn.unwrap_or(h.slots)).sum(),
+    // Without -n, a lone program gets the hosts' slots; the first of several gets 1.
+    parts[0].np = match cli.np {
+        Some(n) => n,
+        None if more.is_empty() && !host_list.is_empty() => host_list.iter().map(|h| cli.ppn.unwrap_or(h.slots)).sum(),
+        None => 1,
     };
-    parts[0].np = Some(np - parts[1..].iter().map(|p| p.np.unwrap_or(1)).sum::<usize>());
+    let np: usize = parts.iter().map(|p| p.np).sum();
     if !host_list.is_empty() {
         let node_of = hosts::place(&host_list, np, cli.ppn, map, !cli.nooversubscribe).map_err(usage)?;
         // Only hosts that got ranks take part; node numbers follow the host list.
@@ -192,7 +187,7 @@ fn prepare(cli: &Cli, more: &[Cli]) -> Result<Launch, (String, i32)> {
                     argv: p.argv.clone(),
                     wdir: p.wdir.clone().or_else(|| here.clone()).map(|d| d.display().to_string()),
                     env: p.env.clone(),
-                    np: p.np.unwrap_or(1) as u32,
+                    np: p.np as u32,
                 })
                 .collect();
             return Ok(Launch::Hosts(front::FrontSpec {
@@ -218,7 +213,7 @@ fn prepare(cli: &Cli, more: &[Cli]) -> Result<Launch, (String, i32)> {
     for p in &parts {
         let path = spawn::resolve(&p.argv[0], path_var, p.wdir.as_deref()).map_err(|m| (m, 127))?;
         let program = spawn::Program::new(&path, &p.argv, p.wdir.as_deref()).map_err(usage)?;
-        apps.push(job::App { program: Some(program), env: p.env.clone(), np: p.np.unwrap_or(1) });
+        apps.push(job::App { program: Some(program), env: p.env.clone(), np: p.np });
     }
     Ok(Launch::Here(job::JobSpec {
         np,
@@ -232,6 +227,14 @@ fn prepare(cli: &Cli, more: &[Cli]) -> Result<Launch, (String, i32)> {
         secret: sys::random_hex(16),
         mapping: pmi_server::process_mapping(np),
     }))
+}
+
+/// `-genv`/`-env`/`-x` names: not empty, no `=`.
+fn check_env_names(env: &[(String, String)]) -> Result<(), String> {
+    match env.iter().find(|(k, _)| k.is_empty() || k.contains('=')) {
+        Some((k, _)) => Err(format!("invalid environment variable name `{k}`")),
+        None => Ok(()),
+    }
 }
 
 /// Host entries that name this machine (`localhost`, its name, 127.0.0.1) are one host.

@@ -88,36 +88,26 @@ pub fn run(addr: &str, host: &str) -> i32 {
         }
     }
     let ranks: Vec<usize> = spec.ranks.iter().map(|&r| r as usize).collect();
-    let first = ranks.first().copied().unwrap_or(0);
     let path_var = spec.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
-    // Each program that runs here, resolved here.
+    // Each program that runs here, resolved here; the others are not looked for.
     let mut apps = Vec::new();
     let mut app_first = 0;
-    let mut failed = None;
     for a in &spec.apps {
-        let runs_here = ranks.iter().any(|&r| r >= app_first && r < app_first + a.np as usize);
-        app_first += a.np as usize;
-        let wdir = a.wdir.as_ref().map(PathBuf::from);
-        let program = match runs_here {
-            true => match spawn::resolve(&a.argv[0], path_var, wdir.as_deref()).and_then(|p| spawn::Program::new(&p, &a.argv, wdir.as_deref())) {
+        let mine = app_first..app_first + a.np as usize;
+        app_first = mine.end;
+        let program = match ranks.iter().find(|r| mine.contains(r)) {
+            None => None,
+            Some(&rank) => match spawn::program_for(&a.argv, path_var, a.wdir.as_ref().map(PathBuf::from).as_deref()) {
                 Ok(p) => Some(p),
                 Err(reason) => {
-                    failed.get_or_insert(reason);
-                    None
+                    up.send(Up::Failed(Failure::Spawn { rank, reason }).encode());
+                    up.send(Up::Done.encode());
+                    up.flush_blocking(Duration::from_secs(2));
+                    return if by_slurm { 0 } else { 127 };
                 }
             },
-            false => None,
         };
         apps.push(job::App { program, env: a.env.clone(), np: a.np as usize });
-    }
-    match failed {
-        None => {}
-        Some(reason) => {
-            up.send(Up::Failed(Failure::Spawn { rank: first, reason }).encode());
-            up.send(Up::Done.encode());
-            up.flush_blocking(Duration::from_secs(2));
-            return if by_slurm { 0 } else { 127 };
-        }
     }
     let status = job::run(
         JobSpec {

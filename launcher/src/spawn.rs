@@ -49,6 +49,11 @@ fn is_executable(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// The program a rank runs: `argv[0]` looked up as `resolve` does, with `argv` and `wdir`.
+pub fn program_for(argv: &[String], path_var: Option<&str>, wdir: Option<&Path>) -> Result<Program, String> {
+    Program::new(&resolve(&argv[0], path_var, wdir)?, argv, wdir)
+}
+
 /// Find `name` the way `execvp` would, using the ranks' `PATH`; relative paths are taken
 /// relative to `wdir` (where the child will be when it execs).
 pub fn resolve(name: &str, path_var: Option<&str>, wdir: Option<&Path>) -> Result<PathBuf, String> {

@@ -167,18 +167,19 @@ fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: MPI_Count
             let mut data = vec![0u8; bytes];
             let got = st.core.read_stream(pos, &mut data).map_err(core_err)?;
             match &conv {
-                // SAFETY: `buffer` checked (buf, count, dt) describes the program's buffer.
-                Conversion::External32(t) => unsafe { t.unpack_external32(&data[..got], buf as *mut u8, count as usize) },
-                // The data items wholly read (a short read at the end of the file may
-                // end inside one).
+                // SAFETY (both arms): `buffer` checked (buf, count, dt) describes the
+                // program's buffer.
+                Conversion::External32(t) => {
+                    unsafe { t.unpack_external32(&data[..got], buf as *mut u8, count as usize) };
+                }
                 Conversion::User(u, dt, t) => {
+                    // The data items wholly read: a short read at the end of the file may
+                    // end inside one, at most one basic element's size before a boundary.
                     let whole = (0..=got).rev().find_map(|b| t.elements_for_bytes(b)).unwrap_or(0);
-                    // SAFETY: as above.
                     unsafe { u.from_file(buf, *dt, whole, &mut data) }?;
-                    got
                 }
                 Conversion::Native => unreachable!("matched above"),
-            };
+            }
             got
         }
         (Dir::Read, None) => {
