@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
         at = end;
         match handshake::decode_hello(&buf) {
             Ok(Some((hello, used))) => {
-                let _ = handshake::check_hello(&hello, b"0123456789abcdef0123456789abcdef", 8, 0);
+                let _ = handshake::check_hello(&hello, b"0123456789abcdef0123456789abcdef", 1, 8, 0);
                 assert!(used <= buf.len());
                 break &buf[used..];
             }

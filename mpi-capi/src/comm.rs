@@ -35,7 +35,7 @@ const _: () = assert!(USER_TAG_BASE | USER_TAG_MASK < mpi_core::partitioned::SET
 // ------------------------------------------------------------------ internal exchanges
 
 /// Runs schedule `s` to completion.
-fn run(s: Schedule) -> Result<(), ArgError> {
+pub(crate) fn run(s: Schedule) -> Result<(), ArgError> {
     let rid = runtime::with(|rt| rt.engine.start_schedule(s)).map_err(|e| (e.class as c_int, e.msg))?;
     wait_request(rid);
     let st = runtime::with(|rt| finish(rt, rid));
@@ -50,14 +50,14 @@ fn bytes_of(v: &mut [u64]) -> Slice {
 }
 
 /// Broadcast of `v` from `root` over the members of `cc`.
-fn bcast(cc: CollComm, tag: i32, v: &mut [u64], root: usize) -> Result<(), ArgError> {
+pub(crate) fn bcast(cc: CollComm, tag: i32, v: &mut [u64], root: usize) -> Result<(), ArgError> {
     let mut s = Schedule::new(cc, tag);
     algorithms::bcast(&mut s, bytes_of(v), root);
     run(s)
 }
 
 /// Every member's `mine` (same length everywhere), concatenated in rank order.
-fn allgather(cc: CollComm, tag: i32, mine: &[u64]) -> Result<Vec<u64>, ArgError> {
+pub(crate) fn allgather(cc: CollComm, tag: i32, mine: &[u64]) -> Result<Vec<u64>, ArgError> {
     let n = cc.size();
     let me = cc.rank;
     let mut all = vec![0u64; n * mine.len()];
@@ -78,7 +78,7 @@ fn allgather(cc: CollComm, tag: i32, mine: &[u64]) -> Result<Vec<u64>, ArgError>
 }
 
 /// Exchange with one peer: sends `out`, receives into `inn`.
-fn sendrecv(cc: CollComm, tag: i32, peer: usize, out: &mut [u64], inn: &mut [u64]) -> Result<(), ArgError> {
+pub(crate) fn sendrecv(cc: CollComm, tag: i32, peer: usize, out: &mut [u64], inn: &mut [u64]) -> Result<(), ArgError> {
     let mut s = Schedule::new(cc, tag);
     s.send(peer, bytes_of(out));
     s.recv(peer, bytes_of(inn));
@@ -86,12 +86,12 @@ fn sendrecv(cc: CollComm, tag: i32, peer: usize, out: &mut [u64], inn: &mut [u64
 }
 
 /// The next schedule view of the local group of communicator `idx`.
-fn local_view(idx: usize) -> Result<(CollComm, i32), ArgError> {
+pub(crate) fn local_view(idx: usize) -> Result<(CollComm, i32), ArgError> {
     runtime::with(|rt| rt.comms.get_mut(idx).map(|c| c.next_local_collective(false))).ok_or((MPI_ERR_COMM, "communicator freed during construction".into()))
 }
 
 /// Runs context agreement `ag` to completion: the slot agreed on.
-fn agree(mut ag: Agreement) -> Result<usize, ArgError> {
+pub(crate) fn agree(mut ag: Agreement) -> Result<usize, ArgError> {
     let mut out = None;
     runtime::wait_until(|rt| {
         out = ag.poll(rt);
@@ -142,7 +142,7 @@ fn install(c: Comm) -> MPI_Comm {
 
 /// `install` for a communicator made from the one at `parent`: it derives from the same
 /// session, if any.
-fn install_derived(mut c: Comm, parent: usize) -> MPI_Comm {
+pub(crate) fn install_derived(mut c: Comm, parent: usize) -> MPI_Comm {
     c.session = runtime::with(|rt| rt.comms.get(parent).and_then(|p| p.session));
     install(c)
 }
@@ -152,7 +152,7 @@ fn release_slot(slot: usize) {
     runtime::with(|rt| rt.comms.contexts.release(slot_ctx(slot)));
 }
 
-fn index_of(comm: MPI_Comm) -> Result<usize, ArgError> {
+pub(crate) fn index_of(comm: MPI_Comm) -> Result<usize, ArgError> {
     runtime::with(|rt| comm_of(rt, comm).map(|_| comm_index(comm).unwrap()))
 }
 
@@ -297,20 +297,6 @@ pub unsafe extern "C" fn PMPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int {
     query("MPI_Comm_size", comm, size, |c| Ok(c.local_size()))
-}
-
-/// No OxMPI process is started by `MPI_Comm_spawn` (not supported), so none has a parent:
-/// MPI 4.1 §11.8.2 answers `MPI_COMM_NULL` for a process that was not spawned.
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
-    let func = "MPI_Comm_get_parent";
-    require_init!(func);
-    if parent.is_null() {
-        return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "parent is NULL");
-    }
-    // SAFETY: checked non-null; the caller passes a pointer to an MPI_Comm.
-    unsafe { *parent = MPI_COMM_NULL };
-    MPI_SUCCESS
 }
 
 #[no_mangle]

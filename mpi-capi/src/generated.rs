@@ -245,24 +245,14 @@ pub unsafe extern "C" fn MPI_Cartdim_get(comm: MPI_Comm, ndims: *mut c_int) -> c
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Close_port(port_name: *const c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Close_port(port_name) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Close_port(port_name: *const c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Close_port")
+    unsafe { crate::dynamic::PMPI_Close_port(port_name) }
 }
 
 // int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_accept(port_name: *const c_char, info: MPI_Info, root: c_int, comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_accept(port_name, info, root, comm, newcomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_accept(port_name: *const c_char, info: MPI_Info, root: c_int, comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_accept")
+    unsafe { crate::dynamic::PMPI_Comm_accept(port_name, info, root, comm, newcomm) }
 }
 
 // MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
@@ -290,12 +280,7 @@ pub unsafe extern "C" fn MPI_Comm_compare(comm1: MPI_Comm, comm2: MPI_Comm, resu
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_connect(port_name: *const c_char, info: MPI_Info, root: c_int, comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_connect(port_name, info, root, comm, newcomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_connect(port_name: *const c_char, info: MPI_Info, root: c_int, comm: MPI_Comm, newcomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_connect")
+    unsafe { crate::dynamic::PMPI_Comm_connect(port_name, info, root, comm, newcomm) }
 }
 
 // int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
@@ -407,7 +392,7 @@ pub unsafe extern "C" fn MPI_Comm_get_name(comm: MPI_Comm, comm_name: *mut c_cha
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_get_parent(parent: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { crate::comm::PMPI_Comm_get_parent(parent) }
+    unsafe { crate::dynamic::PMPI_Comm_get_parent(parent) }
 }
 
 // int MPI_Comm_group(MPI_Comm comm, MPI_Group *group);
@@ -428,12 +413,7 @@ pub unsafe extern "C" fn MPI_Comm_idup(comm: MPI_Comm, newcomm: *mut MPI_Comm, r
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_join(fd, intercomm) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Comm_join")
+    unsafe { crate::dynamic::PMPI_Comm_join(fd, intercomm) }
 }
 
 // int MPI_Comm_rank(MPI_Comm comm, int *rank);
@@ -496,24 +476,14 @@ pub unsafe extern "C" fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_in
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: MPI_Info, root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: MPI_Info, root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_spawn")
+    unsafe { crate::dynamic::PMPI_Comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes) }
 }
 
 // int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const MPI_Info, root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const MPI_Info, root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, array_of_errcodes: *mut c_int) -> c_int {
-    crate::errors::not_supported(comm, "MPI_Comm_spawn_multiple")
+    unsafe { crate::dynamic::PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes) }
 }
 
 // int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
@@ -1682,12 +1652,7 @@ pub unsafe extern "C" fn MPI_Keyval_free(keyval: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Lookup_name(service_name: *const c_char, info: MPI_Info, port_name: *mut c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Lookup_name(service_name, info, port_name) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Lookup_name(service_name: *const c_char, info: MPI_Info, port_name: *mut c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Lookup_name")
+    unsafe { crate::dynamic::PMPI_Lookup_name(service_name, info, port_name) }
 }
 
 // MPI_Fint MPI_Message_c2f(MPI_Message message);
@@ -1792,12 +1757,7 @@ pub unsafe extern "C" fn MPI_Op_free(op: *mut MPI_Op) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Open_port(info: MPI_Info, port_name: *mut c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Open_port(info, port_name) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Open_port(info: MPI_Info, port_name: *mut c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Open_port")
+    unsafe { crate::dynamic::PMPI_Open_port(info, port_name) }
 }
 
 // int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm);
@@ -1846,12 +1806,7 @@ pub unsafe extern "C" fn MPI_Probe(source: c_int, tag: c_int, comm: MPI_Comm, st
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Publish_name(service_name: *const c_char, info: MPI_Info, port_name: *const c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Publish_name(service_name, info, port_name) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Publish_name(service_name: *const c_char, info: MPI_Info, port_name: *const c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Publish_name")
+    unsafe { crate::dynamic::PMPI_Publish_name(service_name, info, port_name) }
 }
 
 // int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
@@ -2663,12 +2618,7 @@ pub unsafe extern "C" fn MPI_Unpack_external(datarep: *const c_char, inbuf: *con
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Unpublish_name(service_name: *const c_char, info: MPI_Info, port_name: *const c_char) -> c_int {
     // SAFETY: same contract as the C function; arguments forwarded unchanged.
-    unsafe { PMPI_Unpublish_name(service_name, info, port_name) }
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn PMPI_Unpublish_name(service_name: *const c_char, info: MPI_Info, port_name: *const c_char) -> c_int {
-    crate::errors::not_supported(MPI_COMM_WORLD, "MPI_Unpublish_name")
+    unsafe { crate::dynamic::PMPI_Unpublish_name(service_name, info, port_name) }
 }
 
 // int MPI_Wait(MPI_Request *request, MPI_Status *status);

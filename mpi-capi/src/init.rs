@@ -18,6 +18,7 @@ fn init(func: &str, required: c_int) -> c_int {
     match mpi_core::runtime::init(level, crate::errors::DEFAULT_ERRHANDLER) {
         Ok(()) => {
             let _ = MAIN_THREAD.set(std::thread::current().id());
+            crate::dynamic::connect_to_parent();
             MPI_SUCCESS
         }
         Err(msg) => {
@@ -49,6 +50,9 @@ pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *m
 pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
     require_init!("MPI_Finalize");
     crate::attributes::finalize_hook();
+    // The jobs this process spawned end first (mpi_core::spawn).
+    mpi_core::runtime::wait_until(|_| mpi_core::spawn::all_ended());
+    crate::dynamic::unpublish_all();
     match mpi_core::runtime::finalize() {
         Ok(()) => MPI_SUCCESS,
         Err(msg) => {

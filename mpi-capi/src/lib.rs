@@ -63,4 +63,5 @@ pub mod rma;
 pub mod io;
 pub mod io_view;
 pub mod datarep;
+pub mod dynamic;
 pub mod io_access;

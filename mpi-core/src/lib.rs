@@ -19,6 +19,8 @@ pub mod agreement;
 pub mod group;
 pub mod topology;
 pub mod runtime;
+pub mod dpm;
+pub mod spawn;
 pub mod datatype;
 pub mod op;
 pub mod coll;

@@ -13,7 +13,7 @@ use crate::error::{fatal, ErrorClass, MpiError, MpiResult};
 use crate::header::{Header, Kind, FLAG_COOP, FLAG_PUSH, FLAG_ROOTED, FLAG_SYNC, FLAG_TO_ROOT, HEADER_LEN};
 use crate::matching::{accepts, Envelope, Matcher};
 use crate::request::{Layout, Op, RawBuf, ReqId, Request, RequestTable, SendMode, State, Status};
-use crate::transport::{Incoming, Link, SleepToken, Transports};
+use crate::transport::{Incoming, Link, SleepToken, Transports, Via};
 use std::collections::VecDeque;
 
 /// `dest_world` of a send to `MPI_PROC_NULL`: completes at once.
@@ -230,6 +230,37 @@ impl Engine {
     /// Every rank of `world` is on this host.
     pub fn on_my_host(&self, world: &[usize]) -> bool {
         world.iter().all(|&w| self.host_mates.get(w).copied().unwrap_or(false))
+    }
+
+    /// Routes for the peers the TCP transport added (processes of other jobs: `dpm.rs`);
+    /// they take the indices after our job's ranks, in both.
+    #[cold]
+    pub(crate) fn grow_peers(&mut self) {
+        let n = self.net.tcp.as_ref().map_or(0, |t| t.peer_count());
+        while self.routes.len() < n {
+            let peer = self.routes.len();
+            self.routes.push(Route::Peer(Link { via: Via::Tcp, peer }));
+            self.outq.push(VecDeque::new());
+            self.send_seq.push(0);
+            self.recv_seq.push(0);
+            self.pushing.push(None);
+            self.cpu_mates.push(false);
+            self.host_mates.push(false);
+        }
+    }
+
+    /// Adds the TCP transport after start-up (see `Transports::add_tcp`).
+    pub(crate) fn add_tcp(&mut self, t: crate::transport::tcp::TcpTransport) {
+        self.net.add_tcp(t);
+        self.eager_max = match self.net.any_eager_max() {
+            0 => usize::MAX,
+            n => n,
+        };
+    }
+
+    /// Peers this engine has routes for: our job's ranks, then other jobs' processes.
+    pub fn peer_count(&self) -> usize {
+        self.routes.len()
     }
 
     pub fn set_cpu_mates(&mut self, mates: &[usize]) {
@@ -990,7 +1021,9 @@ impl Engine {
             self.handle(self.rank, &hdr, data.as_ptr(), data.len());
             events += 1;
         }
-        self.net.progress();
+        if self.net.progress() {
+            self.grow_peers();
+        }
         for _ in 0..64 {
             let reqs = &self.reqs;
             let Some(m) = self.net.recv_next(&mut |h, n| placement(reqs, h, n)) else { break };

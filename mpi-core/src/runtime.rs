@@ -21,6 +21,8 @@ pub struct Runtime {
     pub pending_comms: Vec<PendingComm>,
     /// One-sided communication windows.
     pub wins: crate::rma::WinTable,
+    /// Dynamic processes: ports, our job's identity, the parent (`dpm.rs`).
+    pub dpm: crate::dpm::Dpm,
 }
 
 /// A nonblocking communicator construction: when `agreement` ends, communicator `target`
@@ -456,7 +458,7 @@ fn start(thread_level: i32, default_errhandler: i32) -> Result<(), String> {
     let async_progress = config().get("ASYNC_PROGRESS") != 0;
     RUNTIME.multiple.store(thread_level >= THREAD_MULTIPLE || async_progress, Ordering::Relaxed);
     THREAD_LEVEL.store(thread_level, Ordering::Relaxed);
-    *lock() = Some(Runtime { bootstrap: bs, engine, comms, pending_comms: Vec::new(), wins: Default::default() });
+    *lock() = Some(Runtime { bootstrap: bs, engine, comms, pending_comms: Vec::new(), wins: Default::default(), dpm: Default::default() });
     if async_progress {
         start_progress_thread();
     }

@@ -125,10 +125,12 @@ fn soak_over_tcp() {
 /// `mpi-core/src/transport/tcp/handshake.rs`), with the given secret.
 fn hello(rank: u32, size: u32, secret: &[u8]) -> Vec<u8> {
     let mut v = b"OXMPITCP".to_vec();
-    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&2u16.to_le_bytes());
     v.extend_from_slice(&(secret.len() as u16).to_le_bytes());
     v.extend_from_slice(&rank.to_le_bytes());
     v.extend_from_slice(&size.to_le_bytes());
+    // The sender's job: some other job's (it does not know this one's secret).
+    v.extend_from_slice(&0x1234_5678u64.to_le_bytes());
     v.extend_from_slice(secret);
     v
 }

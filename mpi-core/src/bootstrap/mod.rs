@@ -717,7 +717,7 @@ impl Bootstrap {
 }
 
 /// Random bytes from the kernel (used only for names; falls back to time if unavailable).
-pub(crate) fn fill_random(buf: &mut [u8]) {
+pub fn fill_random(buf: &mut [u8]) {
     use std::io::Read;
     if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
         if f.read_exact(buf).is_ok() {

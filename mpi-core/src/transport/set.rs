@@ -201,13 +201,25 @@ impl Transports {
 
     /// Once per progress pass, before receiving.
     #[inline]
-    pub fn progress(&mut self) {
+    /// Transports' own work of a progress pass. True when the TCP transport met processes
+    /// of another job (their hellos came first): the engine then adds their routes.
+    pub fn progress(&mut self) -> bool {
+        let mut grown = false;
         if let Some(t) = self.tcp.as_mut() {
             t.progress();
+            grown = t.take_grown();
         }
         if let Some(t) = self.verbs.as_mut() {
             t.progress();
         }
+        grown
+    }
+
+    /// Adds the TCP transport after start-up (the first dynamic-process call of a job
+    /// whose ranks all share memory).
+    pub fn add_tcp(&mut self, t: TcpTransport) {
+        self.tcp_eager = t.eager_max().min(t.max_payload());
+        self.tcp = Some(Box::new(t));
     }
 
     /// The next received message of any transport; `release` it before the next call.

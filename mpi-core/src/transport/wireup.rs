@@ -100,7 +100,6 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
     let tcp_peers: Vec<usize> = if matches!(mode, Mode::Shm | Mode::Verbs) { Vec::new() } else { off_group.clone() };
     // Whether any rank of the job uses TCP (every rank computes the same answer).
     let multi_node = nodes.iter().any(|&n| n != nodes[0]);
-    let job_tcp = size > 1 && !matches!(mode, Mode::Shm | Mode::Verbs) && (multi_node || !shm_on);
     let launcher_secret = std::env::var("OXMPI_JOB_SECRET").ok().filter(|s| !s.is_empty());
 
     let mut tcp = None;
@@ -112,7 +111,9 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
         bs.put(&format!("tcp-card-{rank}"), card.encode().as_bytes()).map_err(|e| e.0)?;
         tcp = Some((t, why));
     }
-    if job_tcp && rank == 0 && launcher_secret.is_none() {
+    // Published even when no rank of the job uses TCP now: a dynamic-process call may add
+    // the TCP transport later (`dpm.rs`).
+    if rank == 0 && launcher_secret.is_none() {
         let mut s = [0u8; 16];
         crate::bootstrap::fill_random(&mut s);
         bs.put("tcp-secret", &s).map_err(|e| e.0)?;
@@ -196,6 +197,7 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
                 None => bs.get("tcp-secret").map_err(|e| e.0)?,
             };
             t.set_secret(&secret);
+            t.set_job(crate::dpm::job_uid(bs.job_id(), &secret));
             for &p in &tcp_peers {
                 let raw = bs.get(&format!("tcp-card-{p}")).map_err(|e| e.0)?;
                 let card = std::str::from_utf8(&raw).ok().and_then(Card::decode).ok_or_else(|| format!("rank {p}'s TCP business card is malformed"))?;

@@ -1,16 +1,22 @@
 //! The first bytes on every TCP connection between ranks. The connecting rank sends a
-//! hello (magic, wire version, its rank, the job size and the job's secret); the accepting
-//! rank checks all of it and answers with an ack saying whether this connection is the one
-//! the pair keeps. Anything else — a port scanner, a stray client, a rank of another job —
-//! fails the check and the connection is closed (and counted), never trusted.
+//! hello (magic, wire version, its rank, its job's size and identity, and the secret of the
+//! job it connects to); the accepting rank checks all of it and answers with an ack saying
+//! whether this connection is the one the pair keeps. Anything else — a port scanner, a
+//! stray client, a rank of another job that does not know our secret — fails the check and
+//! the connection is closed (and counted), never trusted.
+//!
+//! A process of another job (connected through `MPI_Comm_connect`/`accept`, `MPI_Comm_join`
+//! or `MPI_Comm_spawn`) learnt our secret in that exchange; its hello names its own job
+//! (`job`, a number every rank of a job computes alike, `dpm::job_uid`), so it is told
+//! apart from our own ranks.
 
 /// Longest secret carried (the launcher's is 32 hex digits).
 pub const SECRET_MAX: usize = 64;
 const HELLO_MAGIC: &[u8; 8] = b"OXMPITCP";
 const ACK_MAGIC: &[u8; 8] = b"OXMPIACK";
-pub const WIRE_VERSION: u16 = 1;
-/// Fixed part of a hello: magic, version, secret length, rank, size.
-const HELLO_FIXED: usize = 8 + 2 + 2 + 4 + 4;
+pub const WIRE_VERSION: u16 = 2;
+/// Fixed part of a hello: magic, version, secret length, rank, size, job.
+const HELLO_FIXED: usize = 8 + 2 + 2 + 4 + 4 + 8;
 pub const ACK_LEN: usize = 12;
 
 /// The ack's verdict.
@@ -27,7 +33,19 @@ pub enum Verdict {
 pub struct Hello {
     pub rank: u32,
     pub size: u32,
+    /// The sender's job (`dpm::job_uid`).
+    pub job: u64,
+    /// The secret of the job the sender connects to.
     pub secret: Vec<u8>,
+}
+
+/// Who a checked hello comes from.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// A rank of our own job.
+    Ours(usize),
+    /// Rank `rank` of another job that knows our secret.
+    Foreign { job: u64, rank: u32 },
 }
 
 /// Why a hello was refused.
@@ -62,6 +80,7 @@ pub fn encode_hello(h: &Hello) -> Vec<u8> {
     v.extend_from_slice(&(secret.len() as u16).to_le_bytes());
     v.extend_from_slice(&h.rank.to_le_bytes());
     v.extend_from_slice(&h.size.to_le_bytes());
+    v.extend_from_slice(&h.job.to_le_bytes());
     v.extend_from_slice(secret);
     v
 }
@@ -91,15 +110,20 @@ pub fn decode_hello(buf: &[u8]) -> Result<Option<(Hello, usize)>, Refusal> {
     if buf.len() < total {
         return Ok(None);
     }
-    Ok(Some((Hello { rank: u32_at(12), size: u32_at(16), secret: buf[HELLO_FIXED..total].to_vec() }, total)))
+    let job = u64::from_le_bytes(buf[20..28].try_into().unwrap());
+    Ok(Some((Hello { rank: u32_at(12), size: u32_at(16), job, secret: buf[HELLO_FIXED..total].to_vec() }, total)))
 }
 
-/// Checks a hello against this job: its secret (compared in constant time), size and rank.
-pub fn check_hello(h: &Hello, secret: &[u8], size: usize, me: usize) -> Result<(), Refusal> {
+/// Checks a hello against this job (`job`, `size`, our rank `me`): its secret (compared in
+/// constant time), then, from our own job, its size and rank.
+pub fn check_hello(h: &Hello, secret: &[u8], job: u64, size: usize, me: usize) -> Result<Caller, Refusal> {
     let secret = &secret[..secret.len().min(SECRET_MAX)];
     let differ = h.secret.len() != secret.len() || h.secret.iter().zip(secret).fold(0u8, |acc, (a, b)| acc | (a ^ b)) != 0;
     if differ {
         return Err(Refusal::WrongSecret);
+    }
+    if h.job != job {
+        return Ok(Caller::Foreign { job: h.job, rank: h.rank });
     }
     if h.size as usize != size {
         return Err(Refusal::WrongJob { size: h.size });
@@ -107,7 +131,7 @@ pub fn check_hello(h: &Hello, secret: &[u8], size: usize, me: usize) -> Result<(
     if h.rank as usize >= size || h.rank as usize == me {
         return Err(Refusal::BadRank(h.rank));
     }
-    Ok(())
+    Ok(Caller::Ours(h.rank as usize))
 }
 
 pub fn encode_ack(v: Verdict) -> [u8; ACK_LEN] {
@@ -135,18 +159,21 @@ mod tests {
 
     #[test]
     fn hello_round_trip_and_checks() {
-        let h = Hello { rank: 3, size: 8, secret: b"0123456789abcdef".to_vec() };
+        let h = Hello { rank: 3, size: 8, job: 77, secret: b"0123456789abcdef".to_vec() };
         let bytes = encode_hello(&h);
         for cut in 0..bytes.len() {
             assert_eq!(decode_hello(&bytes[..cut]), Ok(None));
         }
         let (got, n) = decode_hello(&bytes).unwrap().unwrap();
         assert_eq!((&got, n), (&h, bytes.len()));
-        assert_eq!(check_hello(&got, b"0123456789abcdef", 8, 0), Ok(()));
-        assert_eq!(check_hello(&got, b"0123456789abcdeX", 8, 0), Err(Refusal::WrongSecret));
-        assert_eq!(check_hello(&got, b"0123456789abcde", 8, 0), Err(Refusal::WrongSecret));
-        assert_eq!(check_hello(&got, b"0123456789abcdef", 4, 0), Err(Refusal::WrongJob { size: 8 }));
-        assert_eq!(check_hello(&got, b"0123456789abcdef", 8, 3), Err(Refusal::BadRank(3)));
+        assert_eq!(check_hello(&got, b"0123456789abcdef", 77, 8, 0), Ok(Caller::Ours(3)));
+        assert_eq!(check_hello(&got, b"0123456789abcdeX", 77, 8, 0), Err(Refusal::WrongSecret));
+        assert_eq!(check_hello(&got, b"0123456789abcde", 77, 8, 0), Err(Refusal::WrongSecret));
+        assert_eq!(check_hello(&got, b"0123456789abcdef", 77, 4, 0), Err(Refusal::WrongJob { size: 8 }));
+        assert_eq!(check_hello(&got, b"0123456789abcdef", 77, 8, 3), Err(Refusal::BadRank(3)));
+        // Another job that knows our secret: any size and rank; without it: refused.
+        assert_eq!(check_hello(&got, b"0123456789abcdef", 78, 4, 3), Ok(Caller::Foreign { job: 77, rank: 3 }));
+        assert_eq!(check_hello(&got, b"0123456789abcdeX", 78, 4, 3), Err(Refusal::WrongSecret));
         assert_eq!(decode_hello(b"GET / HTTP/1.1\r\n"), Err(Refusal::BadMagic));
         assert_eq!(decode_hello(b"OXMQ"), Err(Refusal::BadMagic));
         for v in [Verdict::Accepted, Verdict::Duplicate] {

@@ -9,6 +9,12 @@
 //! connection is kept: the acceptor answers `Duplicate` on the higher rank's, and the
 //! higher rank, seeing the lower rank's hello, drops its own attempt.
 //!
+//! Peers `0..size` are the ranks of our job; processes of other jobs (dynamic processes:
+//! `dpm.rs`) get the next indices, on `add_peer` or when their hello arrives first, and are
+//! ordered by (job, rank) wherever ranks are compared. Such a process may end while we go
+//! on (after `MPI_Comm_disconnect`, or its job finished): its connection closing is not a
+//! failure, only a later send to it is.
+//!
 //! Readiness is edge-triggered (mio): a socket is read until it would block, and a flag per
 //! connection remembers that it may hold more. A sleeping wait blocks outside the engine
 //! lock in `poll(2)` on the epoll instance (which reports ready events without taking
@@ -24,7 +30,8 @@ use super::{Incoming, SleepToken, Transport, Via};
 use crate::error::fatal;
 use crate::header::HEADER_LEN;
 use frame::PREFIX_LEN;
-use handshake::{Hello, Verdict};
+use handshake::{Caller, Hello, Verdict};
+use std::collections::HashMap;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 use std::io::Read;
@@ -330,6 +337,8 @@ enum Peer {
     Awaiting,
     /// Carrying traffic.
     Up(Conn),
+    /// A process of another job that closed its connection (it ended).
+    Gone,
 }
 
 /// An accepted connection that has not said who it is yet.
@@ -345,6 +354,15 @@ pub struct TcpTransport {
     me: usize,
     size: usize,
     secret: Vec<u8>,
+    /// Our job (`dpm::job_uid`), sent in every hello.
+    job: u64,
+    /// Peers of other jobs: (job, rank) → peer index (≥ `size`), and back.
+    foreign: HashMap<(u64, u32), usize>,
+    foreign_ids: Vec<(u64, u32)>,
+    /// The secret each peer of another job expects in our hello.
+    foreign_secrets: Vec<Vec<u8>>,
+    /// Peers were added since the engine last asked (`take_grown`).
+    grown: bool,
     poll: Poll,
     events: Events,
     /// Level-triggered eventfd that wakes sleeping waits of this process (not in `poll`).
@@ -416,6 +434,11 @@ impl TcpTransport {
             me,
             size,
             secret: Vec::new(),
+            job: 0,
+            foreign: HashMap::new(),
+            foreign_ids: Vec::new(),
+            foreign_secrets: Vec::new(),
+            grown: false,
             poll,
             events: Events::with_capacity(256),
             wake_fd,
@@ -460,13 +483,84 @@ impl TcpTransport {
         self.secret = secret.to_vec();
     }
 
+    /// Our job's identity (`dpm::job_uid`).
+    pub fn set_job(&mut self, job: u64) {
+        self.job = job;
+    }
+
     /// Rank `peer` is reached over TCP at `card`.
     pub fn set_card(&mut self, peer: usize, card: Card) {
         self.cards[peer] = Some(card);
     }
 
+    /// Peers known so far (our job's ranks, then other jobs' processes).
+    pub fn peer_count(&self) -> usize {
+        self.peers.len()
+    }
+
+    /// Whether peers were added since the last call.
+    #[inline]
+    pub fn take_grown(&mut self) -> bool {
+        std::mem::take(&mut self.grown)
+    }
+
+    /// The peer index of rank `rank` of job `job` (another job's process), added if new:
+    /// reached at `card` with `secret` in our hello. A process whose hello came first is
+    /// known without a card until now.
+    pub fn add_peer(&mut self, job: u64, rank: u32, card: Option<Card>, secret: &[u8]) -> usize {
+        if let Some(&p) = self.foreign.get(&(job, rank)) {
+            let i = p - self.size;
+            if card.is_some() {
+                self.cards[p] = card;
+            }
+            if self.foreign_secrets[i].is_empty() {
+                self.foreign_secrets[i] = secret.to_vec();
+            }
+            return p;
+        }
+        let p = self.peers.len();
+        self.peers.push(Peer::Idle);
+        self.cards.push(card);
+        self.foreign.insert((job, rank), p);
+        self.foreign_ids.push((job, rank));
+        self.foreign_secrets.push(secret.to_vec());
+        self.grown = true;
+        p
+    }
+
+    /// A peer's (job, rank), which orders the two ends of a pair.
+    fn id_of(&self, peer: usize) -> (u64, u32) {
+        if peer < self.size {
+            (self.job, peer as u32)
+        } else {
+            self.foreign_ids[peer - self.size]
+        }
+    }
+
+    /// How a peer is named in messages.
+    fn name_of(&self, peer: usize) -> String {
+        if peer < self.size {
+            format!("rank {peer}")
+        } else {
+            let (job, rank) = self.foreign_ids[peer - self.size];
+            format!("rank {rank} of job {job:016x} (another job, connected dynamically)")
+        }
+    }
+
     fn host_of(&self, peer: usize) -> String {
         self.cards[peer].as_ref().map_or_else(|| "?".into(), |c| format!("{} ({})", c.host, c.addr))
+    }
+
+    /// The stream from `peer` ended: fatal for a rank of our job; a process of another job
+    /// just ended (its connection is dropped; sending to it later is the failure).
+    fn closed_by(&mut self, peer: usize, e: Option<&std::io::Error>) {
+        if peer < self.size {
+            self.lost(peer, e)
+        }
+        if let Peer::Up(mut c) = std::mem::replace(&mut self.peers[peer], Peer::Gone) {
+            let _ = self.poll.registry().deregister(&mut c.stream);
+        }
+        self.up.retain(|&p| p != peer);
     }
 
     fn lost(&self, peer: usize, e: Option<&std::io::Error>) -> ! {
@@ -474,7 +568,7 @@ impl TcpTransport {
             None => "closed its connection".to_string(),
             Some(e) => format!("connection failed: {e}"),
         };
-        eprintln!("OxMPI fatal error: rank {peer} on {}: TCP {why}; that rank exited or crashed, or the network failed", self.host_of(peer));
+        eprintln!("OxMPI fatal error: {} on {}: TCP {why}; that process exited or crashed, or the network failed", self.name_of(peer), self.host_of(peer));
         // The launcher is about to end the job for the rank that died (it saw the death
         // first): give it a moment to report the real cause before this rank's own abort
         // adds a second one.
@@ -483,14 +577,15 @@ impl TcpTransport {
     }
 
     fn start_connect(&mut self, peer: usize) {
-        let Some(card) = self.cards[peer].clone() else { fatal(&format!("no TCP address for rank {peer}")) };
-        let mut stream = TcpStream::connect(SocketAddr::V4(card.addr)).unwrap_or_else(|e| fatal(&format!("cannot connect to rank {peer} at {}: {e}", self.host_of(peer))));
+        let Some(card) = self.cards[peer].clone() else { fatal(&format!("no TCP address for {}", self.name_of(peer))) };
+        let mut stream = TcpStream::connect(SocketAddr::V4(card.addr)).unwrap_or_else(|e| fatal(&format!("cannot connect to {} at {}: {e}", self.name_of(peer), self.host_of(peer))));
         tune_socket(&stream, self.sockbuf, self.congestion.as_deref());
         if let Err(e) = self.poll.registry().register(&mut stream, Token(PEER_BASE + peer), Interest::READABLE | Interest::WRITABLE) {
             fatal(&format!("epoll registration failed: {e}"));
         }
         let mut c = Conn::new(stream);
-        c.tx = handshake::encode_hello(&Hello { rank: self.me as u32, size: self.size as u32, secret: self.secret.clone() });
+        let secret = if peer < self.size { self.secret.clone() } else { self.foreign_secrets[peer - self.size].clone() };
+        c.tx = handshake::encode_hello(&Hello { rank: self.me as u32, size: self.size as u32, job: self.job, secret });
         self.peers[peer] = Peer::Connecting(c);
         self.connecting.push(peer);
     }
@@ -608,18 +703,23 @@ impl TcpTransport {
             }
             return;
         }
-        if let Err(r) = handshake::check_hello(&hello, &self.secret, self.size, self.me) {
-            return self.refuse(slot, &r.to_string());
-        }
-        let peer = hello.rank as usize;
+        let caller = match handshake::check_hello(&hello, &self.secret, self.job, self.size, self.me) {
+            Ok(c) => c,
+            Err(r) => return self.refuse(slot, &r.to_string()),
+        };
         if a.buf.len() > used {
             return self.refuse(slot, "sent data before the handshake's answer");
         }
+        let peer = match caller {
+            Caller::Ours(rank) => rank,
+            Caller::Foreign { job, rank } => self.add_peer(job, rank, None, &[]),
+        };
+        let lower = self.id_of(peer) < (self.job, self.me as u32);
         let verdict = match &self.peers[peer] {
             Peer::Idle | Peer::Awaiting => Verdict::Accepted,
-            Peer::Connecting(_) if peer < self.me => Verdict::Accepted,
+            Peer::Connecting(_) if lower => Verdict::Accepted,
             Peer::Connecting(_) => Verdict::Duplicate,
-            Peer::Up(_) => return self.refuse(slot, &format!("rank {peer} is connected already")),
+            Peer::Up(_) | Peer::Gone => return self.refuse(slot, &format!("{} is connected already or has ended", self.name_of(peer))),
         };
         let Accepting { mut stream, .. } = self.accepting[slot].take().unwrap();
         if verdict == Verdict::Duplicate {
@@ -657,6 +757,7 @@ impl TcpTransport {
                 self.start_connect(peer);
                 return None;
             }
+            Peer::Gone => fatal(&format!("cannot send to {}: it has ended (closed its connection)", self.name_of(peer))),
             Peer::Up(c) if c.tx_pending() => {
                 if let Err(e) = c.flush() {
                     self.lost(peer, Some(&e));
@@ -674,6 +775,10 @@ impl TcpTransport {
     fn next_frame(&mut self, place: &mut dyn FnMut(&[u8; HEADER_LEN], usize) -> Option<*mut u8>) -> Option<Incoming> {
         let n = self.up.len();
         let cap = self.rx_cap();
+        if self.cursor >= n {
+            // (`up` shrank: a process of another job ended.)
+            self.cursor = 0;
+        }
         for i in 0..n {
             let idx = if self.cursor + i >= n { self.cursor + i - n } else { self.cursor + i };
             let p = self.up[idx];
@@ -685,7 +790,8 @@ impl TcpTransport {
                 }
                 if c.eof {
                     let e = c.error.take();
-                    self.lost(p, e.as_ref())
+                    self.closed_by(p, e.as_ref());
+                    return None;
                 }
                 continue;
             }
@@ -717,7 +823,8 @@ impl TcpTransport {
                     }
                     Ok(None) if c.eof => {
                         let e = c.error.take();
-                        self.lost(p, e.as_ref())
+                        self.closed_by(p, e.as_ref());
+                        return None;
                     }
                     Ok(None) => break,
                 }
@@ -779,12 +886,16 @@ impl TcpTransport {
                 i += 1;
             }
         }
-        for k in 0..self.up.len() {
+        let mut k = 0;
+        while k < self.up.len() {
             let p = self.up[k];
+            k += 1;
             if let Peer::Up(c) = &mut self.peers[p] {
                 if c.tx_pending() {
                     if let Err(e) = c.flush() {
-                        self.lost(p, Some(&e));
+                        // (A process of another job that ended: dropped, `k` stays right.)
+                        self.closed_by(p, Some(&e));
+                        k -= 1;
                     }
                 }
             }
