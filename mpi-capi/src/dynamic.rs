@@ -430,9 +430,17 @@ fn spawn_common(func: &str, comm: MPI_Comm, root: c_int, apps: impl FnOnce() -> 
     if let (Ok(_), Some(c)) = (&r, child) {
         c.connected.store(true, std::sync::atomic::Ordering::Release);
     }
-    if !errcodes.is_null() && me == root {
+    // Every member learns the outcome (mpi4py checks the codes on every rank): one code per
+    // process started; after a failure the root, which alone knows how many were asked
+    // for, reports each as failed.
+    let codes = match &r {
+        Ok(h) => runtime::with(|rt| comm_of(rt, *h).map(|c| c.size()).unwrap_or(0)),
+        Err(_) if me == root => total(),
+        Err(_) => 0,
+    };
+    if !errcodes.is_null() {
         let code = if r.is_ok() { MPI_SUCCESS } else { MPI_ERR_SPAWN };
-        for i in 0..total() {
+        for i in 0..codes {
             // SAFETY: the caller passes an array of one int per process requested.
             unsafe { *errcodes.add(i) = code };
         }

@@ -112,8 +112,8 @@ int main(int argc, char **argv) {
         char *args[] = {"child", r, "0", NULL};
         MPI_Comm ic;
         MPI_Comm_spawn(self, args, nc, MPI_INFO_NULL, root, MPI_COMM_WORLD, &ic, codes);
-        if (wrank == root)
-            for (int i = 0; i < nc; i++) CHECK(codes[i] == MPI_SUCCESS, "errcode %d: %d", i, codes[i]);
+        /* Every rank gets the codes, not only the root. */
+        for (int i = 0; i < nc; i++) CHECK(codes[i] == MPI_SUCCESS, "errcode %d: %d", i, codes[i]);
         traffic(ic, 1, wsize, nc, round);
         collect(ic);
         MPI_Comm_disconnect(&ic);
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
         char *cmds[2] = {self, self};
         char *a0[] = {"child", "2", "0", NULL}, *a1[] = {"child", "2", "1", "/tmp", NULL};
         char **argvs[2] = {a0, a1};
-        int np[2] = {1, 2}, codes[3];
+        int np[2] = {1, 2}, codes[3] = {-1, -1, -1};
         MPI_Info infos[2];
         infos[0] = MPI_INFO_NULL;
         MPI_Info_create(&infos[1]);
@@ -131,6 +131,7 @@ int main(int argc, char **argv) {
         MPI_Comm ic;
         MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &ic, codes);
         MPI_Info_free(&infos[1]);
+        for (int i = 0; i < 3; i++) CHECK(codes[i] == MPI_SUCCESS, "spawn_multiple errcode %d: %d", i, codes[i]);
         traffic(ic, 1, wsize, 3, 2);
         collect(ic);
         MPI_Comm_disconnect(&ic);

@@ -35,17 +35,13 @@ set -euo pipefail
 
 # ---------------------------------------------------------------------------------------
 # Exclusions: the ONLY place tests are left out. Each line: main.py option, its pattern,
-# and why. Only features OxMPI does not implement (docs/unsupported.md, docs/limitations.md):
-# dynamic processes (spawn, ports, Comm_join). One-sided communication
-# (test_rma, test_rma_nb, test_win, RMA tests in other modules) runs in full.
+# and why. Every module runs, dynamic processes (test_spawn, test_dynproc, the
+# mpi4py.futures process pools) and one-sided communication included.
 #   -e REGEX   main.py: skip test modules whose file name matches REGEX
 #   -x GLOB    main.py: skip tests whose id module.Class.method matches GLOB; used where a
 #              module that is kept has a class/test that needs what is missing and mpi4py only
 #              skips it on NotImplementedError (OxMPI's stubs give MPI.Exception/ERR_OTHER).
 EXCLUSIONS=(
-    '-e ^test_spawn\.py$    dynamic processes: MPI_Comm_spawn(_multiple) not supported'
-    '-e ^test_dynproc\.py$  dynamic processes: Open_port/Comm_accept/Comm_connect/Comm_join/Publish_name not supported'
-    '-x test_util_pool.TestProcessPool.*  dynamic processes: mpi4py.futures pool workers start with MPI_Comm_spawn (hangs: manager thread dies)'
     '-x test_util_pool.TestThreadPool.test_terminate  no MPI call in it: Python threads of mpi4py.util.pool sleeping 0.1 s each; once on a loaded 2-core host (wheel, 4 ranks) the last of 101 queued tasks counted as successful after terminate()'
 )
 # ---------------------------------------------------------------------------------------

@@ -31,8 +31,7 @@ set -euo pipefail
 # Exclusions: the ONLY place tests are left out. Each line: test (directory/name as in the
 # testlists) and why. Only features OxMPI does not implement (docs/unsupported.md,
 # docs/limitations.md) and errors it does not detect; each one fails to build or fails
-# by design. Directories left out: those below (spawn, ft and ckpoint are not in the
-# run list).
+# by design. Directories left out: those below (ft and ckpoint are not in the run list).
 DIR_EXCLUSIONS=(
 )
 EXCLUSIONS=(
@@ -45,7 +44,7 @@ EXCLUSIONS=(
 )
 # ---------------------------------------------------------------------------------------
 
-DIRS_DEFAULT="attr coll comm datatype errhan group info init mpi_t pt2pt part rma topo threads errors f77 f90 f08 io"
+DIRS_DEFAULT="attr coll comm datatype errhan group info init mpi_t pt2pt part rma topo threads errors f77 f90 f08 io spawn"
 MPICH_VERSION=4.0.2
 TARBALL=mpich_${MPICH_VERSION}.orig.tar.xz
 TARBALL_SHA256=b27039f964afeb6b8a3e009c56b441cbe368c26d6d6476ad3bb7190996875860
@@ -108,7 +107,7 @@ if [ "$(cat "$tree/.oxmpi-stamp" 2>/dev/null)" != "$stamp_want" ]; then
     # programs take gcc a minute (coll/allred.c: 76 s at -O2, with MPICH's own mpicc too;
     # 8 s so); compiling was most of the suite's time. Not -O0: the threads tests' own
     # loops over 16 MiB buffers then take 30 s where they took 5. Fortran keeps -O2.
-    (cd "$tree/test/mpi" && PATH="$PREFIX/bin:$PATH" CFLAGS="-O1 -fno-inline -g" ./configure --with-mpi="$PREFIX" --disable-spawn --enable-rma \
+    (cd "$tree/test/mpi" && PATH="$PREFIX/bin:$PATH" CFLAGS="-O1 -fno-inline -g" ./configure --with-mpi="$PREFIX" --enable-rma \
         --disable-ft-tests --enable-threads=multiple --disable-cxx --enable-fortran=all >"$LOGS/configure.log" 2>&1) || {
         echo "mpich-testsuite.sh: configure failed, see $LOGS/configure.log" >&2
         exit 1

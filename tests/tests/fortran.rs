@@ -35,6 +35,16 @@ fn run_f08(name: &str) {
     }
 }
 
+/// MPI_Comm_spawn from Fortran (argv list, MPI_ARGV_NULL, errcodes and
+/// MPI_ERRCODES_IGNORE), in both `mpif.h` and `use mpi` forms.
+#[test]
+fn comm_spawn() {
+    if !mpi().is_oxmpi {
+        return;
+    }
+    run_both("spawn");
+}
+
 /// `use mpi_f08`: point-to-point with TYPE(MPI_Status) fields, MPI_Get_count, the status
 /// sentinels, nonblocking requests and MPI_Waitall.
 #[test]
