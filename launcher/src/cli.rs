@@ -45,6 +45,7 @@ const OPTIONS: &[(&[&str], &str, usize)] = &[
         1,
     ),
     (&["-ppn", "--ppn", "-npernode", "--npernode"], "--ppn", 1),
+    (&["-usize", "--usize"], "--usize", 1),
     (&["-launcher", "--launcher", "-bootstrap", "--bootstrap"], "--launcher", 1),
     (&["-launcher-exec", "--launcher-exec", "-bootstrap-exec", "--bootstrap-exec"], "--launcher-exec", 1),
     (&["--map-by", "-map-by"], "--map-by", 1),
@@ -175,6 +176,11 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub ppn: Option<usize>,
 
+    /// MPI_UNIVERSE_SIZE of the job (-usize, as Hydra): how many processes it may have
+    /// with those it spawns. Default: unknown (the attribute is not set).
+    #[arg(long, value_name = "N")]
+    pub usize: Option<usize>,
+
     /// How proxies reach other hosts: ssh (default), rsh, fork (every host on this machine), or
     /// slurm (one srun; the default inside an allocation).
     #[arg(long, value_name = "NAME")]
@@ -236,6 +242,7 @@ impl Cli {
                 || !c.hosts.is_empty()
                 || c.hostfile.is_some()
                 || c.ppn.is_some()
+                || c.usize.is_some()
                 || c.launcher.is_some()
                 || c.launcher_exec.is_some()
                 || c.map_by.is_some()
@@ -271,6 +278,9 @@ impl Cli {
             .filter(|p| p.len() == 2)
             .map(|p| (p[0].clone(), p[1].clone()))
             .collect();
+        if let Some(n) = self.usize {
+            env.push(("OXMPI_UNIVERSE_SIZE".to_string(), n.to_string()));
+        }
         for x in &self.export {
             match x.split_once('=') {
                 Some((k, v)) => env.push((k.to_string(), v.to_string())),

@@ -325,7 +325,10 @@ impl PmiServer {
                 let a = self.conns[rank].appnum;
                 self.reply_v1(rank, ok("appnum").with("appnum", a))
             }
-            "get_universe_size" => self.reply_v1(rank, ok("universe_size").with("size", self.size)),
+            // Unknown, as Hydra without -usize: MPI_UNIVERSE_SIZE is then not set (programs
+            // and MPICH's tests read "at most the job" into a set value and do not spawn).
+            // `-usize N` reaches the ranks as OXMPI_UNIVERSE_SIZE instead.
+            "get_universe_size" => self.reply_v1(rank, ok("universe_size").with("size", -1)),
             "get_my_kvsname" => {
                 let k = self.kvsname.clone();
                 self.reply_v1(rank, ok("my_kvsname").with("kvsname", k))
@@ -399,7 +402,7 @@ impl PmiServer {
             "info-getjobattr" => {
                 let value = match m.get("key") {
                     Some("PMI_process_mapping") => Some(self.mapping.clone()),
-                    Some("universeSize") => Some(self.size.to_string()),
+                    Some("universeSize") => Some("-1".to_string()),
                     _ => None,
                 };
                 let reply = match value {
@@ -583,7 +586,7 @@ mod tests {
         assert_eq!(
             out(&mut s, 0),
             "cmd=response_to_init rc=0 pmi_version=1 pmi_subversion=1\n\
-             cmd=appnum rc=0 appnum=0\ncmd=universe_size rc=0 size=1\n"
+             cmd=appnum rc=0 appnum=0\ncmd=universe_size rc=0 size=-1\n"
         );
     }
 

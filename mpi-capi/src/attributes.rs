@@ -161,17 +161,23 @@ static WTIME_IS_GLOBAL_V: AtomicI32 = AtomicI32::new(0);
 static UNIVERSE_SIZE_V: AtomicI32 = AtomicI32::new(1);
 static APPNUM_V: AtomicI32 = AtomicI32::new(0);
 
-/// The address of a predefined attribute's value, if `keyval` is one.
-fn predefined(keyval: c_int) -> Option<*mut c_int> {
+/// The address of a predefined attribute's value, if `keyval` is one: Some(None) when it
+/// is one that is not set (`MPI_UNIVERSE_SIZE` when the launcher does not know it).
+fn predefined(keyval: c_int) -> Option<Option<*mut c_int>> {
     let v = match keyval {
         MPI_TAG_UB => &TAG_UB_V,
         MPI_HOST => &HOST_V,
         MPI_IO => &IO_V,
         MPI_WTIME_IS_GLOBAL => &WTIME_IS_GLOBAL_V,
-        MPI_UNIVERSE_SIZE => {
-            UNIVERSE_SIZE_V.store(mpi_core::runtime::with(|rt| rt.comms.get(mpi_core::comm::WORLD).map_or(1, |c| c.size())) as c_int, Ordering::Relaxed);
-            &UNIVERSE_SIZE_V
-        }
+        MPI_UNIVERSE_SIZE => match mpi_core::runtime::with(|rt| rt.bootstrap.universe_size()) {
+            // At least the job itself (a launcher's figure below it would be wrong).
+            Some(n) => {
+                let world = mpi_core::runtime::with(|rt| rt.comms.get(mpi_core::comm::WORLD).map_or(1, |c| c.size()));
+                UNIVERSE_SIZE_V.store(n.max(world) as c_int, Ordering::Relaxed);
+                &UNIVERSE_SIZE_V
+            }
+            None => return Some(None),
+        },
         MPI_APPNUM => {
             // The part of an MPMD command line this process runs (PMI's appnum).
             APPNUM_V.store(mpi_core::runtime::with(|rt| rt.bootstrap.appnum()), Ordering::Relaxed);
@@ -180,7 +186,7 @@ fn predefined(keyval: c_int) -> Option<*mut c_int> {
         MPI_LASTUSEDCODE => &crate::errhandlers::LAST_USED_CODE,
         _ => return None,
     };
-    Some(v.as_ptr())
+    Some(Some(v.as_ptr()))
 }
 
 // ------------------------------------------------------------------ hooks for constructors
@@ -332,7 +338,7 @@ pub(crate) fn get_attr(func: &str, kind: Kind, on: ErrOn, h: c_int, keyval: c_in
     }
     let found = if kind == Kind::Comm && keyval_index(keyval).is_none() {
         match predefined(keyval) {
-            Some(p) => Some(p as *mut c_void),
+            Some(p) => p.map(|p| p as *mut c_void),
             None => return on.raise(func, MPI_ERR_KEYVAL, format!("invalid keyval {keyval:#x}")),
         }
     } else {

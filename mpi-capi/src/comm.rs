@@ -797,6 +797,12 @@ pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
 
 // ------------------------------------------------------------------ intercommunicators
 
+/// Process `w` as (job, rank) in two words, as groups travel between processes.
+fn ident_words(rt: &mut runtime::Runtime, w: usize) -> [u64; 2] {
+    let (job, rank) = mpi_core::dpm::ident(rt, w);
+    [job, rank as u64]
+}
+
 /// Builds an intercommunicator from two disjoint groups (see the module comment).
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Intercomm_create(local_comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) -> c_int {
@@ -832,24 +838,31 @@ fn intercomm_create(func: &str, local_comm: MPI_Comm, local_leader: c_int, peer_
         None
     };
     let t = USER_TAG_BASE | (tag & USER_TAG_MASK);
-    // 1. Leaders swap their groups; 2. each leader broadcasts the remote group locally.
-    let mut remote_len = [0u64; 1];
+    // 1. Leaders swap their groups; 2. each leader broadcasts the remote group locally. The
+    // groups travel as (job, rank) pairs: peer numbers are private to each process once
+    // processes of other jobs are involved (`mpi_core::dpm`). When the groups span jobs
+    // ([len, spans]), every member then swaps cards as `MPI_Comm_connect` does, so members
+    // that never met (a spawning rank's neighbours and the children) can reach each other.
+    let mut remote_len = [0u64; 2];
     let mut remote: Vec<u64> = Vec::new();
     if let Some(pv) = &peer_view {
         let mut mine = [local.len() as u64];
-        if let Err(e) = sendrecv(pv.clone(), t, remote_leader as usize, &mut mine, &mut remote_len) {
+        if let Err(e) = sendrecv(pv.clone(), t, remote_leader as usize, &mut mine, &mut remote_len[..1]) {
             return Err(err(e));
         }
-        let mut mine: Vec<u64> = local.iter().map(|&w| w as u64).collect();
-        remote = vec![0; remote_len[0] as usize];
+        let mut mine: Vec<u64> = runtime::with(|rt| local.iter().flat_map(|&w| ident_words(rt, w)).collect());
+        remote = vec![0; 2 * remote_len[0] as usize];
         if let Err(e) = sendrecv(pv.clone(), t, remote_leader as usize, &mut mine, &mut remote) {
             return Err(err(e));
         }
+        // The same answer on both leaders: whether all the processes are of one job.
+        let job = mine[0];
+        remote_len[1] = mine.chunks(2).chain(remote.chunks(2)).any(|w| w[0] != job) as u64;
     }
     let step = (|| {
         let (cc, tg) = local_view(lidx)?;
         bcast(cc, tg, &mut remote_len, leader)?;
-        remote.resize(remote_len[0] as usize, 0);
+        remote.resize(2 * remote_len[0] as usize, 0);
         let (cc, tg) = local_view(lidx)?;
         bcast(cc, tg, &mut remote, leader)?;
         Ok::<(), ArgError>(())
@@ -857,7 +870,15 @@ fn intercomm_create(func: &str, local_comm: MPI_Comm, local_leader: c_int, peer_
     if let Err(e) = step {
         return Err(err(e));
     }
-    let remote: Arc<[usize]> = remote.iter().map(|&w| w as usize).collect();
+    let remote: Arc<[usize]> = if remote_len[1] != 0 {
+        let link = peer_view.clone().map(|view| Ok(crate::dynamic::RootLink { view, peer: remote_leader as usize, tag: t }));
+        crate::dynamic::swap_cards(func, local_comm, lidx, leader, link)?.into()
+    } else {
+        match runtime::with(|rt| remote.chunks(2).map(|w| mpi_core::dpm::peer_of(rt, (w[0], w[1] as u32))).collect::<Option<Vec<usize>>>()) {
+            Some(r) => r.into(),
+            None => return Err(raise(local_comm, func, MPI_ERR_COMM, "a process of the remote group is unknown here")),
+        }
+    };
     if remote.iter().any(|w| local.contains(w)) {
         return Err(raise(local_comm, func, MPI_ERR_COMM, "the local and remote groups overlap"));
     }
@@ -912,7 +933,9 @@ fn intercomm_merge(func: &str, intercomm: MPI_Comm, high: c_int) -> Result<MPI_C
         Err(e) => return Err(err(e)),
     };
     let (mine_high, theirs_high) = (high != 0, flags[0] != 0);
-    let local_first = if mine_high != theirs_high { !mine_high } else { local[0] < remote[0] };
+    // Equal flags: the group whose first process comes first by (job, rank), a order both
+    // groups see alike (peer numbers are private to each process).
+    let local_first = if mine_high != theirs_high { !mine_high } else { runtime::with(|rt| mpi_core::dpm::ident(rt, local[0]) < mpi_core::dpm::ident(rt, remote[0])) };
     let world: Arc<[usize]> = if local_first { local.iter().chain(remote.iter()).copied().collect() } else { remote.iter().chain(local.iter()).copied().collect() };
     let rank = if local_first { me } else { remote.len() + me };
     Ok(install_derived(Comm::intra(slot_ctx(slot), rank, world, eh), idx))

@@ -19,6 +19,7 @@
 use crate::abi::*;
 use crate::comm::{agree, allgather, bcast, index_of, install_derived, local_view, new_comm, sendrecv};
 use crate::errors::raise;
+use crate::handles::comm_index;
 use crate::p2p_args::{comm_of, ArgError};
 use crate::requests::{finish, wait_request};
 use mpi_core::agreement::{Agreement, LeaderLink};
@@ -79,37 +80,43 @@ fn root_view(remote: usize) -> CollComm {
     CollComm::new(bridge_ctx(), 0, Arc::new([remote]))
 }
 
-/// Runs steps 1–4 of the module doc on communicator `comm` (root `root`), where the root
-/// holds `link` (or why it has none): the new intercommunicator.
-fn bridge(func: &str, comm: MPI_Comm, root: usize, link: Option<DpmResult<Link>>) -> Result<MPI_Comm, c_int> {
+/// How a root reaches the other group's root for the card exchange: over `view` (the
+/// other root is rank `peer` there), with tag `tag`.
+pub(crate) struct RootLink {
+    pub view: CollComm,
+    pub peer: usize,
+    pub tag: i32,
+}
+
+/// Steps 1–3 of the module doc on the local group of communicator `comm` (index `lidx`,
+/// root `root`, this process rank `me` of `local`), the root holding `link` or why it has
+/// none: the other group's processes as peer indices (registered). Also run by
+/// `MPI_Intercomm_create` when its groups span jobs.
+pub(crate) fn swap_cards(func: &str, comm: MPI_Comm, lidx: usize, root: usize, link: Option<DpmResult<RootLink>>) -> Result<Vec<usize>, c_int> {
     let err = |(c, m): ArgError| raise(comm, func, c, m);
-    let lidx = index_of(comm).map_err(err)?;
-    let (local, me, eh, lctx) = runtime::with(|rt| comm_of(rt, comm).map(|c| (c.world_ranks.clone(), c.rank, c.errhandler, c.ctx))).map_err(err)?;
+    let me = runtime::with(|rt| rt.comms.get(lidx).map(|c| c.rank)).ok_or_else(|| err((MPI_ERR_COMM, "communicator freed".into())))?;
     // 1. Our group's cards; a member that cannot start TCP offers a blank one, which fails
     // the whole connection below on every member alike.
     let mine = runtime::with(dpm::my_card);
     let mut first_error = mine.as_ref().err().map(|e| (e.class as c_int, e.msg.clone()));
     let words = mine.map(|c| c.encode()).unwrap_or([0; CARD_WORDS]);
     let (cc, tg) = local_view(lidx).map_err(err)?;
+    let nlocal = cc.size();
     let cards = allgather(cc, tg, &words).map_err(err)?;
     let blank = cards.chunks(CARD_WORDS).any(|c| c.iter().all(|&w| w == 0));
     // 2. The roots swap sizes, then cards; a size of 0 says "failed". The root tells its
     // group the size and, on a failure, the error class ([size, class]).
     let mut remote_n = [0u64; 2];
     let mut remote_cards: Vec<u64> = Vec::new();
-    let mut leader = None;
     if me == root {
         match link.expect("the root has a link") {
             Ok(l) => {
-                leader = Some((l.remote, l.tag));
-                let view = root_view(l.remote);
-                let mut n = [if blank { 0 } else { local.len() as u64 }];
-                let t = BRIDGE_TAG | l.tag;
-                sendrecv(view.clone(), t, 0, &mut n, &mut remote_n[..1]).map_err(err)?;
+                let mut n = [if blank { 0 } else { nlocal as u64 }];
+                sendrecv(l.view.clone(), l.tag, l.peer, &mut n, &mut remote_n[..1]).map_err(err)?;
                 if n[0] != 0 && remote_n[0] != 0 {
                     let mut out = cards.clone();
                     remote_cards = vec![0; remote_n[0] as usize * CARD_WORDS];
-                    sendrecv(view, t, 0, &mut out, &mut remote_cards).map_err(err)?;
+                    sendrecv(l.view, l.tag, l.peer, &mut out, &mut remote_cards).map_err(err)?;
                 } else {
                     remote_n[0] = 0;
                 }
@@ -138,7 +145,18 @@ fn bridge(func: &str, comm: MPI_Comm, root: usize, link: Option<DpmResult<Link>>
         let card = ProcCard::decode(w).ok_or_else(|| err((MPI_ERR_OTHER, "a malformed process card came from the other group".into())))?;
         remote.push(runtime::with(|rt| dpm::register(rt, &card)).map_err(|e| err(mpi_err(e)))?);
     }
-    let remote: Arc<[usize]> = remote.into();
+    Ok(remote)
+}
+
+/// Runs steps 1–4 of the module doc on communicator `comm` (root `root`), where the root
+/// holds `link` (or why it has none): the new intercommunicator.
+fn bridge(func: &str, comm: MPI_Comm, root: usize, link: Option<DpmResult<Link>>) -> Result<MPI_Comm, c_int> {
+    let err = |(c, m): ArgError| raise(comm, func, c, m);
+    let lidx = index_of(comm).map_err(err)?;
+    let (local, me, eh, lctx) = runtime::with(|rt| comm_of(rt, comm).map(|c| (c.world_ranks.clone(), c.rank, c.errhandler, c.ctx))).map_err(err)?;
+    let leader = link.as_ref().and_then(|l| l.as_ref().ok()).map(|l| (l.remote, l.tag));
+    let link = link.map(|l| l.map(|l| RootLink { view: root_view(l.remote), peer: 0, tag: BRIDGE_TAG | l.tag }));
+    let remote: Arc<[usize]> = swap_cards(func, comm, lidx, root, link)?.into();
     if remote.iter().any(|w| local.contains(w)) {
         return Err(raise(comm, func, MPI_ERR_COMM, "the two groups overlap (a process connected to itself)"));
     }
@@ -507,7 +525,13 @@ pub fn connect_to_parent() {
     let me = runtime::with(|rt| rt.comms.get(mpi_core::comm::WORLD).map(|c| c.rank)).unwrap_or(0);
     let link = (me == 0).then(|| connect_request(c.as_ptr()));
     match bridge("MPI_Init", MPI_COMM_WORLD, 0, link) {
-        Ok(h) => runtime::with(|rt| rt.dpm.parent = Some(h)),
+        Ok(h) => runtime::with(|rt| {
+            // Its name, as MPI 4.1 §11.8.2 gives it.
+            if let Some(c) = comm_index(h).and_then(|i| rt.comms.get_mut(i)) {
+                c.name = "MPI_COMM_PARENT".into();
+            }
+            rt.dpm.parent = Some(h);
+        }),
         Err(_) => mpi_core::runtime::abort(1, "OxMPI: a spawned process could not connect to its parent"),
     }
 }

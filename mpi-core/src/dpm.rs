@@ -23,14 +23,33 @@ pub const CARD_WORDS: usize = 10;
 /// Longest job secret a card carries.
 const CARD_SECRET_MAX: usize = (CARD_WORDS - 3) * 8;
 
-/// A number naming a job: FNV-1a over its PMI job id and its secret, so two jobs under one
-/// launcher (spawned children) and jobs of two launchers differ.
-pub fn job_uid(job_id: &str, secret: &[u8]) -> u64 {
+/// A number naming a job: FNV-1a over its PMI job id, which differs between jobs (our
+/// mpirun's holds its pid and a random part, Slurm's the job and step, a singleton's its
+/// pid and a random part), so it needs no exchange.
+pub fn job_uid(job_id: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in job_id.bytes().chain([0xff]).chain(secret.iter().copied()) {
+    for b in job_id.bytes() {
         h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
     }
     h
+}
+
+/// The (job, rank) of engine peer `peer`: how processes name it to each other (peer
+/// indices are private to each process).
+pub fn ident(rt: &Runtime, peer: usize) -> (u64, u32) {
+    let size = rt.bootstrap.size();
+    match rt.engine.net.tcp.as_ref().filter(|_| peer >= size) {
+        Some(t) => t.foreign_id(peer),
+        None => (job_uid(rt.bootstrap.job_id()), peer as u32),
+    }
+}
+
+/// The engine peer of process (job, rank), if this process knows it.
+pub fn peer_of(rt: &Runtime, id: (u64, u32)) -> Option<usize> {
+    if id.0 == job_uid(rt.bootstrap.job_id()) {
+        return ((id.1 as usize) < rt.bootstrap.size()).then_some(id.1 as usize);
+    }
+    rt.engine.net.tcp.as_ref().and_then(|t| t.foreign_peer(id))
 }
 
 /// One process as another job sees it.
@@ -143,7 +162,7 @@ fn identity(rt: &mut Runtime) -> MpiResult<(u64, Vec<u8>)> {
         if s.len() > CARD_SECRET_MAX {
             return Err(MpiError::new(ErrorClass::Other, format!("OXMPI_JOB_SECRET has {} bytes; dynamic processes take at most {CARD_SECRET_MAX}", s.len())));
         }
-        rt.dpm.job = job_uid(rt.bootstrap.job_id(), &s);
+        rt.dpm.job = job_uid(rt.bootstrap.job_id());
         rt.dpm.secret = Some(s);
     }
     Ok((rt.dpm.job, rt.dpm.secret.clone().unwrap()))
@@ -212,7 +231,7 @@ mod tests {
         assert_eq!(Port::parse(&name), Some(port));
         assert_eq!(Port::parse("tcp://10.0.0.1:5000"), None);
         assert_eq!(Port::parse("oxmpi:1.2.3.4:5:6:7:8:abc"), None);
-        assert_ne!(job_uid("kvs_1", b"a"), job_uid("kvs_2", b"a"));
-        assert_ne!(job_uid("kvs_1", b"a"), job_uid("kvs_1", b"b"));
+        assert_ne!(job_uid("kvs_1"), job_uid("kvs_2"));
+        assert_eq!(job_uid("4.0"), job_uid("4.0"));
     }
 }

@@ -57,6 +57,31 @@ static void traffic(MPI_Comm ic, int is_parent, int np, int nc, int round) {
     MPI_Comm_free(&m);
 }
 
+/* Intercomm_merge with the same `high` on both sides: any order, but one both groups
+ * agree on, each group contiguous. */
+static void same_high_merge(MPI_Comm ic, int is_parent) {
+    MPI_Comm m;
+    int lsize, rsize, mr, ms;
+    MPI_Comm_size(ic, &lsize);
+    MPI_Comm_remote_size(ic, &rsize);
+    MPI_Intercomm_merge(ic, 0, &m);
+    MPI_Comm_rank(m, &mr);
+    MPI_Comm_size(m, &ms);
+    int *flags = malloc(ms * sizeof(int)), *ranks = malloc(ms * sizeof(int));
+    MPI_Allgather(&is_parent, 1, MPI_INT, flags, 1, MPI_INT, m);
+    MPI_Allgather(&mr, 1, MPI_INT, ranks, 1, MPI_INT, m);
+    int changes = 0, parents = 0;
+    for (int i = 0; i < ms; i++) {
+        CHECK(ranks[i] == i, "merged rank %d says %d", i, ranks[i]);
+        parents += flags[i];
+        if (i > 0 && flags[i] != flags[i - 1]) changes++;
+    }
+    CHECK(ms == lsize + rsize && changes == 1 && parents == (is_parent ? lsize : rsize), "merge with equal high: %d processes, %d parents, %d group changes", ms, parents, changes);
+    free(flags);
+    free(ranks);
+    MPI_Comm_free(&m);
+}
+
 static int child(int argc, char **argv) {
     int csize, appnum = -1, flag = 0, *attr;
     MPI_Comm_size(MPI_COMM_WORLD, &csize);
@@ -68,18 +93,31 @@ static int child(int argc, char **argv) {
     /* argv: child ROUND EXPECTED_APPNUM WDIR_CHECK */
     int round = argc > 2 ? atoi(argv[2]) : -1, want_app = argc > 3 ? atoi(argv[3]) : 0;
     CHECK(appnum == want_app, "MPI_APPNUM %d, expected %d", appnum, want_app);
-    if (argc > 4) {
+    int ic_mode = argc > 4 && strcmp(argv[4], "ic") == 0;
+    if (argc > 4 && !ic_mode) {
         char cwd[4096];
         CHECK(getcwd(cwd, sizeof cwd) && strcmp(cwd, argv[4]) == 0, "working directory %s, expected %s", cwd, argv[4]);
     }
     int one = 1, sum = 0;
     MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(sum == csize, "children's allreduce %d", sum);
-    traffic(parent, 0, np, csize, round);
+    /* Where the children report to the parents (their rank 0 sums the errors). */
+    MPI_Comm report = parent, ic2 = MPI_COMM_NULL;
+    if (ic_mode) {
+        /* The parents' rank 0 alone spawned us (from MPI_COMM_SELF): a new
+         * intercommunicator between both worlds, over the spawn one. */
+        MPI_Intercomm_create(MPI_COMM_WORLD, 0, parent, 0, 77, &ic2);
+        MPI_Comm_remote_size(ic2, &np);
+        traffic(ic2, 0, np, csize, round);
+        same_high_merge(ic2, 0);
+        report = ic2;
+    } else {
+        traffic(parent, 0, np, csize, round);
+    }
     int all = 0;
     MPI_Allreduce(&errors, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    /* Report to the parent: its rank 0 sums the children's errors. */
-    MPI_Reduce(&all, NULL, 1, MPI_INT, MPI_SUM, 0, parent);
+    MPI_Reduce(&all, NULL, 1, MPI_INT, MPI_SUM, 0, report);
+    if (ic2 != MPI_COMM_NULL) MPI_Comm_free(&ic2);
     MPI_Comm_disconnect(&parent);
     MPI_Comm p2;
     MPI_Comm_get_parent(&p2);
@@ -136,7 +174,20 @@ int main(int argc, char **argv) {
         collect(ic);
         MPI_Comm_disconnect(&ic);
     }
-    /* 3. A command that does not exist: MPI_ERR_SPAWN on every rank, the job goes on. */
+    /* 3. Rank 0 alone spawns (MPI_COMM_SELF); then an intercommunicator of both worlds
+     * over the spawn one: the other parents and the children never met before. */
+    {
+        MPI_Comm ic = MPI_COMM_NULL, ic2;
+        char *args[] = {"child", "3", "0", "ic", NULL};
+        if (wrank == 0) MPI_Comm_spawn(self, args, 2, MPI_INFO_NULL, 0, MPI_COMM_SELF, &ic, MPI_ERRCODES_IGNORE);
+        MPI_Intercomm_create(MPI_COMM_WORLD, 0, ic, 0, 77, &ic2);
+        traffic(ic2, 1, wsize, 2, 3);
+        same_high_merge(ic2, 1);
+        collect(ic2);
+        MPI_Comm_free(&ic2);
+        if (wrank == 0) MPI_Comm_disconnect(&ic);
+    }
+    /* 4. A command that does not exist: MPI_ERR_SPAWN on every rank, the job goes on. */
     {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
         MPI_Comm ic = MPI_COMM_SELF;

@@ -534,9 +534,13 @@ impl Bootstrap {
         self.appnum
     }
 
-    /// Universe size if the server knows it (hydra reports -1 → `None`).
+    /// Universe size if known: `OXMPI_UNIVERSE_SIZE` (our mpirun's `-usize`), else the
+    /// server's (Hydra and our mpirun report -1 → `None`).
     pub fn universe_size(&self) -> Option<usize> {
-        self.universe_size
+        match std::env::var("OXMPI_UNIVERSE_SIZE").ok().and_then(|v| v.trim().parse::<usize>().ok()) {
+            Some(n) if n > 0 => Some(n),
+            _ => self.universe_size,
+        }
     }
 
     /// The job id (PMI-1 kvsname, PMI-2 job id): unique per job, so it names the job's

@@ -197,7 +197,7 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
                 None => bs.get("tcp-secret").map_err(|e| e.0)?,
             };
             t.set_secret(&secret);
-            t.set_job(crate::dpm::job_uid(bs.job_id(), &secret));
+            t.set_job(crate::dpm::job_uid(bs.job_id()));
             for &p in &tcp_peers {
                 let raw = bs.get(&format!("tcp-card-{p}")).map_err(|e| e.0)?;
                 let card = std::str::from_utf8(&raw).ok().and_then(Card::decode).ok_or_else(|| format!("rank {p}'s TCP business card is malformed"))?;

@@ -528,6 +528,16 @@ impl TcpTransport {
         p
     }
 
+    /// The (job, rank) of peer `peer` of another job.
+    pub fn foreign_id(&self, peer: usize) -> (u64, u32) {
+        self.foreign_ids[peer - self.size]
+    }
+
+    /// The peer index of process (job, rank) of another job, if known.
+    pub fn foreign_peer(&self, id: (u64, u32)) -> Option<usize> {
+        self.foreign.get(&id).copied()
+    }
+
     /// A peer's (job, rank), which orders the two ends of a pair.
     fn id_of(&self, peer: usize) -> (u64, u32) {
         if peer < self.size {
