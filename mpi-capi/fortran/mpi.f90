@@ -828,6 +828,34 @@ module mpi
       INTEGER :: array_of_errcodes(*)
       integer :: ierror
     end subroutine PMPI_Comm_spawn
+    subroutine MPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, &
+        array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+      implicit none
+      INTEGER :: count
+      CHARACTER(LEN=*) :: array_of_commands(*)
+      CHARACTER(LEN=*) :: array_of_argv(COUNT,*)
+      INTEGER :: array_of_maxprocs(*)
+      INTEGER :: array_of_info(*)
+      INTEGER :: root
+      INTEGER :: comm
+      INTEGER :: intercomm
+      INTEGER :: array_of_errcodes(*)
+      integer :: ierror
+    end subroutine MPI_Comm_spawn_multiple
+    subroutine PMPI_Comm_spawn_multiple(count, array_of_commands, array_of_argv, &
+        array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+      implicit none
+      INTEGER :: count
+      CHARACTER(LEN=*) :: array_of_commands(*)
+      CHARACTER(LEN=*) :: array_of_argv(COUNT,*)
+      INTEGER :: array_of_maxprocs(*)
+      INTEGER :: array_of_info(*)
+      INTEGER :: root
+      INTEGER :: comm
+      INTEGER :: intercomm
+      INTEGER :: array_of_errcodes(*)
+      integer :: ierror
+    end subroutine PMPI_Comm_spawn_multiple
     subroutine MPI_Comm_split(comm, color, key, newcomm, ierror)
       implicit none
       INTEGER :: comm

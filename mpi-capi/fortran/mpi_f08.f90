@@ -1597,6 +1597,27 @@ module mpi_f08
   interface PMPI_Comm_spawn
     procedure :: pmpi_comm_spawn
   end interface PMPI_Comm_spawn
+  interface MPI_Comm_spawn_multiple
+    subroutine mpi_comm_spawn_multiple_f08(count, array_of_commands, array_of_argv, &
+        array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+      import
+      implicit none
+      integer, intent(in) :: count
+      character(len=*), intent(in) :: array_of_commands(*)
+      character(len=*), intent(in) :: array_of_argv(count,*)
+      integer, intent(in) :: array_of_maxprocs(*)
+      type(MPI_Info), intent(in) :: array_of_info(*)
+      integer, intent(in) :: root
+      type(MPI_Comm), intent(in) :: comm
+      type(MPI_Comm) :: intercomm
+      integer :: array_of_errcodes(*)
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_comm_spawn_multiple_f08
+  end interface MPI_Comm_spawn_multiple
+  procedure(mpi_comm_spawn_multiple_f08) :: pmpi_comm_spawn_multiple
+  interface PMPI_Comm_spawn_multiple
+    procedure :: pmpi_comm_spawn_multiple
+  end interface PMPI_Comm_spawn_multiple
   interface MPI_Comm_split
     subroutine mpi_comm_split_f08(comm, color, key, newcomm, ierror)
       import

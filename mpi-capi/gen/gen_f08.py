@@ -161,8 +161,10 @@ def f08_decl(a):
         return ["procedure(%s) :: %s" % (a.base, n)]
     if k in ("str_in", "str_out"):
         return ["character(len=*)%s :: %s" % (", intent(in)" if k == "str_in" else "", n)]
-    if k == "argv_in":
+    if k in ("argv_in", "cmds_in"):
         return ["character(len=*), intent(in) :: %s(*)" % n]
+    if k == "argvs_in":
+        return ["character(len=*), intent(in) :: %s(count,*)" % n]
     if k == "status_in":
         return ["type(MPI_Status), intent(in) :: %s" % n]
     if k == "status":

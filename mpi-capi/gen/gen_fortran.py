@@ -102,7 +102,6 @@ SKIP_PREFIX = ("MPI_T_",)
 SKIP = {
     "MPI_Register_datarep": "user data representation callbacks are not bound for Fortran",
     "MPI_Register_datarep_c": "user data representation callbacks are not bound for Fortran",
-    "MPI_Comm_spawn_multiple": "Fortran CHARACTER arrays of arrays are not converted yet",
 }
 # The predefined attribute keys: MPICH gives Fortran its own values (C value + 1).
 ATTR_KEYS_INT = ["MPI_TAG_UB", "MPI_HOST", "MPI_IO", "MPI_WTIME_IS_GLOBAL", "MPI_UNIVERSE_SIZE",
@@ -222,6 +221,10 @@ def classify(a):
             a.kind = "str_in" if a.const else "str_out"
         elif level == 2 and a.name == "argv" and a.func == "MPI_Comm_spawn":
             a.kind = "argv_in"
+        elif level == 2 and a.name == "array_of_commands" and a.func == "MPI_Comm_spawn_multiple":
+            a.kind = "cmds_in"
+        elif level == 3 and a.name == "array_of_argv" and a.func == "MPI_Comm_spawn_multiple":
+            a.kind = "argvs_in"
         elif a.func in ("MPI_Init", "MPI_Init_thread", "MPI_Info_create_env") and a.name == "argv":
             a.kind = "omit"
         else:
@@ -330,7 +333,7 @@ class FFunc:
         return [a for a in self.args if a.kind != "omit"]
 
     def strings(self):
-        return [a for a in self.args if a.kind in ("str_in", "str_out", "argv_in")]
+        return [a for a in self.args if a.kind in ("str_in", "str_out", "argv_in", "cmds_in", "argvs_in")]
 
     def has_choice(self):
         return any(a.kind in ("choice", "raw", "detach") for a in self.args)
@@ -536,14 +539,15 @@ unsafe fn str_out(dst: *mut c_char, len: usize, src: &[u8]) {
     }
 }
 
-/// Owned C strings of a Fortran CHARACTER(len) argv(*) list, ending at the first blank entry.
-unsafe fn argv_in(p: *const c_char, len: usize) -> (Vec<Vec<u8>>, Vec<*mut c_char>) {
+/// Owned C strings of a Fortran CHARACTER(len) argv(*) list, ending at the first blank entry;
+/// `strip`: leading blanks removed too (the f77/f90 bindings; `mpi_f08` keeps them).
+unsafe fn argv_in(p: *const c_char, len: usize, strip: bool) -> (Vec<Vec<u8>>, Vec<*mut c_char>) {
     let mut owned = Vec::new();
     if !p.is_null() && !is_sentinel(p, PRIVC, 1) && !is_sentinel(p, PRIVC, 0) {
         let mut i = 0usize;
         loop {
             // SAFETY: the list is terminated by a blank entry; each entry is `len` characters.
-            let s = unsafe { str_in(p.add(i * len), len) };
+            let s = unsafe { spawn_str(p.add(i * len), len, strip) };
             if s.len() == 1 || len == 0 {
                 break;
             }
@@ -559,8 +563,66 @@ unsafe fn argv_in(p: *const c_char, len: usize) -> (Vec<Vec<u8>>, Vec<*mut c_cha
     (owned, ptrs)
 }
 
+/// A spawned program's command or argument: trailing blanks removed, and with `strip`
+/// leading ones too.
+unsafe fn spawn_str(p: *const c_char, len: usize, strip: bool) -> Vec<u8> {
+    // SAFETY: as str_in.
+    unsafe { if strip { str_in_info(p, len) } else { str_in(p, len) } }
+}
+
 /// The C `char *argv[]` for an argv_in result: MPI_ARGV_NULL (null) when there is no list.
 fn argv_ptr(v: &mut Vec<*mut c_char>) -> *mut *mut c_char {
+    if v.is_empty() { null_mut() } else { v.as_mut_ptr() }
+}
+
+/// Owned C strings of a Fortran CHARACTER(len) array of `count` commands
+/// (`MPI_COMM_SPAWN_MULTIPLE`'s ARRAY_OF_COMMANDS).
+unsafe fn cmds_in(p: *const c_char, len: usize, count: c_int, strip: bool) -> (Vec<Vec<u8>>, Vec<*mut c_char>) {
+    // SAFETY: the array holds `count` entries of `len` characters each.
+    let owned: Vec<Vec<u8>> = (0..count.max(0) as usize).map(|i| unsafe { spawn_str(p.add(i * len), len, strip) }).collect();
+    let ptrs = owned.iter().map(|s| s.as_ptr() as *mut c_char).collect();
+    (owned, ptrs)
+}
+
+/// The C `char **array_of_argv[]` of a Fortran CHARACTER(len) ARRAY_OF_ARGV(COUNT, *):
+/// program i's list is row i (column-major: entry (i, j) at (j * count + i) * len), ending
+/// at its first blank entry; MPI_ARGVS_NULL gives an empty result (a null pointer).
+unsafe fn argvs_in(p: *const c_char, len: usize, count: c_int, strip: bool) -> (Vec<Vec<u8>>, Vec<Vec<*mut c_char>>) {
+    let mut owned = Vec::new();
+    let mut lists = Vec::new();
+    if p.is_null() || is_sentinel(p, PRIVC, 0) || len == 0 {
+        return (owned, lists);
+    }
+    let n = count.max(0) as usize;
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, row) in rows.iter_mut().enumerate() {
+        let mut j = 0usize;
+        loop {
+            // SAFETY: each row is terminated by a blank entry; entries are `len` characters.
+            let s = unsafe { spawn_str(p.add((j * n + i) * len), len, strip) };
+            if s.len() == 1 {
+                break;
+            }
+            row.push(owned.len());
+            owned.push(s);
+            j += 1;
+        }
+    }
+    for row in &rows {
+        let mut ptrs: Vec<*mut c_char> = row.iter().map(|&k| owned[k].as_ptr() as *mut c_char).collect();
+        ptrs.push(null_mut());
+        lists.push(ptrs);
+    }
+    (owned, lists)
+}
+
+/// The outer `char **[]` of an argvs_in result's lists (kept by the caller for the call).
+fn argvs_outer(v: &mut [Vec<*mut c_char>]) -> Vec<*mut *mut c_char> {
+    v.iter_mut().map(|r| r.as_mut_ptr()).collect()
+}
+
+/// The C `char **array_of_argv[]`: MPI_ARGVS_NULL (null) when there is no list.
+fn argvs_ptr(v: &mut Vec<*mut *mut c_char>) -> *mut *mut *mut c_char {
     if v.is_empty() { null_mut() } else { v.as_mut_ptr() }
 }
 
@@ -810,7 +872,7 @@ def rust_fparam(a):
         return a.c_type
     if k in ("attr_copy_fn", "attr_delete_fn", "greq_fn"):
         return "*const c_void"
-    if k in ("str_in", "str_out", "argv_in"):
+    if k in ("str_in", "str_out", "argv_in", "cmds_in", "argvs_in"):
         return "*mut c_char"
     if k in ("choice", "raw", "attr_in", "attr_out", "extra_state", "detach", "greq_state"):
         return "*mut c_void"
@@ -948,8 +1010,15 @@ def rust_binding(f, cnames):
                 cond += " && f_buflen > 0"
             post.append("if %s { str_out(%s, %s_len, &t_%s); }" % (cond, n, n, n))
         elif k == "argv_in":
-            pre.append("let (_argv_owned, mut t_%s) = argv_in(%s, %s_len);" % (n, n, n))
+            pre.append("let (_argv_owned, mut t_%s) = argv_in(%s, %s_len, @STRIP@);" % (n, n, n))
             call.append("argv_ptr(&mut t_%s)" % n)
+        elif k == "cmds_in":
+            pre.append("let (_cmds_owned, mut t_%s) = cmds_in(%s, %s_len, *count, @STRIP@);" % (n, n, n))
+            call.append("t_%s.as_mut_ptr()" % n)
+        elif k == "argvs_in":
+            pre.append("let (_argvs_owned, mut t_%s_rows) = argvs_in(%s, %s_len, *count, @STRIP@);" % (n, n, n))
+            pre.append("let mut t_%s = argvs_outer(&mut t_%s_rows);" % (n, n))
+            call.append("argvs_ptr(&mut t_%s)" % n)
         else:
             die("internal: kind %s" % k)
     if any(a.kind in ("attr_in", "attr_out", "extra_state") for a in f.args):
@@ -964,22 +1033,26 @@ def rust_binding(f, cnames):
     out = []
     w = out.append
     sig = ", ".join("%s: %s" % p for p in params)
+
+    def body(name, strip):
+        w("unsafe fn %s(%s) -> %s {\n" % (name, sig, ret))
+        w("    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type\n")
+        w("    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.\n")
+        w("    unsafe {\n")
+        for line in pre:
+            w("        %s\n" % line.replace("@STRIP@", strip))
+        callee = "c_P" + f.name
+        if f.is_sub:
+            w("        let rc = %s(%s);\n" % (callee, ", ".join(call)))
+            for line in post:
+                w("        %s\n" % line)
+            w("        set_ierr(ierror, rc);\n")
+        else:
+            w("        %s(%s)\n" % (callee, ", ".join(call)))
+        w("    }\n}\n")
+
     w("\n/// Fortran %s.\n" % f.name.upper())
-    w("unsafe fn %s(%s) -> %s {\n" % (imp, sig, ret))
-    w("    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type\n")
-    w("    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.\n")
-    w("    unsafe {\n")
-    for line in pre:
-        w("        %s\n" % line)
-    callee = "c_P" + f.name
-    if f.is_sub:
-        w("        let rc = %s(%s);\n" % (callee, ", ".join(call)))
-        for line in post:
-            w("        %s\n" % line)
-        w("        set_ierr(ierror, rc);\n")
-    else:
-        w("        %s(%s)\n" % (callee, ", ".join(call)))
-    w("    }\n}\n")
+    body(imp, "true")
     syms = []
     for prefix in ("", "p"):
         low = prefix + f.lower
@@ -987,7 +1060,15 @@ def rust_binding(f, cnames):
             if s not in cnames:
                 syms.append(s)
     # The specific procedure the mpi_f08 module resolves MPI_X to (gfortran's name of the
-    # standard's MPI_X_f08), so that a profiling tool can replace it.
+    # standard's MPI_X_f08), so that a profiling tool can replace it. Spawned programs'
+    # arguments keep their leading blanks there (MPICH's mpi_f08 does; its f77/f90 bindings
+    # strip them, and its test suite checks both): a variant of its own.
+    if any("@STRIP@" in line for line in pre):
+        w("fortran_names!(%s(%s) -> %s;\n    %s);\n" % (imp, sig, ret, " ".join(syms)))
+        w("\n/// Fortran %s of the `mpi_f08` module (leading blanks kept).\n" % f.name.upper())
+        body(imp + "_f08", "false")
+        w("fortran_names!(%s_f08(%s) -> %s;\n    %s);\n" % (imp, sig, ret, f.lower + "_f08_"))
+        return "".join(out)
     syms.append(f.lower + "_f08_")
     w("fortran_names!(%s(%s) -> %s;\n    %s);\n" % (imp, sig, ret, " ".join(syms)))
     return "".join(out)
@@ -1112,8 +1193,10 @@ def fortran_decl(a):
         return ["EXTERNAL :: %s" % n]
     if k in ("str_in", "str_out"):
         return ["CHARACTER(LEN=*) :: %s" % n]
-    if k == "argv_in":
+    if k in ("argv_in", "cmds_in"):
         return ["CHARACTER(LEN=*) :: %s(*)" % n]
+    if k == "argvs_in":
+        return ["CHARACTER(LEN=*) :: %s(COUNT,*)" % n]
     if k in ("status", "status_in"):
         return ["INTEGER :: %s(5)" % n]
     if k == "statuses":

@@ -192,14 +192,15 @@ unsafe fn str_out(dst: *mut c_char, len: usize, src: &[u8]) {
     }
 }
 
-/// Owned C strings of a Fortran CHARACTER(len) argv(*) list, ending at the first blank entry.
-unsafe fn argv_in(p: *const c_char, len: usize) -> (Vec<Vec<u8>>, Vec<*mut c_char>) {
+/// Owned C strings of a Fortran CHARACTER(len) argv(*) list, ending at the first blank entry;
+/// `strip`: leading blanks removed too (the f77/f90 bindings; `mpi_f08` keeps them).
+unsafe fn argv_in(p: *const c_char, len: usize, strip: bool) -> (Vec<Vec<u8>>, Vec<*mut c_char>) {
     let mut owned = Vec::new();
     if !p.is_null() && !is_sentinel(p, PRIVC, 1) && !is_sentinel(p, PRIVC, 0) {
         let mut i = 0usize;
         loop {
             // SAFETY: the list is terminated by a blank entry; each entry is `len` characters.
-            let s = unsafe { str_in(p.add(i * len), len) };
+            let s = unsafe { spawn_str(p.add(i * len), len, strip) };
             if s.len() == 1 || len == 0 {
                 break;
             }
@@ -215,8 +216,66 @@ unsafe fn argv_in(p: *const c_char, len: usize) -> (Vec<Vec<u8>>, Vec<*mut c_cha
     (owned, ptrs)
 }
 
+/// A spawned program's command or argument: trailing blanks removed, and with `strip`
+/// leading ones too.
+unsafe fn spawn_str(p: *const c_char, len: usize, strip: bool) -> Vec<u8> {
+    // SAFETY: as str_in.
+    unsafe { if strip { str_in_info(p, len) } else { str_in(p, len) } }
+}
+
 /// The C `char *argv[]` for an argv_in result: MPI_ARGV_NULL (null) when there is no list.
 fn argv_ptr(v: &mut Vec<*mut c_char>) -> *mut *mut c_char {
+    if v.is_empty() { null_mut() } else { v.as_mut_ptr() }
+}
+
+/// Owned C strings of a Fortran CHARACTER(len) array of `count` commands
+/// (`MPI_COMM_SPAWN_MULTIPLE`'s ARRAY_OF_COMMANDS).
+unsafe fn cmds_in(p: *const c_char, len: usize, count: c_int, strip: bool) -> (Vec<Vec<u8>>, Vec<*mut c_char>) {
+    // SAFETY: the array holds `count` entries of `len` characters each.
+    let owned: Vec<Vec<u8>> = (0..count.max(0) as usize).map(|i| unsafe { spawn_str(p.add(i * len), len, strip) }).collect();
+    let ptrs = owned.iter().map(|s| s.as_ptr() as *mut c_char).collect();
+    (owned, ptrs)
+}
+
+/// The C `char **array_of_argv[]` of a Fortran CHARACTER(len) ARRAY_OF_ARGV(COUNT, *):
+/// program i's list is row i (column-major: entry (i, j) at (j * count + i) * len), ending
+/// at its first blank entry; MPI_ARGVS_NULL gives an empty result (a null pointer).
+unsafe fn argvs_in(p: *const c_char, len: usize, count: c_int, strip: bool) -> (Vec<Vec<u8>>, Vec<Vec<*mut c_char>>) {
+    let mut owned = Vec::new();
+    let mut lists = Vec::new();
+    if p.is_null() || is_sentinel(p, PRIVC, 0) || len == 0 {
+        return (owned, lists);
+    }
+    let n = count.max(0) as usize;
+    let mut rows: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, row) in rows.iter_mut().enumerate() {
+        let mut j = 0usize;
+        loop {
+            // SAFETY: each row is terminated by a blank entry; entries are `len` characters.
+            let s = unsafe { spawn_str(p.add((j * n + i) * len), len, strip) };
+            if s.len() == 1 {
+                break;
+            }
+            row.push(owned.len());
+            owned.push(s);
+            j += 1;
+        }
+    }
+    for row in &rows {
+        let mut ptrs: Vec<*mut c_char> = row.iter().map(|&k| owned[k].as_ptr() as *mut c_char).collect();
+        ptrs.push(null_mut());
+        lists.push(ptrs);
+    }
+    (owned, lists)
+}
+
+/// The outer `char **[]` of an argvs_in result's lists (kept by the caller for the call).
+fn argvs_outer(v: &mut [Vec<*mut c_char>]) -> Vec<*mut *mut c_char> {
+    v.iter_mut().map(|r| r.as_mut_ptr()).collect()
+}
+
+/// The C `char **array_of_argv[]`: MPI_ARGVS_NULL (null) when there is no list.
+fn argvs_ptr(v: &mut Vec<*mut *mut c_char>) -> *mut *mut *mut c_char {
     if v.is_empty() { null_mut() } else { v.as_mut_ptr() }
 }
 
@@ -605,6 +664,8 @@ mod c_entry {
         pub(super) fn c_PMPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> c_int;
         #[link_name = "PMPI_Comm_spawn"]
         pub(super) fn c_PMPI_Comm_spawn(command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: MPI_Info, root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, array_of_errcodes: *mut c_int) -> c_int;
+        #[link_name = "PMPI_Comm_spawn_multiple"]
+        pub(super) fn c_PMPI_Comm_spawn_multiple(count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const MPI_Info, root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, array_of_errcodes: *mut c_int) -> c_int;
         #[link_name = "PMPI_Comm_split"]
         pub(super) fn c_PMPI_Comm_split(comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) -> c_int;
         #[link_name = "PMPI_Comm_split_type"]
@@ -2463,13 +2524,57 @@ unsafe fn f_mpi_comm_spawn(command: *mut c_char, argv: *mut c_char, maxprocs: *m
     // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
     unsafe {
         let t_command = str_in(command, command_len);
-        let (_argv_owned, mut t_argv) = argv_in(argv, argv_len);
+        let (_argv_owned, mut t_argv) = argv_in(argv, argv_len, true);
         let rc = c_PMPI_Comm_spawn(t_command.as_ptr() as *const c_char, argv_ptr(&mut t_argv), *maxprocs, *info, *root, *comm, intercomm as _, f2c_errcodes(array_of_errcodes));
         set_ierr(ierror, rc);
     }
 }
 fortran_names!(f_mpi_comm_spawn(command: *mut c_char, argv: *mut c_char, maxprocs: *mut c_int, info: *mut c_int, root: *mut c_int, comm: *mut c_int, intercomm: *mut c_int, array_of_errcodes: *mut c_int, ierror: *mut MPI_Fint, command_len: usize, argv_len: usize) -> ();
-    mpi_comm_spawn_ mpi_comm_spawn__ mpi_comm_spawn MPI_COMM_SPAWN pmpi_comm_spawn_ pmpi_comm_spawn__ pmpi_comm_spawn PMPI_COMM_SPAWN mpi_comm_spawn_f08_);
+    mpi_comm_spawn_ mpi_comm_spawn__ mpi_comm_spawn MPI_COMM_SPAWN pmpi_comm_spawn_ pmpi_comm_spawn__ pmpi_comm_spawn PMPI_COMM_SPAWN);
+
+/// Fortran MPI_COMM_SPAWN of the `mpi_f08` module (leading blanks kept).
+unsafe fn f_mpi_comm_spawn_f08(command: *mut c_char, argv: *mut c_char, maxprocs: *mut c_int, info: *mut c_int, root: *mut c_int, comm: *mut c_int, intercomm: *mut c_int, array_of_errcodes: *mut c_int, ierror: *mut MPI_Fint, command_len: usize, argv_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let t_command = str_in(command, command_len);
+        let (_argv_owned, mut t_argv) = argv_in(argv, argv_len, false);
+        let rc = c_PMPI_Comm_spawn(t_command.as_ptr() as *const c_char, argv_ptr(&mut t_argv), *maxprocs, *info, *root, *comm, intercomm as _, f2c_errcodes(array_of_errcodes));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_comm_spawn_f08(command: *mut c_char, argv: *mut c_char, maxprocs: *mut c_int, info: *mut c_int, root: *mut c_int, comm: *mut c_int, intercomm: *mut c_int, array_of_errcodes: *mut c_int, ierror: *mut MPI_Fint, command_len: usize, argv_len: usize) -> ();
+    mpi_comm_spawn_f08_);
+
+/// Fortran MPI_COMM_SPAWN_MULTIPLE.
+unsafe fn f_mpi_comm_spawn_multiple(count: *mut c_int, array_of_commands: *mut c_char, array_of_argv: *mut c_char, array_of_maxprocs: *mut c_int, array_of_info: *mut c_int, root: *mut c_int, comm: *mut c_int, intercomm: *mut c_int, array_of_errcodes: *mut c_int, ierror: *mut MPI_Fint, array_of_commands_len: usize, array_of_argv_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let (_cmds_owned, mut t_array_of_commands) = cmds_in(array_of_commands, array_of_commands_len, *count, true);
+        let (_argvs_owned, mut t_array_of_argv_rows) = argvs_in(array_of_argv, array_of_argv_len, *count, true);
+        let mut t_array_of_argv = argvs_outer(&mut t_array_of_argv_rows);
+        let rc = c_PMPI_Comm_spawn_multiple(*count, t_array_of_commands.as_mut_ptr(), argvs_ptr(&mut t_array_of_argv), array_of_maxprocs as _, array_of_info as _, *root, *comm, intercomm as _, f2c_errcodes(array_of_errcodes));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_comm_spawn_multiple(count: *mut c_int, array_of_commands: *mut c_char, array_of_argv: *mut c_char, array_of_maxprocs: *mut c_int, array_of_info: *mut c_int, root: *mut c_int, comm: *mut c_int, intercomm: *mut c_int, array_of_errcodes: *mut c_int, ierror: *mut MPI_Fint, array_of_commands_len: usize, array_of_argv_len: usize) -> ();
+    mpi_comm_spawn_multiple_ mpi_comm_spawn_multiple__ mpi_comm_spawn_multiple MPI_COMM_SPAWN_MULTIPLE pmpi_comm_spawn_multiple_ pmpi_comm_spawn_multiple__ pmpi_comm_spawn_multiple PMPI_COMM_SPAWN_MULTIPLE);
+
+/// Fortran MPI_COMM_SPAWN_MULTIPLE of the `mpi_f08` module (leading blanks kept).
+unsafe fn f_mpi_comm_spawn_multiple_f08(count: *mut c_int, array_of_commands: *mut c_char, array_of_argv: *mut c_char, array_of_maxprocs: *mut c_int, array_of_info: *mut c_int, root: *mut c_int, comm: *mut c_int, intercomm: *mut c_int, array_of_errcodes: *mut c_int, ierror: *mut MPI_Fint, array_of_commands_len: usize, array_of_argv_len: usize) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let (_cmds_owned, mut t_array_of_commands) = cmds_in(array_of_commands, array_of_commands_len, *count, false);
+        let (_argvs_owned, mut t_array_of_argv_rows) = argvs_in(array_of_argv, array_of_argv_len, *count, false);
+        let mut t_array_of_argv = argvs_outer(&mut t_array_of_argv_rows);
+        let rc = c_PMPI_Comm_spawn_multiple(*count, t_array_of_commands.as_mut_ptr(), argvs_ptr(&mut t_array_of_argv), array_of_maxprocs as _, array_of_info as _, *root, *comm, intercomm as _, f2c_errcodes(array_of_errcodes));
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_comm_spawn_multiple_f08(count: *mut c_int, array_of_commands: *mut c_char, array_of_argv: *mut c_char, array_of_maxprocs: *mut c_int, array_of_info: *mut c_int, root: *mut c_int, comm: *mut c_int, intercomm: *mut c_int, array_of_errcodes: *mut c_int, ierror: *mut MPI_Fint, array_of_commands_len: usize, array_of_argv_len: usize) -> ();
+    mpi_comm_spawn_multiple_f08_);
 
 /// Fortran MPI_COMM_SPLIT.
 unsafe fn f_mpi_comm_split(comm: *mut c_int, color: *mut c_int, key: *mut c_int, newcomm: *mut c_int, ierror: *mut MPI_Fint) -> () {

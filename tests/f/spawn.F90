@@ -2,14 +2,16 @@
 ! with the arguments 'child' and 'x y' (MPI_ARGV_NULL-free argv list ending with a blank),
 ! checks the errcodes, sends each child its rank over the intercommunicator and gets it
 ! back doubled; the children check MPI_Comm_get_parent, their arguments
-! (GET_COMMAND_ARGUMENT) and the remote size. A second spawn passes MPI_ARGV_NULL and
-! MPI_ERRCODES_IGNORE.
+! (GET_COMMAND_ARGUMENT; leading blanks are stripped) and the remote size. A second spawn passes MPI_ARGV_NULL and
+! MPI_ERRCODES_IGNORE; a third is MPI_Comm_spawn_multiple of two programs with an
+! ARRAY_OF_ARGV(2, 3) (rows ending with a blank), a fourth passes MPI_ARGVS_NULL.
 program spawn
 #include "mpi_interface.h"
   integer :: ierr, rank, nprocs, parent, ic, i, v, nremote, round
-  integer :: codes(2)
+  integer :: codes(2), maxprocs(2), infos(2)
   character(len=256) :: self, arg1, arg2
-  character(len=16) :: args(3)
+  character(len=16) :: args(3), margs(2, 3)
+  character(len=256) :: cmds(2)
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -31,10 +33,28 @@ program spawn
      call MPI_Finalize(ierr)
      stop
   end if
-  do round = 1, 2
-     if (round == 1) then
+  do round = 1, 4
+     if (round == 3 .or. round == 4) then
+        cmds(1) = self
+        cmds(2) = self
+        margs(1, 1) = 'child'
+        margs(1, 2) = ' x y'
+        margs(1, 3) = ' '
+        margs(2, :) = margs(1, :)
+        maxprocs = 1
+        infos = MPI_INFO_NULL
+        codes = -1
+        if (round == 3) then
+           call MPI_Comm_spawn_multiple(2, cmds, margs, maxprocs, infos, 0, MPI_COMM_WORLD, ic, &
+                codes, ierr)
+           if (any(codes /= MPI_SUCCESS)) call fail('errcodes of MPI_Comm_spawn_multiple')
+        else
+           call MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, maxprocs, infos, 0, MPI_COMM_WORLD, &
+                ic, MPI_ERRCODES_IGNORE, ierr)
+        end if
+     else if (round == 1) then
         args(1) = 'child'
-        args(2) = 'x y'
+        args(2) = '  x y'
         args(3) = ' '
         codes = -1
         call MPI_Comm_spawn(self, args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, ic, codes, ierr)
