@@ -55,6 +55,10 @@ const BRIDGE_TAG_BITS: u32 = 0x0fff_ffff;
 
 /// Words of a connect request: the connecting root's card and its tag.
 const REQUEST_WORDS: usize = CARD_WORDS + 1;
+/// Tag (on the requests' context) of the accepting root's answer to a request with tag t:
+/// `ACK_TAG | t`, above the port numbers' tags.
+const ACK_TAG: i32 = 0x6000_0000;
+const _: () = assert!(ACK_TAG > PORT_TAG_BASE + dpm::PORT_NUMBERS as i32);
 
 /// The other root and the tag of the roots' traffic, as a root knows them.
 struct Link {
@@ -252,8 +256,27 @@ fn accept_request(port_name: *const c_char) -> DpmResult<Link> {
 /// became true first (the receive is then withdrawn).
 fn take_request(number: u32, give_up: impl Fn() -> bool) -> DpmResult<Option<Link>> {
     let mut req = [0u64; REQUEST_WORDS];
-    let buf = RawBuf { ptr: req.as_mut_ptr() as *mut u8, len: REQUEST_WORDS * 8 };
-    let rid = runtime::with(|rt| rt.engine.post_recv(buf, request_ctx(), ANY_SOURCE, PORT_TAG_BASE + number as i32, MPI_COMM_SELF as i64));
+    let Some(st) = recv_unless(&mut req, PORT_TAG_BASE + number as i32, give_up) else { return Ok(None) };
+    let malformed = || (MPI_ERR_OTHER, "a malformed connect request arrived on the port".to_string());
+    if st.error.is_some() || st.bytes != REQUEST_WORDS * 8 {
+        return Err(malformed());
+    }
+    let card = ProcCard::decode(&req[..CARD_WORDS]).ok_or_else(malformed)?;
+    let remote = runtime::with(|rt| dpm::register(rt, &card)).map_err(mpi_err)?;
+    let tag = (req[CARD_WORDS] as u32 & BRIDGE_TAG_BITS) as i32;
+    // Tell the connecting root its request was taken (it waits for this with a timeout).
+    let ack = [1u64];
+    let mut s = Schedule::new(CollComm::new(request_ctx(), 0, Arc::new([remote])), ACK_TAG | tag);
+    s.send(0, Slice::user(ack.as_ptr() as *const u8, 8));
+    crate::comm::run(s)?;
+    Ok(Some(Link { remote, tag }))
+}
+
+/// Receives into `buf` on the requests' context with `tag`, from any sender; None if
+/// `give_up` became true first (the receive is then withdrawn).
+fn recv_unless(buf: &mut [u64], tag: i32, give_up: impl Fn() -> bool) -> Option<mpi_core::request::Status> {
+    let raw = RawBuf { ptr: buf.as_mut_ptr() as *mut u8, len: buf.len() * 8 };
+    let rid = runtime::with(|rt| rt.engine.post_recv(raw, request_ctx(), ANY_SOURCE, tag, MPI_COMM_SELF as i64));
     let done = |rt: &mut mpi_core::runtime::Runtime| rt.engine.reqs.get(rid).is_none_or(|r| r.is_complete());
     runtime::wait_until(|rt| done(rt) || give_up());
     let arrived = runtime::with(|rt| {
@@ -264,18 +287,23 @@ fn take_request(number: u32, give_up: impl Fn() -> bool) -> DpmResult<Option<Lin
             None
         }
     });
-    let Some(st) = arrived else {
+    if arrived.is_none() {
         wait_request(rid);
         runtime::with(|rt| finish(rt, rid));
-        return Ok(None);
-    };
-    let malformed = || (MPI_ERR_OTHER, "a malformed connect request arrived on the port".to_string());
-    if st.error.is_some() || st.bytes != REQUEST_WORDS * 8 {
-        return Err(malformed());
     }
-    let card = ProcCard::decode(&req[..CARD_WORDS]).ok_or_else(malformed)?;
-    let remote = runtime::with(|rt| dpm::register(rt, &card)).map_err(mpi_err)?;
-    Ok(Some(Link { remote, tag: (req[CARD_WORDS] as u32 & BRIDGE_TAG_BITS) as i32 }))
+    arrived
+}
+
+/// How long `MPI_Comm_connect` waits for an `MPI_Comm_accept` (MPI 4.1 §11.4.3 lets it
+/// time out): `OXMPI_CONNECT_TIMEOUT` seconds, else MPICH's
+/// `MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT` / `..._CH3_...` (its test suite sets them), else
+/// 180 s (MPICH's default).
+fn connect_timeout() -> std::time::Duration {
+    let secs = ["OXMPI_CONNECT_TIMEOUT", "MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT", "MPIR_CVAR_CH3_COMM_CONNECT_TIMEOUT"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().and_then(|s| s.trim().parse::<u64>().ok()))
+        .unwrap_or(180);
+    std::time::Duration::from_secs(secs)
 }
 
 /// `MPI_Comm_connect`'s root: sends a connect request to the port's owner.
@@ -297,6 +325,12 @@ fn connect_request(port_name: *const c_char) -> DpmResult<Link> {
     let mut s = Schedule::new(CollComm::new(request_ctx(), 0, Arc::new([remote])), PORT_TAG_BASE + port.tag as i32);
     s.send(0, Slice::user(req.as_ptr() as *const u8, REQUEST_WORDS * 8));
     crate::comm::run(s)?;
+    let wait = connect_timeout();
+    let deadline = std::time::Instant::now() + wait;
+    let mut ack = [0u64; 1];
+    if recv_unless(&mut ack, ACK_TAG | tag, || std::time::Instant::now() >= deadline).is_none() {
+        return Err((MPI_ERR_PORT, format!("no MPI_Comm_accept took the connection on port {} within {} s (OXMPI_CONNECT_TIMEOUT)", port.name(), wait.as_secs())));
+    }
     Ok(Link { remote, tag })
 }
 

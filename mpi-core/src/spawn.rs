@@ -144,7 +144,11 @@ pub fn start(apps: &[SpawnApp], port: &str) -> Result<Arc<Spawned>, String> {
             *mine.exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(code);
             if code != 0 && mine.connected.load(Ordering::Acquire) {
                 eprintln!("OxMPI: the job started by MPI_Comm_spawn failed (its mpirun exited with status {code}); ending this job as well");
-                std::process::exit(code);
+                // _exit, not exit: the program's threads may hold locks that exit handlers
+                // and stdio flushing would wait for. The launcher sees this rank end
+                // before MPI_Finalize and ends the job.
+                // SAFETY: _exit ends the process at once; nothing runs after it.
+                unsafe { libc::_exit(code) };
             }
         })
         .map_err(|e| format!("cannot start a thread for MPI_Comm_spawn: {e}"))?;

@@ -168,7 +168,14 @@ static void bad_ports(void) {
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_PORT, "close of a garbage port: class %d", cls);
     char port[MPI_MAX_PORT_NAME];
+    /* A connect nobody accepts times out (OXMPI_CONNECT_TIMEOUT, read at each connect). */
+    setenv("OXMPI_CONNECT_TIMEOUT", "1", 1);
     MPI_Open_port(MPI_INFO_NULL, port);
+    double t0 = MPI_Wtime();
+    rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &ic);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_PORT && MPI_Wtime() - t0 < 30, "connect without accept: class %d after %.1f s", cls, MPI_Wtime() - t0);
+    CHECK(ic == MPI_COMM_NULL, "timed-out connect left a communicator");
     MPI_Close_port(port);
     rc = MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &ic);
     MPI_Error_class(rc, &cls);
