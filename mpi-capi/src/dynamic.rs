@@ -1,6 +1,8 @@
 //! Dynamic processes in the C API: ports (`MPI_Open_port`, `MPI_Close_port`),
-//! `MPI_Comm_accept` / `MPI_Comm_connect` and `MPI_Comm_join` (the engine side, how
-//! processes of two jobs reach each other, is `mpi_core::dpm`).
+//! `MPI_Comm_accept` / `MPI_Comm_connect`, `MPI_Comm_join`, `MPI_Comm_spawn(_multiple)` and
+//! `MPI_Comm_get_parent`, and the name service (`MPI_Publish_name` and relatives). The
+//! engine side, how processes of two jobs reach each other, is `mpi_core::dpm`; how a
+//! spawned job is started, `mpi_core::spawn`; the design, `docs/dynamic.md`.
 //!
 //! Connecting two groups, once each side's root knows the other root (`bridge`):
 //! 1. every member of each group starts its TCP transport and the group allgathers its
