@@ -105,6 +105,20 @@ fn nonzero_exit_after_finalize() {
     }
 }
 
+/// MPI_UNIVERSE_SIZE: unset by default (as Hydra without -usize; MPICH's spawn tests read a
+/// set value no larger than the job as "cannot spawn"), and `-usize N` sets it.
+#[test]
+fn universe_size_default_and_usize() {
+    let exe = compile("universe");
+    if !mpi().is_oxmpi {
+        return;
+    }
+    let r = run(&exe, RunOpts { np: 2, ..Default::default() });
+    assert!(r.success() && r.stdout.contains("universe: unset"), "default\n{}", r.report());
+    let r = run(&exe, RunOpts { np: 2, launcher_args: vec!["-usize".into(), "6".into()], ..Default::default() });
+    assert!(r.success() && r.stdout.contains("universe: 6"), "-usize 6\n{}", r.report());
+}
+
 /// MPI called from inside a user reduction function, with and without
 /// MPI_THREAD_MULTIPLE: MPI_Abort there ends the job with its code; any other MPI call
 /// stops the job with a message naming the problem (it used to deadlock on the runtime's
