@@ -169,18 +169,19 @@ fn identity(rt: &mut Runtime) -> MpiResult<(u64, Vec<u8>)> {
 }
 
 /// Starts the TCP transport if this process has none yet: it listens where
-/// `OXMPI_TCP_IF` says, else on loopback when every rank of the job is on this host
-/// (processes it spawns start here too), else on the first interface that is up.
+/// `OXMPI_TCP_IF` says, else on the first interface that is up (loopback if none is): not
+/// on loopback just because every rank of the job is on this host, since processes of
+/// other jobs may be elsewhere (a spawn with the `host` info key, a client on another
+/// host). A connection between two processes of one host goes through the kernel's
+/// loopback path whatever local address it uses.
 pub fn ensure_tcp(rt: &mut Runtime) -> MpiResult<()> {
     let (job, secret) = identity(rt)?;
     if rt.engine.net.tcp.is_some() {
         return Ok(());
     }
-    let nodes = rt.bootstrap.node_of_ranks();
-    let all_local = nodes.iter().all(|&n| n == nodes[0]);
     let spec = std::env::var("OXMPI_TCP_IF").ok();
     let fail = |e: String| MpiError::new(ErrorClass::Other, format!("dynamic processes need the TCP transport, which cannot start: {e}"));
-    let (ip, _) = addr::choose(spec.as_deref(), all_local, &addr::interfaces()).map_err(fail)?;
+    let (ip, _) = addr::choose(spec.as_deref(), false, &addr::interfaces()).map_err(fail)?;
     let mut t = TcpTransport::listen(rt.bootstrap.rank(), rt.bootstrap.size(), ip).map_err(fail)?;
     t.set_secret(&secret);
     t.set_job(job);

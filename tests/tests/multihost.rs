@@ -596,3 +596,18 @@ on_both! {
     impostor_proxy => impostor_fake_hosts, impostor_netns;
     environment => environment_fake_hosts, environment_netns;
 }
+
+/// MPI_Comm_spawn with the `host` info key from a job on h1 onto h2: the nested mpirun
+/// reaches h2 through `OXMPI_LAUNCHER_EXEC`, and the children connect back to a parent
+/// whose ranks all share one host (its dynamic-process listener is not on loopback).
+#[test]
+fn spawn_onto_another_host() {
+    let Some(c) = netns() else { return };
+    let _x = exclusive();
+    let exe = compile("spawn_host");
+    let a = agent().display().to_string();
+    let r = run(&exe, RunOpts { np: 1, args: vec!["h2".into()], env: vec![("OXMPI_LAUNCHER_EXEC".into(), a)], prefix: c.prefix.clone(), ..Default::default() });
+    assert!(r.success() && r.stdout.contains("spawn_host: OK"), "{}", r.report());
+    assert!(r.stdout.contains("parent on h1: child 0 on h2") && r.stdout.contains("child 1 on h2"), "{}", r.report());
+    assert!(r.leftovers.is_empty(), "processes left behind\n{}", r.report());
+}
