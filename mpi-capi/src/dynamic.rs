@@ -32,6 +32,7 @@ use mpi_core::matching::ANY_SOURCE;
 use mpi_core::request::RawBuf;
 use mpi_core::runtime;
 use mpi_core::spawn as dpm_spawn;
+use mpi_core::transport::wireup::hostname as this_host;
 use std::ffi::CStr;
 use std::io::{Read, Write};
 use std::os::raw::{c_char, c_int};
@@ -207,12 +208,7 @@ pub unsafe extern "C" fn PMPI_Open_port(_info: MPI_Info, port_name: *mut c_char)
     if port_name.is_null() {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "port_name is NULL");
     }
-    let r = runtime::with(|rt| {
-        let owner = dpm::my_card(rt)?;
-        let tag = rt.dpm.next_port();
-        rt.dpm.ports.push(tag);
-        Ok::<_, mpi_core::error::MpiError>(Port { owner, tag }.name())
-    });
+    let r = runtime::with(|rt| dpm::open_port(rt, true).map(|p| p.name()));
     match r {
         Ok(name) => {
             // SAFETY: the caller passes a buffer of MPI_MAX_PORT_NAME bytes; the name is
@@ -377,10 +373,7 @@ fn join_swap(fd: c_int) -> DpmResult<Link> {
     // The same tag on both ends: from both identities, in a fixed order.
     let (a, b) = ((me.job, me.rank), (other.job, other.rank));
     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for x in [lo.0, lo.1 as u64, hi.0, hi.1 as u64] {
-        h = (h ^ x).wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = dpm::fnv1a([lo.0, lo.1 as u64, hi.0, hi.1 as u64].iter().flat_map(|x| x.to_le_bytes()));
     let tag = ((h ^ (h >> 32)) as u32 & BRIDGE_TAG_BITS) as i32;
     Ok(Link { remote, tag })
 }
@@ -450,14 +443,9 @@ fn spawn_app(command: String, args: Vec<String>, np: c_int, info: MPI_Info) -> D
 /// start, or ended without connecting).
 fn spawn_root(apps: DpmResult<Vec<dpm_spawn::SpawnApp>>) -> DpmResult<(Link, std::sync::Arc<dpm_spawn::Spawned>)> {
     let apps = apps?;
-    let (port, number) = runtime::with(|rt| {
-        let owner = dpm::my_card(rt)?;
-        let tag = rt.dpm.next_port();
-        Ok::<_, mpi_core::error::MpiError>((Port { owner, tag }, tag))
-    })
-    .map_err(mpi_err)?;
+    let port = runtime::with(|rt| dpm::open_port(rt, false)).map_err(mpi_err)?;
     let child = dpm_spawn::start(&apps, &port.name()).map_err(|e| (MPI_ERR_SPAWN, e))?;
-    match take_request(number, || child.exit_code().is_some())? {
+    match take_request(port.tag, || child.exit_code().is_some())? {
         Some(link) => Ok((link, child)),
         None => {
             let code = child.exit_code().unwrap_or(-1);
@@ -608,13 +596,6 @@ fn name_file(name: &str) -> std::path::PathBuf {
 /// Names this process published and has not unpublished (removed at `MPI_Finalize`).
 static PUBLISHED: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-fn this_host() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: gethostname writes at most buf.len() bytes into our buffer.
-    unsafe { libc::gethostname(buf.as_mut_ptr() as *mut c_char, buf.len()) };
-    let n = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..n]).into_owned()
-}
 
 /// A published entry: (host, pid, port name).
 fn read_entry(path: &std::path::Path) -> Option<(String, i32, String)> {

@@ -27,11 +27,12 @@ const CARD_SECRET_MAX: usize = (CARD_WORDS - 3) * 8;
 /// mpirun's holds its pid and a random part, Slurm's the job and step, a singleton's its
 /// pid and a random part), so it needs no exchange.
 pub fn job_uid(job_id: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in job_id.bytes() {
-        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-    }
-    h
+    fnv1a(job_id.bytes())
+}
+
+/// FNV-1a over `bytes`.
+pub fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// The (job, rank) of engine peer `peer`: how processes name it to each other (peer
@@ -187,6 +188,17 @@ pub fn ensure_tcp(rt: &mut Runtime) -> MpiResult<()> {
     t.set_job(job);
     rt.engine.add_tcp(t);
     Ok(())
+}
+
+/// A new port of this process (`MPI_Open_port`, or a spawn's private one): listed in
+/// `Dpm::ports` when `listed` (only those may be accepted on or closed by name).
+pub fn open_port(rt: &mut Runtime, listed: bool) -> MpiResult<Port> {
+    let owner = my_card(rt)?;
+    let tag = rt.dpm.next_port();
+    if listed {
+        rt.dpm.ports.push(tag);
+    }
+    Ok(Port { owner, tag })
 }
 
 /// This process's card (starting TCP if needed).

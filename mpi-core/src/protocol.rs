@@ -258,11 +258,6 @@ impl Engine {
         };
     }
 
-    /// Peers this engine has routes for: our job's ranks, then other jobs' processes.
-    pub fn peer_count(&self) -> usize {
-        self.routes.len()
-    }
-
     pub fn set_cpu_mates(&mut self, mates: &[usize]) {
         for &m in mates {
             self.cpu_mates[m] = true;

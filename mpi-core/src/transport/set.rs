@@ -199,10 +199,10 @@ impl Transports {
         on!(self, link, t => unsafe { Transport::put(t, link.peer, remote, key, src, len) })
     }
 
-    /// Once per progress pass, before receiving.
+    /// Transports' own work, once per progress pass before receiving. True when the TCP
+    /// transport met processes of another job (their hellos came first): the engine then
+    /// adds their routes.
     #[inline]
-    /// Transports' own work of a progress pass. True when the TCP transport met processes
-    /// of another job (their hellos came first): the engine then adds their routes.
     pub fn progress(&mut self) -> bool {
         let mut grown = false;
         if let Some(t) = self.tcp.as_mut() {

@@ -65,7 +65,8 @@ fn ranges(ranks: &[usize]) -> String {
     out.join(",")
 }
 
-fn hostname() -> String {
+/// This host's name (spaces replaced: it is a field of space-separated records).
+pub fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most buf.len() bytes into our buffer.
     if unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) } != 0 {
