@@ -756,8 +756,18 @@ fn intercomm_from_groups(func: &str, local: (MPI_Group, c_int), remote: (MPI_Gro
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
-    let func = "MPI_Comm_free";
-    require_init!(func);
+    require_init!("MPI_Comm_free");
+    // SAFETY: same contract.
+    unsafe { free_comm("MPI_Comm_free", comm, false) }
+}
+
+/// `MPI_Comm_free`, and `MPI_Comm_disconnect` when `disconnect`: the standard's one
+/// difference is that disconnect first lets pending communication on the communicator
+/// complete (its requests stay the user's to wait for or free).
+///
+/// # Safety
+/// `comm` is null or points to a communicator handle.
+unsafe fn free_comm(func: &str, comm: *mut MPI_Comm, disconnect: bool) -> c_int {
     if comm.is_null() {
         return raise(MPI_COMM_WORLD, func, MPI_ERR_ARG, "comm is NULL");
     }
@@ -768,7 +778,10 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
         Err((c, m)) => return raise(MPI_COMM_WORLD, func, c, m),
     };
     if idx <= mpi_core::comm::SELF {
-        return raise(h, func, MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+        return raise(h, func, MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed or disconnected");
+    }
+    if disconnect {
+        runtime::wait_until(|rt| !rt.engine.reqs.any_pending(h as i64));
     }
     if let Err(rc) = attributes::delete_all(Kind::Comm, h) {
         return ErrOn::Comm(h).callback_failed(func, "an attribute delete callback", rc);
@@ -790,9 +803,9 @@ pub unsafe extern "C" fn PMPI_Comm_free(comm: *mut MPI_Comm) -> c_int {
 
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Comm_disconnect(comm: *mut MPI_Comm) -> c_int {
-    // Without dynamic processes, disconnect = free (pending traffic is the caller's to end).
+    require_init!("MPI_Comm_disconnect");
     // SAFETY: same contract.
-    unsafe { PMPI_Comm_free(comm) }
+    unsafe { free_comm("MPI_Comm_disconnect", comm, true) }
 }
 
 // ------------------------------------------------------------------ intercommunicators

@@ -243,6 +243,12 @@ impl RequestTable {
         }
     }
 
+    /// Whether a request of `owner` (the C layer's communicator handle) is still in
+    /// progress: `MPI_Comm_disconnect` waits until none is.
+    pub fn any_pending(&self, owner: i64) -> bool {
+        self.slots.iter().flatten().any(|r| r.owner == owner && !matches!(r.state, State::Complete | State::Inactive))
+    }
+
     /// The user's wait/test found request `id` complete: returns its (status, owner,
     /// persistent) and releases it — a persistent request becomes inactive, any other is
     /// dropped (`COMPLETED_SEND` stays). One lookup: this runs once per completed request

@@ -152,7 +152,28 @@ static void join_pair(void) {
     CHECK(rs == 1, "join: remote size %d", rs);
     MPI_Sendrecv(&v, 1, MPI_INT, 0, 9, &got, 1, MPI_INT, 0, 9, ic, MPI_STATUS_IGNORE);
     CHECK(got == (1 - wrank) * 10 + 5, "join: got %d", got);
+    /* MPI_Comm_disconnect (unlike MPI_Comm_free) returns only when pending communication
+     * on the communicator is complete: rank 0 leaves a 1 MiB send (rendezvous) pending,
+     * rank 1 posts its receive late and leaves it pending; both requests are complete
+     * (and still the user's) when disconnect returns. */
+    int n = 1 << 18, *buf = malloc(n * sizeof(int)), flag = 0;
+    MPI_Request rq;
+    if (wrank == 0) {
+        for (int i = 0; i < n; i++) buf[i] = i ^ 0x5a5a;
+        MPI_Isend(buf, n, MPI_INT, 0, 10, ic, &rq);
+    } else {
+        usleep(200000);
+        MPI_Irecv(buf, n, MPI_INT, 0, 10, ic, &rq);
+    }
     MPI_Comm_disconnect(&ic);
+    CHECK(ic == MPI_COMM_NULL, "join: disconnect left the handle");
+    MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+    CHECK(flag, "join: a request on the communicator was pending after MPI_Comm_disconnect");
+    if (!flag) MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    if (wrank == 1)
+        for (int i = 0; i < n; i++)
+            if (buf[i] != (i ^ 0x5a5a)) { CHECK(0, "join: received int %d is %d", i, buf[i]); break; }
+    free(buf);
     close(fd);
 }
 
