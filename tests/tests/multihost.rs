@@ -611,3 +611,35 @@ fn spawn_onto_another_host() {
     assert!(r.stdout.contains("parent on h1: child 0 on h2") && r.stdout.contains("child 1 on h2"), "{}", r.report());
     assert!(r.leftovers.is_empty(), "processes left behind\n{}", r.report());
 }
+
+/// Two jobs on different hosts meet through a port: a server job on h1 and h2 accepts a
+/// client job on h2 and h3 (each job's own ranks on two hosts too), then goes on alone
+/// after the client job ends. Checked by `dpm_jobs` (point-to-point both ways at 4 B and
+/// 4 MiB, intercommunicator and merged collectives).
+#[test]
+fn connect_accept_across_hosts() {
+    let Some(_c) = netns() else { return };
+    let _x = exclusive();
+    let exe = compile("dpm_jobs");
+    let a = agent().display().to_string();
+    let file = std::env::temp_dir().join(format!("oxmpi-dpm-hosts-{}", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let job = |host: &str, hosts: &str, role: &str, extra: &[&str]| {
+        let mut cmd = Command::new(&a);
+        cmd.arg(host).arg(&mpi().mpirun).args(["--timeout", "60", "-launcher-exec", &a, "-hosts", hosts, "-n", "2"]);
+        cmd.arg(&exe).arg(role).arg(&file).args(extra);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd
+    };
+    let start = Instant::now();
+    let server = job("h1", "h1,h2", "server", &["1"]).spawn().expect("start the server job");
+    let client = job("h2", "h2,h3", "client", &[]).output().expect("run the client job");
+    let s = server.wait_with_output().expect("server job");
+    let text = |what: &str, o: &std::process::Output| format!("{what}: {}\n{}{}", o.status, String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let report = format!("{:.1} s\n{}\n{}", start.elapsed().as_secs_f64(), text("server on h1,h2", &s), text("client on h2,h3", &client));
+    let _ = std::fs::remove_file(&file);
+    assert!(s.status.success() && report.contains("dpm_jobs server: OK"), "the server job failed\n{report}");
+    assert!(client.status.success() && report.contains("dpm_jobs client: OK"), "the client job failed\n{report}");
+    assert!(processes_running(&exe).is_empty(), "processes left behind\n{report}");
+    eprintln!("connect_accept_across_hosts: {report}");
+}
