@@ -437,6 +437,7 @@ impl Verbs {
             ));
         }
         p.sq.posted(signal);
+        self.signaled_out += signal as u32;
         seq
     }
 

@@ -31,6 +31,10 @@ const RDMA_PIECE: usize = 128 << 10;
 /// 64 it cost ~0.2 us of the 8-byte latency under qemu; 4096 passes are still well under
 /// a millisecond, and a wait about to sleep reads them first).
 const ASYNC_EVERY: u32 = 4096;
+/// With no signalled request outstanding the send CQ can only hold the error completion
+/// of an unsignalled send: polled every this many progress passes, not every pass (one
+/// `ibv_poll_cq` less per pass of an 8-byte ping-pong, which qemu makes dear).
+const SEND_CQ_EVERY: u32 = 64;
 
 pub struct Verbs {
     pub fatal: FatalFn,
@@ -70,6 +74,9 @@ pub struct Verbs {
     pub offers: HashMap<(usize, usize), Vec<usize>>,
     /// RDMA READ/WRITE completions seen (get/put wait on it).
     pub rdma_completed: u64,
+    /// Signalled send-queue requests not yet seen complete: while there are none, a
+    /// progress pass leaves the send CQ alone (see `SEND_CQ_EVERY`).
+    pub signaled_out: u32,
     /// Largest single RDMA READ/WRITE.
     pub rdma_piece: usize,
     pub psn: u32,
@@ -293,6 +300,7 @@ impl Verbs {
             ),
             offers: HashMap::new(),
             rdma_completed: 0,
+            signaled_out: 0,
             rdma_piece: piece,
             psn: random_psn(),
             rd_init,
@@ -562,6 +570,8 @@ impl Verbs {
         }
         // SAFETY: ibv_poll_cq initialised the first n entries (n >= 0 checked above).
         let wcs = unsafe { std::slice::from_raw_parts(wcs.as_ptr() as *const ibv_wc, n as usize) };
+        // Only signalled requests complete, but for a failed one (a flush error) any may.
+        self.signaled_out = self.signaled_out.saturating_sub(n as u32);
         for wc in wcs {
             let (kind, idx, low) = eager::parse_wr_id(wc.wr_id);
             if wc.status != ibv_wc_status::IBV_WC_SUCCESS {
@@ -583,7 +593,9 @@ impl Verbs {
 
     /// Once per engine progress pass.
     pub fn progress(&mut self) {
-        while self.poll_send_cq() == eager::POLL_BATCH {}
+        if self.signaled_out > 0 || self.ticks.is_multiple_of(SEND_CQ_EVERY) {
+            while self.poll_send_cq() == eager::POLL_BATCH {}
+        }
         // Credits a peer sent come in on the receive queue: take them even when the engine
         // is busy sending rather than receiving (data messages wait in `rx`, in order).
         if self.rx.len() < eager::POLL_BATCH {
