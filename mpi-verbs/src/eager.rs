@@ -662,7 +662,7 @@ impl Verbs {
                 };
                 return 1;
             }
-            if self.poll_recv() == 0 {
+            if std::mem::take(&mut self.rx_dry) || self.poll_recv() == 0 {
                 return 0;
             }
         }

@@ -77,6 +77,9 @@ pub struct Verbs {
     /// Signalled send-queue requests not yet seen complete: while there are none, a
     /// progress pass leaves the send CQ alone (see `SEND_CQ_EVERY`).
     pub signaled_out: u32,
+    /// This progress pass polled the receive CQ and found nothing: the engine's
+    /// `recv_next` right after it skips its own poll (one `ibv_poll_cq` per idle pass).
+    pub rx_dry: bool,
     /// Largest single RDMA READ/WRITE.
     pub rdma_piece: usize,
     pub psn: u32,
@@ -301,6 +304,7 @@ impl Verbs {
             offers: HashMap::new(),
             rdma_completed: 0,
             signaled_out: 0,
+            rx_dry: false,
             rdma_piece: piece,
             psn: random_psn(),
             rd_init,
@@ -599,7 +603,7 @@ impl Verbs {
         // Credits a peer sent come in on the receive queue: take them even when the engine
         // is busy sending rather than receiving (data messages wait in `rx`, in order).
         if self.rx.len() < eager::POLL_BATCH {
-            self.poll_recv();
+            self.rx_dry = self.poll_recv() == 0 && self.rx.is_empty();
         }
         if !self.owed.is_empty() {
             self.credit_work();
