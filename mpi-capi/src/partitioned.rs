@@ -158,6 +158,7 @@ pub unsafe extern "C" fn PMPI_Parrived(request: MPI_Request, partition: c_int, f
         Ok(arrived) => {
             // SAFETY: checked non-null.
             unsafe { *flag = arrived as c_int };
+            runtime::polled(arrived);
             MPI_SUCCESS
         }
         Err((comm, class, msg)) => raise(comm, F, class, msg),

@@ -611,6 +611,7 @@ pub unsafe extern "C" fn PMPI_Iprobe(source: c_int, tag: c_int, comm: MPI_Comm, 
                     write_status(status, &st, None);
                 }
             }
+            runtime::polled(found.is_some());
             MPI_SUCCESS
         }
         Err((class, msg)) => raise(comm, "MPI_Iprobe", class, msg),
@@ -662,6 +663,7 @@ pub unsafe extern "C" fn PMPI_Improbe(source: c_int, tag: c_int, comm: MPI_Comm,
                     write_status(status, &st, None);
                 }
             }
+            runtime::polled(found.is_some());
             MPI_SUCCESS
         }
         Err((class, msg)) => raise(comm, "MPI_Improbe", class, msg),

@@ -205,9 +205,11 @@ pub unsafe extern "C" fn PMPI_Test(request: *mut MPI_Request, flag: *mut c_int, 
         Ok(None) => {
             // SAFETY: checked non-null.
             unsafe { *flag = 0 };
+            runtime::polled(false);
             MPI_SUCCESS
         }
         Ok(Some((st, comm))) => {
+            runtime::polled(true);
             // SAFETY: checked non-null; caller's status.
             unsafe {
                 *flag = 1;
@@ -380,9 +382,11 @@ pub unsafe extern "C" fn PMPI_Testall(count: c_int, array_of_requests: *mut MPI_
         Ok(None) => {
             // SAFETY: checked non-null.
             unsafe { *flag = 0 };
+            runtime::polled(false);
             MPI_SUCCESS
         }
         Ok(Some(err)) => {
+            runtime::polled(true);
             // SAFETY: checked non-null.
             unsafe { *flag = 1 };
             in_status_error("MPI_Testall", err)
@@ -471,6 +475,7 @@ pub unsafe extern "C" fn PMPI_Testany(count: c_int, array_of_requests: *mut MPI_
             }
             match found {
                 Some((i, st, comm)) => {
+                    runtime::polled(true);
                     // SAFETY: as above.
                     unsafe {
                         *index = i as c_int;
@@ -481,7 +486,10 @@ pub unsafe extern "C" fn PMPI_Testany(count: c_int, array_of_requests: *mut MPI_
                         None => MPI_SUCCESS,
                     }
                 }
-                None => MPI_SUCCESS,
+                None => {
+                    runtime::polled(all_null);
+                    MPI_SUCCESS
+                }
             }
         }
     }
@@ -518,10 +526,10 @@ fn some_impl(func: &str, incount: c_int, array_of_requests: *mut MPI_Request, ou
     if block {
         runtime::wait_until(&mut step);
     } else {
-        runtime::with(|rt| {
+        runtime::polled(runtime::with(|rt| {
             rt.progress();
             step(rt)
-        });
+        }));
     }
     // SAFETY: checked non-null; indices has room for incount entries.
     unsafe {
@@ -608,6 +616,7 @@ pub unsafe extern "C" fn PMPI_Request_get_status(request: MPI_Request, flag: *mu
                     write_status(status, &st, None);
                 }
             }
+            runtime::polled(found.is_some());
             MPI_SUCCESS
         }
     }
@@ -961,11 +970,13 @@ fn peek_status(rt: &Runtime, h: MPI_Request) -> Result<Option<Status>, String> {
 unsafe fn peek_all(func: &str, p: *const MPI_Request, n: c_int) -> Result<Vec<(bool, Option<Status>)>, c_int> {
     // SAFETY: per the function contract; the requests are only read.
     let hs = unsafe { requests_arg(func, p as *mut MPI_Request, n)? };
-    runtime::with(|rt| -> Result<Vec<(bool, Option<Status>)>, String> {
+    let peeked = runtime::with(|rt| -> Result<Vec<(bool, Option<Status>)>, String> {
         rt.progress();
         hs.iter().map(|&h| Ok((matches!(slot(rt, h)?, Slot::Active(_)), peek_status(rt, h)?))).collect()
     })
-    .map_err(|msg| raise(MPI_COMM_WORLD, func, MPI_ERR_REQUEST, msg))
+    .map_err(|msg| raise(MPI_COMM_WORLD, func, MPI_ERR_REQUEST, msg))?;
+    runtime::polled(peeked.iter().any(|(active, st)| *active && st.is_some()));
+    Ok(peeked)
 }
 
 /// Writes status `i` of an array with its MPI_ERROR field (MPI_SUCCESS unless the request

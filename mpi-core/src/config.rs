@@ -248,6 +248,11 @@ pub const TUNABLES: &[Tunable] = &[
         doc: "blocking barriers on communicators of up to this many ranks, all on one node, use shared-memory flags (each rank signals rank 0, which releases them all) instead of messages; not when oversubscribed or at MPI_THREAD_MULTIPLE (0 = never)",
     },
     Tunable {
+        name: "OSUB_POLL_YIELD_US",
+        default: 50,
+        doc: "oversubscribed: a rank whose nonblocking tests and probes (MPI_Test, MPI_Iprobe, ...) keep finding nothing yields the CPU at most this often, in microseconds, so the rank sharing its CPU runs (0 = on every such poll)",
+    },
+    Tunable {
         name: "OSUB_FLAT_PROCS",
         default: 8,
         doc: "oversubscribed (more local ranks than CPUs): communicators of up to this many ranks (at most 17) use flat collectives: barrier through rank 0, bcast/scatter straight from the root, reduce/gather straight to it, so no rank waits for another non-root rank to be scheduled (0 = never)",

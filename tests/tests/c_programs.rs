@@ -116,21 +116,50 @@ fn one_cpu() {
     }
 }
 
+/// The CPUs this process may run on (`Cpus_allowed_list`), as numbers in text.
+fn allowed_cpus() -> Vec<String> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).expect("Cpus_allowed_list").trim().to_string();
+    list.split(',')
+        .flat_map(|part| match part.split_once('-') {
+            Some((a, b)) => (a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()).map(|c| c.to_string()).collect::<Vec<_>>(),
+            None => vec![part.to_string()],
+        })
+        .collect()
+}
+
+/// Nonblocking polls in a loop on an oversubscribed host (4 ranks on 2 CPUs: mpirun
+/// under `taskset`): two ranks ping-pong 10 000 times while the two that share their
+/// CPUs poll for a message with MPI_Iprobe, MPI_Improbe, MPI_Test, Testany, Testall,
+/// Testsome, MPI_Request_get_status, MPI_Parrived or MPI_Win_test. A poll that finds
+/// nothing must give the CPU away: otherwise each message waits for the poller's time
+/// slice and the job runs minutes (past the 10 s limit; it takes well under a second).
+#[test]
+fn poll_loops_oversubscribed() {
+    use std::os::unix::fs::PermissionsExt;
+    let m = mpi();
+    if !m.is_oxmpi {
+        return;
+    }
+    let _x = exclusive();
+    let first_two = allowed_cpus().into_iter().take(2).collect::<Vec<_>>().join(",");
+    let wrapper = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mpirun-on-two-cpus");
+    std::fs::write(&wrapper, format!("#!/bin/sh\nexec taskset -c {first_two} '{}' \"$@\"\n", m.mpirun.display())).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let exe = compile("poll_loops");
+    for mode in ["iprobe", "improbe", "test", "testany", "testall", "testsome", "get_status", "parrived", "win_test"] {
+        let r = run(&exe, RunOpts { np: 4, args: vec![mode.to_string()], launcher: Some(&wrapper), launcher_timeout: Some(10), ..Default::default() });
+        assert!(r.success() && r.stdout.contains(&format!("poll_loops {mode}: OK")), "polling with {mode} on 2 CPUs\n{}", r.report());
+    }
+}
+
 /// Each rank confined to one CPU of its own by the launcher (as `srun --cpu-bind=cores`
 /// does; here a wrapper runs `taskset -c <CPU of PMI_RANK>`): results must not change,
 /// whether the ranks share CPUs (more ranks than CPUs) or not.
 #[test]
 fn per_rank_cpu_masks() {
     use std::os::unix::fs::PermissionsExt;
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).expect("Cpus_allowed_list").trim().to_string();
-    let cpus: Vec<String> = list
-        .split(',')
-        .flat_map(|part| match part.split_once('-') {
-            Some((a, b)) => (a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap()).map(|c| c.to_string()).collect::<Vec<_>>(),
-            None => vec![part.to_string()],
-        })
-        .collect();
+    let cpus = allowed_cpus();
     let wrapper = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("one-cpu-per-rank");
     let script = format!("#!/bin/sh\nset -- {}\nshift $((PMI_RANK % $#))\nexec taskset -c \"$1\" \"$OXMPI_TEST_PROGRAM\"\n", cpus.join(" "));
     std::fs::write(&wrapper, script).unwrap();

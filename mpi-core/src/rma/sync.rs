@@ -403,6 +403,9 @@ pub fn wait(idx: usize, blocking: bool) -> MpiResult<bool> {
             done(rt)
         })
     };
+    if !blocking {
+        runtime::polled(finished);
+    }
     if finished {
         runtime::with(|rt| {
             with_win(rt, idx, |rt, w| {
