@@ -701,7 +701,9 @@ impl TcpTransport {
         }
         let (hello, used) = match handshake::decode_hello(&a.buf) {
             Ok(Some(h)) => h,
-            Ok(None) if closed => return self.refuse(slot, "closed before its handshake"),
+            // Also what a rank's connection attempt looks like when it dropped it on
+            // accepting ours before its connect completed (simultaneous connects).
+            Ok(None) if closed => return self.refuse(slot, "closed before its handshake (as an attempt dropped in a simultaneous connect also is)"),
             Ok(None) => return,
             Err(r) => return self.refuse(slot, &r.to_string()),
         };
