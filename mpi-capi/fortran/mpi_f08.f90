@@ -365,6 +365,14 @@ module mpi_f08
       integer :: len
       type(MPI_Datatype) :: datatype
     end subroutine MPI_User_function
+    subroutine MPI_User_function_c(invec, inoutvec, len, datatype)
+      use, intrinsic :: iso_c_binding, only : c_ptr
+      import
+      implicit none
+      type(c_ptr), value :: invec, inoutvec
+      integer(kind=MPI_COUNT_KIND) :: len
+      type(MPI_Datatype) :: datatype
+    end subroutine MPI_User_function_c
     subroutine MPI_Copy_function(oldcomm, keyval, extra_state, attribute_val_in, attribute_val_out, flag, ierror)
       import
       implicit none
@@ -9065,6 +9073,20 @@ module mpi_f08
   interface PMPI_Session_set_errhandler
     procedure :: pmpi_session_set_errhandler
   end interface PMPI_Session_set_errhandler
+  interface MPI_Op_create_c
+    subroutine mpi_op_create_c_f08(user_fn, commute, op, ierror)
+      import
+      implicit none
+      procedure(MPI_User_function_c) :: user_fn
+      logical, intent(in) :: commute
+      type(MPI_Op) :: op
+      integer, optional, intent(out) :: ierror
+    end subroutine mpi_op_create_c_f08
+  end interface MPI_Op_create_c
+  procedure(mpi_op_create_c_f08) :: pmpi_op_create_c
+  interface PMPI_Op_create_c
+    procedure :: pmpi_op_create_c
+  end interface PMPI_Op_create_c
   interface MPI_Type_create_resized_c
     subroutine mpi_type_create_resized_c_f08(oldtype, lb, extent, newtype, ierror)
       import

@@ -61,6 +61,9 @@ KIND_NAMES = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Offset": "MPI_OFFSET_KIND",
 ABSTRACT = [
     ("MPI_User_function", "invec, inoutvec, len, datatype",
      ["type(c_ptr), value :: invec, inoutvec", "integer :: len", "type(MPI_Datatype) :: datatype"]),
+    ("MPI_User_function_c", "invec, inoutvec, len, datatype",
+     ["type(c_ptr), value :: invec, inoutvec", "integer(kind=MPI_COUNT_KIND) :: len",
+      "type(MPI_Datatype) :: datatype"]),
     ("MPI_Copy_function", "oldcomm, keyval, extra_state, attribute_val_in, attribute_val_out, flag, ierror",
      ["type(MPI_Comm) :: oldcomm",
       "integer :: keyval, extra_state, attribute_val_in, attribute_val_out, ierror",
@@ -223,6 +226,8 @@ def tkr(a):
     d = f08_decl(a)[-1]
     if d.startswith("type(*)"):
         return None
+    if d.startswith("procedure("):  # dummy procedures differ from data, not from each other
+        return "procedure", False
     ty = d.split("::")[0].replace(", intent(in)", "").strip()
     for kind in KIND_NAMES.values():  # all three are 8 bytes: one kind to the compiler
         ty = ty.replace("kind=" + kind, "kind=8")

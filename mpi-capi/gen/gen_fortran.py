@@ -53,7 +53,7 @@ WIDE = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Offset": "MPI_OFFSET_KIND", "MPI_Co
 LOGICAL_NAMES = {"flag", "reorder", "commute", "weighted", "periods", "remain_dims"}
 # Callbacks whose Fortran procedure has the C calling sequence (all arguments by reference).
 DIRECT_CALLBACKS = {
-    "MPI_User_function", "MPI_Comm_errhandler_function", "MPI_File_errhandler_function",
+    "MPI_User_function", "MPI_User_function_c", "MPI_Comm_errhandler_function", "MPI_File_errhandler_function",
     "MPI_Win_errhandler_function", "MPI_Session_errhandler_function", "MPI_Handler_function",
 }
 # Attribute copy/delete callbacks: called through trampolines (Fortran passes everything by

@@ -1578,6 +1578,8 @@ mod c_entry {
         pub(super) fn c_PMPI_Issend_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> c_int;
         #[link_name = "PMPI_Mrecv_c"]
         pub(super) fn c_PMPI_Mrecv_c(buf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> c_int;
+        #[link_name = "PMPI_Op_create_c"]
+        pub(super) fn c_PMPI_Op_create_c(user_fn: MPI_User_function_c, commute: c_int, op: *mut MPI_Op) -> c_int;
         #[link_name = "PMPI_Pack_c"]
         pub(super) fn c_PMPI_Pack_c(inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position: *mut MPI_Count, comm: MPI_Comm) -> c_int;
         #[link_name = "PMPI_Pack_external_c"]
@@ -8178,6 +8180,18 @@ unsafe fn f_mpi_mrecv_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut 
 }
 fortran_names!(f_mpi_mrecv_c(buf: *mut c_void, count: *mut MPI_Count, datatype: *mut c_int, message: *mut c_int, status: *mut MPI_Fint, ierror: *mut MPI_Fint) -> ();
     mpi_mrecv_c_ mpi_mrecv_c__ mpi_mrecv_c MPI_MRECV_C pmpi_mrecv_c_ pmpi_mrecv_c__ pmpi_mrecv_c PMPI_MRECV_C mpi_mrecv_c_f08_);
+
+/// Fortran MPI_OP_CREATE_C.
+unsafe fn f_mpi_op_create_c(user_fn: MPI_User_function_c, commute: *mut c_int, op: *mut c_int, ierror: *mut MPI_Fint) -> () {
+    // SAFETY: Fortran passes each argument by reference (valid for the call, of the type
+    // the MPI standard gives it) and each CHARACTER length as a trailing size_t.
+    unsafe {
+        let rc = c_PMPI_Op_create_c(user_fn, f2c_logical(*commute), op as _);
+        set_ierr(ierror, rc);
+    }
+}
+fortran_names!(f_mpi_op_create_c(user_fn: MPI_User_function_c, commute: *mut c_int, op: *mut c_int, ierror: *mut MPI_Fint) -> ();
+    mpi_op_create_c_ mpi_op_create_c__ mpi_op_create_c MPI_OP_CREATE_C pmpi_op_create_c_ pmpi_op_create_c__ pmpi_op_create_c PMPI_OP_CREATE_C mpi_op_create_c_f08_);
 
 /// Fortran MPI_PACK_C.
 unsafe fn f_mpi_pack_c(inbuf: *mut c_void, incount: *mut MPI_Count, datatype: *mut c_int, outbuf: *mut c_void, outsize: *mut MPI_Count, position: *mut MPI_Count, comm: *mut c_int, ierror: *mut MPI_Fint) -> () {

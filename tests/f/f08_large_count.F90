@@ -2,10 +2,34 @@
 ! INTEGER(KIND=MPI_COUNT_KIND) counts resolves to the specific of MPI_X_c: point-to-point,
 ! nonblocking, Get_count and Get_elements, collectives with count and displacement arrays,
 ! datatypes larger than 2**31 bytes (their size and extent only exist as MPI_Count),
-! PMPI_ names, the explicitly named MPI_Type_get_extent_c, and MPI_ERR_COUNT for a
-! negative count. Default-INTEGER calls sit beside them in one program (the generic picks).
+! PMPI_ names, the explicitly named MPI_Type_get_extent_c, a user reduction made by
+! MPI_Op_create_c (its length argument an MPI_Count), and MPI_ERR_COUNT for a negative
+! count. Default-INTEGER calls sit beside them in one program (the generic picks).
+! A module procedure, not an internal one: passing an internal procedure needs a trampoline on
+! an executable stack.
+module f08_large_count_ops
+  use mpi_f08
+  implicit none
+contains
+  subroutine maxabs_c(invec, inoutvec, len, datatype)
+    use, intrinsic :: iso_c_binding, only : c_ptr, c_f_pointer
+    type(c_ptr), value :: invec, inoutvec
+    integer(kind=MPI_COUNT_KIND) :: len
+    type(MPI_Datatype) :: datatype
+    integer, pointer :: a(:), b(:)
+    integer(kind=MPI_COUNT_KIND) :: k
+    if (datatype /= MPI_INTEGER) error stop 'MPI_Op_create_c callback: wrong datatype'
+    call c_f_pointer(invec, a, [len])
+    call c_f_pointer(inoutvec, b, [len])
+    do k = 1, len
+       if (abs(a(k)) > abs(b(k))) b(k) = a(k)
+    end do
+  end subroutine maxabs_c
+end module f08_large_count_ops
+
 program f08_large_count
   use mpi_f08
+  use f08_large_count_ops
   implicit none
   integer, parameter :: ck = MPI_COUNT_KIND, ak = MPI_ADDRESS_KIND
   integer :: rank, nprocs, left, right, i, ierr, isize
@@ -18,6 +42,8 @@ program f08_large_count
   type(MPI_Status) :: st
   type(MPI_Request) :: reqs(2)
   type(MPI_Datatype) :: huge_t
+  type(MPI_Op) :: maxabs_op
+  integer :: ivals(3), ires(3)
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -88,6 +114,21 @@ program f08_large_count
         if (all(displs(i) + i + 1) /= -7) call fail('MPI_Allgatherv wrote into a gap')
      end if
   end do
+
+  ! A user reduction through MPI_Op_create_c: the largest absolute value, sign kept.
+  call MPI_Op_create_c(maxabs_c, .true., maxabs_op, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('MPI_Op_create_c')
+  ivals = [rank, -rank, 7 * (rank + 1)]
+  if (mod(rank, 2) == 1) ivals(1) = -rank
+  ires = 0
+  call MPI_Allreduce(ivals, ires, 3_ck, MPI_INTEGER, maxabs_op, MPI_COMM_WORLD, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('MPI_Allreduce with an MPI_Op_create_c op')
+  i = nprocs - 1
+  if (mod(i, 2) == 1) i = -i
+  if (ires(1) /= i .or. ires(2) /= -(nprocs - 1) .or. ires(3) /= 7 * nprocs) &
+       call fail('MPI_Op_create_c reduction result')
+  call PMPI_Op_free(maxabs_op)
+  if (maxabs_op /= MPI_OP_NULL) call fail('MPI_Op_free of an MPI_Op_create_c op')
 
   ! A datatype of 2**31 + 3 bytes: its size and extent only fit an MPI_Count.
   big = 2_ck**31 + 3
