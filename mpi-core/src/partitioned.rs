@@ -33,7 +33,8 @@ type Setup = [u64; 3];
 
 /// How a partitioned request reaches its partner.
 enum Pairing {
-    /// `MPI_PROC_NULL`: every round completes at its start.
+    /// `MPI_PROC_NULL`: every round completes at its start (a send to `MPI_PROC_NULL`
+    /// "returns as soon as possible", MPI-4.1 §3.10, so it waits for no `MPI_Pready`).
     Null,
     /// Send side: its data tags start at `base`.
     Sender { base: u32 },
@@ -220,7 +221,9 @@ impl Engine {
         p.children.clear();
         p.first_open = 0;
         p.remaining = 0;
-        if p.send {
+        if p.send && matches!(p.pairing, Pairing::Null) {
+            p.children = vec![Child::Done; p.parts];
+        } else if p.send {
             p.children = vec![Child::Idle; p.parts];
             p.remaining = p.parts;
             if p.layout.is_some() {
@@ -288,6 +291,10 @@ impl Engine {
         let p = self.parts.ops.get(&rid).filter(|p| p.send).ok_or_else(|| MpiError::new(ErrorClass::Request, "not a partitioned send request (from MPI_Psend_init)"))?;
         if let Some(&i) = partitions.iter().find(|&&i| i >= p.parts) {
             return Err(MpiError::new(ErrorClass::Arg, format!("partition {i} out of range (the request has {} partitions)", p.parts)));
+        }
+        if matches!(p.pairing, Pairing::Null) && self.reqs.get(rid).is_some_and(|r| r.state != State::Inactive) {
+            // Its round completed at MPI_Start: marking partitions ready does nothing.
+            return Ok(());
         }
         if !p.active {
             // A round whose partitions were all marked (and so sent) stays active for the

@@ -338,6 +338,24 @@ static void proc_null(void)
         MPI_OK(MPI_Pready_range(0, 1, s));
         MPI_OK(MPI_Wait(&s, MPI_STATUS_IGNORE));
     }
+    /* A send to MPI_PROC_NULL returns as soon as possible: its round completes without
+     * MPI_Pready (a test loop must end), and marking partitions later does nothing. */
+    for (int round = 0; round < 2; round++) {
+        int flag = 0;
+        long tests = 0;
+        MPI_OK(MPI_Start(&s));
+        while (!flag && tests < 1000000) {
+            MPI_OK(MPI_Test(&s, &flag, MPI_STATUS_IGNORE));
+            tests++;
+        }
+        CHECK(flag, "a partitioned send to MPI_PROC_NULL without MPI_Pready: not complete after %ld tests", tests);
+        if (round == 1) {
+            MPI_OK(MPI_Start(&s));
+            MPI_OK(MPI_Pready(1, s));
+            MPI_OK(MPI_Pready(0, s));
+            MPI_OK(MPI_Wait(&s, MPI_STATUS_IGNORE));
+        }
+    }
     MPI_OK(MPI_Request_free(&s));
     MPI_OK(MPI_Request_free(&r));
 }

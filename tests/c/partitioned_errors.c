@@ -78,6 +78,15 @@ static void state_errors(void)
         MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
         EXPECT(MPI_Pready(0, q), MPI_ERR_REQUEST); /* inactive again */
         MPI_OK(MPI_Request_free(&q));
+        /* To MPI_PROC_NULL (its rounds complete at MPI_Start): the same state checks. */
+        MPI_OK(MPI_Psend_init(buf, P, C, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &q));
+        EXPECT(MPI_Pready(0, q), MPI_ERR_REQUEST); /* not started */
+        MPI_OK(MPI_Start(&q));
+        EXPECT(MPI_Pready(P, q), MPI_ERR_ARG);
+        MPI_OK(MPI_Pready(0, q));
+        MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        EXPECT(MPI_Pready(0, q), MPI_ERR_REQUEST); /* inactive again */
+        MPI_OK(MPI_Request_free(&q));
     } else if (rank == 1) {
         for (int i = 0; i < P * C; i++)
             buf[i] = -1;
