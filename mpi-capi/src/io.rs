@@ -229,14 +229,14 @@ fn open_tag() -> u64 {
     t ^ ((std::process::id() as u64) << 40) ^ (OPENS.fetch_add(1, Ordering::Relaxed) << 56)
 }
 
-/// What rank 0 tells the others after opening: its error class (0: none), whether the
-/// shared-pointer file exists, the open's tag, and its error message.
+/// What rank 0 tells the others after opening: its error class (0: none), where the
+/// shared pointer starts, the open's tag, and its error message.
 const OPEN_MSG: usize = 24 + 256;
 
-fn encode_open(class: c_int, shared_ok: bool, tag: u64, msg: &str) -> Vec<u8> {
+fn encode_open(class: c_int, start: u64, tag: u64, msg: &str) -> Vec<u8> {
     let mut b = vec![0u8; OPEN_MSG];
     b[0..8].copy_from_slice(&(class as i64).to_le_bytes());
-    b[8..16].copy_from_slice(&(shared_ok as i64).to_le_bytes());
+    b[8..16].copy_from_slice(&start.to_le_bytes());
     b[16..24].copy_from_slice(&tag.to_le_bytes());
     let m = msg.as_bytes();
     let n = m.len().min(256);
@@ -244,21 +244,18 @@ fn encode_open(class: c_int, shared_ok: bool, tag: u64, msg: &str) -> Vec<u8> {
     b
 }
 
-fn decode_open(b: &[u8]) -> (c_int, bool, u64, String) {
+fn decode_open(b: &[u8]) -> (c_int, u64, u64, String) {
     let f = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
     let end = b[24..].iter().position(|&c| c == 0).map_or(b.len(), |p| 24 + p);
-    (f(0) as c_int, f(8) != 0, f(16), String::from_utf8_lossy(&b[24..end]).into_owned())
+    (f(0) as c_int, f(8), f(16), String::from_utf8_lossy(&b[24..end]).into_owned())
 }
 
-/// Rank 0's part of opening: the file (created if asked) and the shared-pointer file.
-fn open_first(path: &str, amode: c_int, tag: u64) -> (Result<std::fs::File, MpiError>, Result<shared_pointer::SharedPointer, MpiError>) {
-    let os = match file::open_os(path, core_amode(amode)) {
-        Ok(f) => f,
-        Err(e) => return (Err(e.clone()), Err(e)),
-    };
+/// Rank 0's part of opening: the file (created if asked) and where the shared pointer
+/// starts (at the end with `MPI_MODE_APPEND`).
+fn open_first(path: &str, amode: c_int) -> Result<(std::fs::File, u64), MpiError> {
+    let os = file::open_os(path, core_amode(amode))?;
     let start = if amode & MPI_MODE_APPEND != 0 { os.metadata().map_or(0, |m| m.len()) } else { 0 };
-    let sp = shared_pointer::SharedPointer::create(shared_pointer::path_for(std::path::Path::new(path), tag), start);
-    (Ok(os), sp)
+    Ok((os, start))
 }
 
 /// Drops the file's communicator (on a failed open or at close).
@@ -316,43 +313,34 @@ pub unsafe extern "C" fn PMPI_File_open(comm: MPI_Comm, filename: *const c_char,
     }
     let (rank, size) = mpi_core::runtime::with(|rt| crate::p2p_args::comm_of(rt, fcomm).map_or((0, 1), |c| (c.rank, c.size())));
     // Rank 0 creates (MPI_MODE_EXCL: only it may succeed) and tells the others.
-    let (mut os, mut sp) = (None, None);
+    let mut os = None;
     let mut msg = if rank == 0 {
-        let tag = open_tag();
-        let (o, s) = open_first(&path, amode, tag);
+        let o = open_first(&path, amode);
         let m = match &o {
-            Ok(_) => encode_open(0, s.is_ok(), tag, ""),
-            Err(e) => encode_open(e.class as c_int, false, tag, &e.msg),
+            Ok((_, start)) => encode_open(0, *start, open_tag(), ""),
+            Err(e) => encode_open(e.class as c_int, 0, 0, &e.msg),
         };
-        (os, sp) = (Some(o), Some(s));
+        os = Some(o.map(|(f, _)| f));
         m
     } else {
         vec![0u8; OPEN_MSG]
     };
     bcast(fcomm, &mut msg);
-    let (class0, shared_ok, tag, msg0) = decode_open(&msg);
+    let (class0, start, tag, msg0) = decode_open(&msg);
     if class0 != 0 {
         free_comm(fcomm);
         let m = if rank == 0 { msg0 } else { format!("{msg0} (on process 0)") };
         return raise_file(null, func, class0, m);
     }
     if rank != 0 {
-        let opened = file::open_os(&path, Amode { create: false, excl: false, ..core_amode(amode) });
-        let spath = shared_pointer::path_for(std::path::Path::new(&path), tag);
-        let s = if shared_ok { shared_pointer::SharedPointer::open(spath) } else { Err(MpiError::new(mpi_core::error::ErrorClass::Io, "process 0 could not create it")) };
-        (os, sp) = (Some(opened), Some(s));
+        os = Some(file::open_os(&path, Amode { create: false, excl: false, ..core_amode(amode) }));
     }
     let os = os.expect("set above");
-    let sp = sp.expect("set above");
     if let Some((class, m)) = agree(fcomm, os.as_ref().err().map(|e| (e.class as c_int, e.msg.clone()))) {
-        if rank == 0 {
-            if let Ok(s) = &sp {
-                s.remove();
-            }
-        }
         free_comm(fcomm);
         return raise_file(null, func, class, m);
     }
+    let sp = shared_pointer::SharedPointer::new(shared_pointer::path_for(std::path::Path::new(&path), tag), start);
     let mut core = File::new(os.expect("agreed"), path, core_amode(amode), sp);
     if amode & MPI_MODE_APPEND != 0 {
         core.pos = match core.end_offset() {
@@ -392,7 +380,7 @@ pub unsafe extern "C" fn PMPI_File_close(fh: *mut MPI_File) -> c_int {
     let (delete, path, shared) = {
         let mut st = f.lock();
         free_view_types(&mut st);
-        let shared = st.core.shared.as_ref().ok().map(|s| s.path.clone());
+        let shared = st.core.shared.path.clone();
         (st.amode & MPI_MODE_DELETE_ON_CLOSE != 0, st.core.path.clone(), shared)
     };
     if let Some(i) = file_index(h) {
@@ -404,9 +392,8 @@ pub unsafe extern "C" fn PMPI_File_close(fh: *mut MPI_File) -> c_int {
     barrier(comm);
     let mut err = None;
     if rank == 0 {
-        if let Some(s) = shared {
-            let _ = std::fs::remove_file(s);
-        }
+        // It exists if the shared pointer ever moved.
+        let _ = std::fs::remove_file(shared);
         if delete {
             if let Err(e) = std::fs::remove_file(&path) {
                 err = Some(mpi_core::io::os_error::error(&e, "cannot delete (MPI_MODE_DELETE_ON_CLOSE)", &path));

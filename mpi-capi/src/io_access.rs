@@ -78,7 +78,7 @@ fn start_of(st: &FileState, dir: Dir, ptr: Ptr, count: MPI_Count, dt: MPI_Dataty
         Ptr::At(o) => o as u64,
         Ptr::Ordered(o) => o,
         Ptr::Individual => st.core.pos,
-        Ptr::Shared => st.core.shared().and_then(|s| s.fetch_add(n)).map_err(core_err)?,
+        Ptr::Shared => st.core.shared.fetch_add(n).map_err(core_err)?,
     };
     Ok((start, n))
 }
@@ -349,7 +349,7 @@ fn ordered(f: &Arc<OpenFile>, dir: Dir, buf: *mut c_void, count: MPI_Count, dt: 
     let mut b = [0u8; 16];
     if f.rank == 0 {
         let st = f.lock();
-        let (class, base) = match st.core.shared().and_then(|s| s.fetch_add(total[0] as u64)) {
+        let (class, base) = match st.core.shared.fetch_add(total[0] as u64) {
             Ok(v) => (0i64, v as i64),
             Err(e) => (e.class as i64, 0),
         };

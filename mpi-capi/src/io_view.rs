@@ -99,8 +99,9 @@ pub unsafe extern "C" fn PMPI_File_set_view(fh: MPI_File, disp: MPI_Offset, etyp
     let mut b = [0u8; 16];
     if f.rank == 0 {
         let st = f.lock();
-        let r = st.core.shared().and_then(|s| {
-            let cur = st.core.view.byte_offset(st.core.stream_pos(s.get()?));
+        let s = &st.core.shared;
+        let r = s.get().and_then(|p| {
+            let cur = st.core.view.byte_offset(st.core.stream_pos(p));
             s.set(0)?;
             Ok(cur)
         });
@@ -295,8 +296,8 @@ pub unsafe extern "C" fn PMPI_File_seek_shared(fh: MPI_File, offset: MPI_Offset,
     barrier(f.comm);
     let mine = if f.rank == 0 {
         let st = f.lock();
-        let r = st.core.shared().map_err(|e| (e.class as c_int, e.msg)).and_then(|s| {
-            let cur = s.get().map_err(|e| (e.class as c_int, e.msg))?;
+        let s = &st.core.shared;
+        let r = s.get().map_err(|e| (e.class as c_int, e.msg)).and_then(|cur| {
             let to = seek_target(cur, offset, whence, || st.core.end_offset())?;
             s.set(to).map_err(|e| (e.class as c_int, e.msg))
         });
@@ -315,7 +316,7 @@ pub unsafe extern "C" fn PMPI_File_get_position_shared(fh: MPI_File, offset: *mu
     if offset.is_null() {
         return raise_file(fh, func, MPI_ERR_ARG, "offset is NULL");
     }
-    let r = f.lock().core.shared().and_then(|s| s.get());
+    let r = f.lock().core.shared.get();
     match r {
         // SAFETY: checked non-null.
         Ok(p) => unsafe { *offset = p as MPI_Offset },

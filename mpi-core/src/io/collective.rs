@@ -104,7 +104,7 @@ mod tests {
         let p = std::env::temp_dir().join(format!("oxmpi-wronly-{}", std::process::id()));
         std::fs::File::create(&p).unwrap().write_all(b"0123456789").unwrap();
         let amode = Amode { write: true, ..Amode::default() };
-        let f = File::new(open_os(p.to_str().unwrap(), amode).unwrap(), p.to_string_lossy().into_owned(), amode, Err(crate::error::MpiError::new(crate::error::ErrorClass::Io, "none")));
+        let f = File::new(open_os(p.to_str().unwrap(), amode).unwrap(), p.to_string_lossy().into_owned(), amode, super::super::shared_pointer::SharedPointer::new(p.with_extension("shfp"), 0));
         let meta0: Vec<u8> = [0u64, 2, 6, 1].iter().flat_map(|v| v.to_le_bytes()).collect();
         let meta1: Vec<u8> = [2u64, 1, 8, 2].iter().flat_map(|v| v.to_le_bytes()).collect();
         write_domain(&f, &[&meta0, &meta1], &[b"abc", b"xyz"]).unwrap();

@@ -36,9 +36,8 @@ pub struct File {
     pub view: View,
     /// The individual file pointer, in etypes of the view.
     pub pos: u64,
-    /// The shared file pointer, or why it could not be made (then only the shared-pointer
-    /// calls fail).
-    pub shared: Result<SharedPointer, MpiError>,
+    /// The shared file pointer.
+    pub shared: SharedPointer,
     /// This process changed the file since its last `sync`: `MPI_File_sync` only needs
     /// `fsync` then (MPI 4.1 §14.6.1: it transfers the calling process's writes), so the
     /// sync-barrier-sync of readers that wrote nothing costs no system call, as in MPICH.
@@ -58,7 +57,7 @@ pub fn open_os(path: &str, amode: Amode) -> MpiResult<std::fs::File> {
 }
 
 impl File {
-    pub fn new(os: std::fs::File, path: String, amode: Amode, shared: Result<SharedPointer, MpiError>) -> File {
+    pub fn new(os: std::fs::File, path: String, amode: Amode, shared: SharedPointer) -> File {
         File { os, path, amode, atomic: false, view: View::bytes(), pos: 0, shared, dirty: AtomicBool::new(false) }
     }
 
@@ -257,11 +256,6 @@ impl File {
         Ok(bytes.div_ceil(self.view.etype_size as u64))
     }
 
-    /// The shared file pointer, or the error of its creation.
-    pub fn shared(&self) -> MpiResult<&SharedPointer> {
-        self.shared.as_ref().map_err(|e| MpiError::new(e.class, format!("the shared file pointer is not available: {}", e.msg)))
-    }
-
     /// The read access check of MPI: `MPI_ERR_ACCESS` when opened write-only.
     pub fn check_readable(&self) -> MpiResult<()> {
         if self.amode.read {
@@ -289,7 +283,7 @@ mod tests {
         let p = std::env::temp_dir().join(format!("oxmpi-io-file-{name}-{}", std::process::id()));
         std::fs::write(&p, (0..len).map(|i| i as u8).collect::<Vec<_>>()).unwrap();
         let os = open_os(p.to_str().unwrap(), Amode { read: true, write: true, ..Amode::default() }).unwrap();
-        let mut f = File::new(os, p.to_string_lossy().into_owned(), Amode { read: true, write: true, ..Amode::default() }, Err(MpiError::new(ErrorClass::Io, "none")));
+        let mut f = File::new(os, p.to_string_lossy().into_owned(), Amode { read: true, write: true, ..Amode::default() }, SharedPointer::new(p.with_extension("shfp"), 0));
         let byte = Datatype::basic(Basic::U8);
         let t = Datatype::resized(&Datatype::contiguous(2, &byte).unwrap(), 0, 5).unwrap();
         t.commit();
