@@ -196,7 +196,11 @@ fn transfer(f: &OpenFile, dir: Dir, ptr: Ptr, buf: *mut c_void, count: MPI_Count
         }
     };
     if matches!(ptr, Ptr::Individual) {
-        st.core.pos = start + n;
+        // A read cut short by the end of file leaves the pointer after the last whole
+        // etype it read, not after what it asked for (as ROMIO): reading on gets nothing
+        // and does not move it, and a write there appends without a hole.
+        let short = matches!(dir, Dir::Read) && done < bytes;
+        st.core.pos = start + if short { (done / st.core.view.etype_size) as u64 } else { n };
     }
     Ok(Status { bytes: done, ..empty_status() })
 }

@@ -106,6 +106,31 @@ int main(int argc, char **argv)
     CHECK(got == MPI_UNDEFINED, "partial int: count %d", got);
     MPI_OK(MPI_Get_count(&st, MPI_BYTE, &got));
     CHECK(got == 2, "partial int: %d bytes", got);
+    /* With the individual pointer, a read cut short by the end of file moves it after
+     * the last whole etype read (as ROMIO), so reading on reads nothing and stays there. */
+    if (tu_rank == 0) {
+        MPI_File self;
+        MPI_Offset at;
+        MPI_OK(MPI_File_open(MPI_COMM_SELF, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &self));
+        MPI_OK(MPI_File_set_view(self, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+        MPI_OK(MPI_File_seek(self, fsize / (MPI_Offset)sizeof(int) - 3, MPI_SEEK_SET));
+        for (int pass = 0; pass < 2; pass++) {
+            MPI_OK(MPI_File_read(self, in, N, MPI_INT, &st));
+            MPI_OK(MPI_Get_count(&st, MPI_INT, &got));
+            CHECK(got == (pass == 0 ? 3 : 0), "read to the end, pass %d: count %d", pass, got);
+            MPI_OK(MPI_File_get_position(self, &at));
+            CHECK(at == fsize / (MPI_Offset)sizeof(int), "position after reading to the end (pass %d): %lld etypes, the file has %lld", pass, (long long)at, (long long)(fsize / (MPI_Offset)sizeof(int)));
+        }
+        /* A partial etype at the end: the pointer stays before it. */
+        MPI_OK(MPI_File_set_view(self, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+        MPI_OK(MPI_File_seek(self, fsize - 6, MPI_SEEK_SET));
+        MPI_OK(MPI_File_read(self, in, 2, MPI_INT, &st));
+        MPI_OK(MPI_Get_count(&st, MPI_BYTE, &got));
+        CHECK(got == 6, "read of 2 ints 6 bytes before the end: %d bytes", got);
+        MPI_OK(MPI_File_get_position(self, &at));
+        CHECK(at == fsize, "position %lld after a read to the end, the file has %lld bytes", (long long)at, (long long)fsize);
+        MPI_OK(MPI_File_close(&self));
+    }
 
     /* Individual file pointer: seek, read, position. */
     MPI_OK(MPI_File_seek(fh, (MPI_Offset)other * N * sizeof(int) + 40, MPI_SEEK_SET));
