@@ -359,18 +359,13 @@ impl Engine {
     }
 
     /// `MPI_Parrived`: whether receive partition `i` of `rid` has arrived (true for an
-    /// inactive request or a complete round).
-    pub fn parrived(&mut self, rid: ReqId, i: usize) -> MpiResult<bool> {
+    /// inactive request or a complete round), as of the last `progress`.
+    pub fn parrived(&self, rid: ReqId, i: usize) -> MpiResult<bool> {
         let p = self.parts.ops.get(&rid).filter(|p| !p.send).ok_or_else(|| MpiError::new(ErrorClass::Request, "not a partitioned receive request (from MPI_Precv_init)"))?;
         if i >= p.parts {
             return Err(MpiError::new(ErrorClass::Arg, format!("partition {i} out of range (the request has {} partitions)", p.parts)));
         }
-        if !p.active {
-            return Ok(true);
-        }
-        self.pair(rid);
-        self.advance_part(rid);
-        let p = &self.parts.ops[&rid];
+        // `progress` (which the caller ran) paired the request and advanced its round.
         if !p.active {
             return Ok(true);
         }
@@ -392,16 +387,22 @@ impl Engine {
     /// receive's bytes) and completes the user's request when all are done.
     fn advance_part(&mut self, rid: ReqId) -> usize {
         let mut events = 0;
-        let Some(p) = self.parts.ops.get(&rid) else { return 0 };
+        let Some(p) = self.parts.ops.get_mut(&rid) else { return 0 };
         if !p.active {
             return 0;
         }
-        for q in p.first_open..p.children.len() {
-            let err = match self.parts.ops[&rid].children[q] {
+        // The children are taken out while the engine checks them, so a round in which
+        // nothing finished costs one map lookup, not one per partition (this runs on every
+        // progress call while the round is active).
+        let first = p.first_open;
+        let mut children = std::mem::take(&mut p.children);
+        for (q, child) in children.iter_mut().enumerate().skip(first) {
+            let err = match *child {
                 Child::Issued(c) if self.coll_done(c) => self.coll_finish(c),
                 Child::Arrived => None,
                 _ => continue,
             };
+            *child = Child::Done;
             let p = self.parts.ops.get_mut(&rid).expect("partitioned request");
             if let (false, Some(l), false) = (p.send, &p.layout, p.sinks()) {
                 let len = r_len(&p.pairing);
@@ -411,11 +412,11 @@ impl Engine {
                 unsafe { l.dt.unpack_range(&p.staging[off..off + len], l.base, l.count, off) };
             }
             p.error = p.error.or(err);
-            p.children[q] = Child::Done;
             p.remaining -= 1;
             events += 1;
         }
         let p = self.parts.ops.get_mut(&rid).expect("partitioned request");
+        p.children = children;
         while p.children.get(p.first_open).is_some_and(|c| matches!(c, Child::Done)) {
             p.first_open += 1;
         }
@@ -444,12 +445,19 @@ impl Engine {
     #[cold]
     pub(crate) fn advance_partitioned(&mut self) -> usize {
         let mut events = 0;
-        for rid in self.parts.active.clone() {
-            if self.parts.ops.get(&rid).is_some_and(|p| !p.send) {
+        // Taken out while it is walked (no copy per progress call); a completed round's
+        // `retain` then finds nothing, so the finished ones are dropped here.
+        let mut active = std::mem::take(&mut self.parts.active);
+        for &rid in &active {
+            // A receive paired and posted in this round has nothing to pair.
+            if self.parts.ops.get(&rid).is_some_and(|p| !p.send && (p.children.is_empty() || matches!(p.pairing, Pairing::Awaiting(_)))) {
                 self.pair(rid);
             }
             events += self.advance_part(rid);
         }
+        active.retain(|rid| self.parts.ops.get(rid).is_some_and(|p| p.active));
+        active.append(&mut self.parts.active);
+        self.parts.active = active;
         let mut i = 0;
         while i < self.parts.orphans.len() {
             let c = self.parts.orphans[i].0;
