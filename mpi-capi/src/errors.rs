@@ -277,9 +277,9 @@ pub fn invoke_win_handler(win: MPI_Win, code: c_int, func: &str, msg: &str) -> c
 pub(crate) fn fatal(func: &str, class: c_int, msg: &str) -> ! {
     let (name, _, fix) = class_text(class);
     let rank = rank_for_messages();
-    eprintln!("OxMPI: fatal error in {func} on rank {rank}: {msg} [{name}]");
+    mpi_core::say!("OxMPI: fatal error in {func} on rank {rank}: {msg} [{name}]");
     if !fix.is_empty() {
-        eprintln!("OxMPI: fix: {fix}; or install MPI_ERRORS_RETURN to handle errors yourself");
+        mpi_core::say!("OxMPI: fix: {fix}; or install MPI_ERRORS_RETURN to handle errors yourself");
     }
     mpi_core::runtime::abort(1, &format!("fatal error in {func}: {msg}"))
 }
@@ -298,7 +298,7 @@ pub fn not_supported(comm: MPI_Comm, name: &'static str) -> c_int {
 /// Fails a call made before `MPI_Init` or after `MPI_Finalize` (no error handler exists).
 pub fn not_initialized(func: &str) -> c_int {
     let when = if mpi_core::runtime::is_finalized() { "after MPI_Finalize" } else { "before MPI_Init" };
-    eprintln!("OxMPI: {func} called {when}; call MPI_Init first and make all MPI calls before MPI_Finalize");
+    mpi_core::say!("OxMPI: {func} called {when}; call MPI_Init first and make all MPI calls before MPI_Finalize");
     std::process::exit(1)
 }
 

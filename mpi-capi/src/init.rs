@@ -22,7 +22,7 @@ fn init(func: &str, required: c_int) -> c_int {
             MPI_SUCCESS
         }
         Err(msg) => {
-            eprintln!("OxMPI: {func} failed: {msg}");
+            mpi_core::say!("OxMPI: {func} failed: {msg}");
             std::process::exit(1)
         }
     }
@@ -36,7 +36,7 @@ pub unsafe extern "C" fn PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_ch
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int {
     if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
-        eprintln!("OxMPI: MPI_Init_thread: invalid thread level {required}; use MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE");
+        mpi_core::say!("OxMPI: MPI_Init_thread: invalid thread level {required}; use MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE");
     }
     let rc = init("MPI_Init_thread", required);
     if !provided.is_null() {
@@ -56,7 +56,7 @@ pub unsafe extern "C" fn PMPI_Finalize() -> c_int {
     match mpi_core::runtime::finalize() {
         Ok(()) => MPI_SUCCESS,
         Err(msg) => {
-            eprintln!("OxMPI: MPI_Finalize: {msg}");
+            mpi_core::say!("OxMPI: MPI_Finalize: {msg}");
             MPI_ERR_OTHER
         }
     }
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn PMPI_Finalized(flag: *mut c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Abort(_comm: MPI_Comm, errorcode: c_int) -> c_int {
     let rank = std::env::var("PMI_RANK").unwrap_or_else(|_| "0".into());
-    eprintln!("OxMPI: rank {rank} called MPI_Abort with error code {errorcode}");
+    mpi_core::say!("OxMPI: rank {rank} called MPI_Abort with error code {errorcode}");
     mpi_core::runtime::abort(errorcode, &format!("MPI_Abort({errorcode}) on rank {rank}"))
 }
 

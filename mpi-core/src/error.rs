@@ -91,6 +91,23 @@ pub type MpiResult<T> = Result<T, MpiError>;
 /// A broken invariant or a lost peer the job cannot survive: one line naming it, then abort
 /// (the launcher reports the signal and ends the job).
 pub fn fatal(msg: &str) -> ! {
-    eprintln!("OxMPI fatal error: {msg}");
+    crate::say!("OxMPI fatal error: {msg}");
     std::process::abort()
+}
+
+/// Writes `line` and a newline to stderr in one `write`. `eprintln!` writes each piece of
+/// its format separately, and a rank the launcher kills between two (it ends the job as
+/// soon as another rank aborts) leaves half a line in the job's output.
+pub fn say_line(line: &str) {
+    use std::io::Write;
+    let mut b = String::with_capacity(line.len() + 1);
+    b.push_str(line);
+    b.push('\n');
+    let _ = std::io::stderr().lock().write_all(b.as_bytes());
+}
+
+/// `eprintln!` in one write (see `say_line`): for every message of the library.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => { $crate::error::say_line(&format!($($arg)*)) };
 }

@@ -149,7 +149,7 @@ impl RuntimeGuard {
 
 #[cold]
 fn reentered() -> ! {
-    eprintln!(
+    crate::say!(
         "OxMPI: MPI was entered while already inside an MPI call: either an MPI function called from a callback OxMPI runs (user reduction, attribute copy/delete), or two threads calling MPI at once without MPI_THREAD_MULTIPLE (use MPI_Init_thread with MPI_THREAD_MULTIPLE)"
     );
     std::process::abort()
@@ -481,7 +481,7 @@ extern "C" fn teardown_at_exit() {
     h.started = false;
     h.torn_down = true;
     if let Err(e) = teardown() {
-        eprintln!("OxMPI: ending MPI at exit: {e}");
+        crate::say!("OxMPI: ending MPI at exit: {e}");
     }
 }
 
@@ -540,7 +540,7 @@ fn start_progress_thread() {
         }
     });
     if let Err(e) = spawned {
-        eprintln!("OxMPI: OXMPI_ASYNC_PROGRESS=1 but the progress thread could not start: {e}");
+        crate::say!("OxMPI: OXMPI_ASYNC_PROGRESS=1 but the progress thread could not start: {e}");
     }
 }
 

@@ -143,7 +143,7 @@ pub fn start(apps: &[SpawnApp], port: &str) -> Result<Arc<Spawned>, String> {
             };
             *mine.exit.lock().unwrap_or_else(|e| e.into_inner()) = Some(code);
             if code != 0 && mine.connected.load(Ordering::Acquire) {
-                eprintln!("OxMPI: the job started by MPI_Comm_spawn failed (its mpirun exited with status {code}); ending this job as well");
+                crate::say!("OxMPI: the job started by MPI_Comm_spawn failed (its mpirun exited with status {code}); ending this job as well");
                 // _exit, not exit: the program's threads may hold locks that exit handlers
                 // and stdio flushing would wait for. The launcher sees this rank end
                 // before MPI_Finalize and ends the job.

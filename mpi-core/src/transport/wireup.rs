@@ -264,7 +264,7 @@ pub fn wire_up(bs: &mut Bootstrap) -> Result<Wiring, String> {
             Some(v) => format!("bootstrap {v} (job {})", bs.job_id()),
             None => "bootstrap singleton".to_string(),
         });
-        eprintln!("{}", parts.join("; "));
+        crate::say!("{}", parts.join("; "));
     }
     let tcp = tcp.filter(|_| routes.iter().any(|r| matches!(r, Route::Peer(Link { via: Via::Tcp, .. }))));
     Ok(Wiring { routes, transports: Transports::new(shm, shm_group, tcp, verbs), host_ranks })

@@ -578,7 +578,7 @@ impl TcpTransport {
             None => "closed its connection".to_string(),
             Some(e) => format!("connection failed: {e}"),
         };
-        eprintln!("OxMPI fatal error: {} on {}: TCP {why}; that process exited or crashed, or the network failed", self.name_of(peer), self.host_of(peer));
+        crate::say!("OxMPI fatal error: {} on {}: TCP {why}; that process exited or crashed, or the network failed", self.name_of(peer), self.host_of(peer));
         // The launcher is about to end the job for the rank that died (it saw the death
         // first): give it a moment to report the real cause before this rank's own abort
         // adds a second one.
@@ -671,7 +671,7 @@ impl TcpTransport {
             let _ = self.poll.registry().deregister(&mut a.stream);
             self.refused += 1;
             if self.verbose {
-                eprintln!("OxMPI rank {}: refused a TCP connection from {}: {why}", self.me, a.from);
+                crate::say!("OxMPI rank {}: refused a TCP connection from {}: {why}", self.me, a.from);
             }
         }
     }
@@ -1142,7 +1142,7 @@ impl Transport for TcpTransport {
 impl Drop for TcpTransport {
     fn drop(&mut self) {
         if self.verbose && self.refused > 0 {
-            eprintln!("OxMPI rank {}: refused {} TCP connection(s) at the handshake", self.me, self.refused);
+            crate::say!("OxMPI rank {}: refused {} TCP connection(s) at the handshake", self.me, self.refused);
         }
     }
 }
