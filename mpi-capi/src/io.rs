@@ -392,7 +392,7 @@ pub unsafe extern "C" fn PMPI_File_close(fh: *mut MPI_File) -> c_int {
     barrier(comm);
     let mut err = None;
     if rank == 0 {
-        // It exists if the shared pointer ever moved.
+        // The shared pointer's hidden file exists if the pointer ever moved.
         let _ = std::fs::remove_file(shared);
         if delete {
             if let Err(e) = std::fs::remove_file(&path) {

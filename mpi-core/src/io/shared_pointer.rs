@@ -89,12 +89,6 @@ impl SharedPointer {
     pub fn set(&self, v: u64) -> MpiResult<()> {
         self.update(v != self.start, |_| v).map(|_| ())
     }
-
-    /// Removes the hidden file if it was made (rank 0 at close, after everyone is done
-    /// with it).
-    pub fn remove(&self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
 }
 
 #[cfg(test)]
@@ -120,8 +114,7 @@ mod tests {
         assert_eq!(a.get().unwrap(), 10);
         b.set(1).unwrap();
         assert_eq!(a.get().unwrap(), 1);
-        a.remove();
-        assert!(!p.exists());
+        std::fs::remove_file(&p).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
