@@ -5,6 +5,7 @@
 //!   small, above-eager and >= 1 MiB sizes; run again with OxMPI tunables that force the
 //!   alternative algorithms (`alt`, `alt2`), so every algorithm runs at every rank count.
 //! - `coll_noncomm`: a non-commutative user op (2x2 matrix product) proves rank order.
+//! - `reduce_scatter_shapes`: every block shape the reduce-scatter algorithms split on.
 //! - `inter_coll`: every collective on an intercommunicator of two unequal groups (2–5
 //!   ranks), blocking and nonblocking, each group as the root's, plus the errors.
 //! - `coll_large_count`: the MPI-4.0 large-count (`_c`) forms, also over TCP and two nodes.
@@ -49,6 +50,15 @@ fn coll_all_default_algorithms() {
 fn coll_all_alternative_algorithms() {
     run_coll("coll_all", &["alt"]);
     run_coll("coll_all", &["alt2"]);
+}
+
+/// Reduce_scatter(_block) over every block shape (equal, growing, zero-length blocks
+/// between others, all on one rank) at short and long lengths, in place or not (bytes
+/// after the result untouched), blocking, nonblocking and persistent, with MPI_SUM, a
+/// commutative and a non-commutative user op.
+#[test]
+fn reduce_scatter_block_shapes() {
+    run_coll("reduce_scatter_shapes", &[]);
 }
 
 #[test]

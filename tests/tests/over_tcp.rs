@@ -53,7 +53,7 @@ fn point_to_point_over_tcp() {
 #[test]
 fn collectives_over_tcp() {
     run_all(
-        &[("coll_all", &[]), ("coll_dtypes", &[]), ("coll_noncomm", &[]), ("coll_overlap", &[]), ("reduce_pairs", &[]), ("stencil", &[]), ("barrier_sync", &[])],
+        &[("coll_all", &[]), ("coll_dtypes", &[]), ("coll_noncomm", &[]), ("coll_overlap", &[]), ("reduce_pairs", &[]), ("reduce_scatter_shapes", &[]), ("stencil", &[]), ("barrier_sync", &[])],
         &[2, 3, 4, 8],
         &[TCP],
     );

@@ -87,6 +87,16 @@ fn same(a: Slice, b: Slice) -> bool {
     base_eq && a.off == b.off && a.len == b.len
 }
 
+/// Whether two slices share any byte (an MPI_IN_PLACE output inside the input vector).
+fn overlap(a: Slice, b: Slice) -> bool {
+    let start = |x: Slice| match x.buf {
+        Buf::User(p) => (0, p as usize + x.off),
+        Buf::Temp(i) => (i + 1, x.off),
+    };
+    let ((ka, sa), (kb, sb)) = (start(a), start(b));
+    ka == kb && a.len > 0 && b.len > 0 && sa < sb + b.len && sb < sa + a.len
+}
+
 /// A local round copying `from` into `to` (nothing when they are the same bytes).
 fn local_copy(s: &mut Schedule, from: Slice, to: Slice) {
     if !same(from, to) && from.len > 0 {
@@ -842,21 +852,48 @@ pub fn alltoallv_in_place(s: &mut Schedule, recvs: &[Slice]) {
 
 /// Reduce_scatter: `input` is the full vector (p blocks of `lens[i]` bytes, consecutive),
 /// `output` receives this rank's reduced block (`input` may start at `output`:
-/// MPI_IN_PLACE). Long vectors with commutative ops: ring reduce-scatter; otherwise a
-/// reduction to rank 0 (rank-ordered when needed) followed by a linear scatter.
+/// MPI_IN_PLACE). Commutative ops on long vectors, or on two ranks at any length (one
+/// exchange of a block), use a ring that moves only blocks (`ring_reduce_scatter_out`);
+/// otherwise a reduction to rank 0 (rank-ordered when needed) followed by a linear
+/// scatter: two hops, fewer rounds than the ring's p-1 for short vectors.
 pub fn reduce_scatter(s: &mut Schedule, input: Slice, output: Slice, lens: &[usize], commutative: bool) {
-    let (n, me) = (s.comm.size(), s.comm.rank);
+    let n = s.comm.size();
     let total: usize = lens.iter().sum();
-    let acc = s.temp(total);
-    let parts: Vec<Slice> = packed_blocks(lens).iter().map(|b| acc.sub(b.0, b.1)).collect();
-    if n > 1 && commutative && total >= tuning().reduce_scatter_short_msg {
-        local_copy(s, input, acc);
-        ring_reduce_scatter(s, &parts);
-        local_copy(s, parts[me], output);
+    let blocks = packed_blocks(lens);
+    if n > 1 && commutative && (n == 2 || total >= tuning().reduce_scatter_short_msg) {
+        ring_reduce_scatter_out(s, input, output, &blocks);
     } else {
+        let acc = s.temp(total);
+        let parts: Vec<Slice> = blocks.iter().map(|b| acc.sub(b.0, b.1)).collect();
         reduce(s, input, acc, 0, commutative);
         scatterv_linear(s, &parts, output, 0);
     }
+}
+
+/// Ring reduce-scatter from `input` (consecutive `blocks`: offset, length) into this
+/// rank's `output`, with no copy of the vector: step 0 sends an input block, step k the
+/// partial sum received in step k-1 (two block-sized temporaries alternate), and each
+/// received block is combined with this rank's input block; the last step receives this
+/// rank's own block, straight into `output` unless `output` lies inside `input`
+/// (MPI_IN_PLACE), where it would overwrite input still being read. Commutative only.
+fn ring_reduce_scatter_out(s: &mut Schedule, input: Slice, output: Slice, blocks: &[(usize, usize)]) {
+    let (n, me) = (s.comm.size(), s.comm.rank);
+    let right = (me + 1) % n;
+    let left = (me + n - 1) % n;
+    let inp: Vec<Slice> = blocks.iter().map(|b| input.sub(b.0, b.1)).collect();
+    let max = if n > 2 { blocks.iter().map(|b| b.1).max().unwrap_or(0) } else { 0 };
+    let partial = [s.temp(max), s.temp(max)];
+    let last = if overlap(input, output) { s.temp(output.len) } else { output };
+    for k in 0..n - 1 {
+        let sb = (me + 2 * n - k - 1) % n;
+        let rb = (me + 2 * n - k - 2) % n;
+        s.next_round();
+        s.send(right, if k == 0 { inp[sb] } else { partial[(k - 1) % 2].sub(0, inp[sb].len) });
+        let into = if k == n - 2 { last } else { partial[k % 2].sub(0, inp[rb].len) };
+        s.recv(left, into);
+        s.reduce(inp[rb], into);
+    }
+    local_copy(s, last, output);
 }
 
 // ------------------------------------------------------------------ scan / exscan
