@@ -1,89 +1,192 @@
-//! The committed form (DESIGN §7): one item of a type flattened to typed runs (for the type
-//! signature and external32) and to byte blocks with adjacent blocks merged (for pack,
-//! unpack and iovec lists). Both are in type-map order, which is the packed order.
+//! The committed form (DESIGN §7): one item of a type compiled to strided runs of byte
+//! blocks (for pack, unpack and iovec lists; adjacent blocks merged) and to its type
+//! signature as typed counts (for external32 and `MPI_Get_elements`). Both are in type-map
+//! order, which is the packed order. A run keeps a vector's equal blocks as one entry, so
+//! committing, packing and walking a vector of a million elements does not first build a
+//! million-entry list (that cost 44 ns per element at commit).
 
 use super::basic::Basic;
 use super::tree::{Datatype, Kind};
 
-/// `n` consecutive values of one basic type at byte offset `off` of an item.
+/// `n` consecutive values of one basic type in the packed stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Seg {
-    pub off: isize,
     pub basic: Basic,
     pub n: usize,
 }
 
-/// `len` data bytes at offset `off` of an item.
+/// `count` blocks of `len` data bytes, block k at byte offset `off + k * stride` of an item
+/// (`stride` is unused when `count` is 1). Blocks never touch: adjacent blocks are merged
+/// into one, within a run and across runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Block {
+pub struct Run {
     pub off: isize,
     pub len: usize,
+    pub stride: isize,
+    pub count: usize,
+}
+
+impl Run {
+    /// Offset of the last block.
+    fn last_off(&self) -> isize {
+        self.off.wrapping_add(((self.count - 1) as isize).wrapping_mul(self.stride))
+    }
 }
 
 /// One item of a type, flattened.
 #[derive(Debug, Default)]
 pub struct Flat {
-    pub segs: Vec<Seg>,
-    pub blocks: Vec<Block>,
-    /// Packed position of each block's first byte (prefix sums of the lengths).
+    pub runs: Vec<Run>,
+    /// Packed position of each run's first byte (prefix sums of `len * count`).
     pub starts: Vec<usize>,
+    /// The type signature: runs of one basic type, adjacent runs of the same type merged.
+    pub segs: Vec<Seg>,
     /// Bytes of the item in external32 (not the native size for C `long` and `wchar_t`).
     pub ext_size: usize,
 }
 
 fn push_seg(out: &mut Vec<Seg>, s: Seg) {
-    if let Some(last) = out.last_mut() {
-        if last.basic == s.basic && last.off.wrapping_add((last.n * s.basic.size()) as isize) == s.off {
-            last.n += s.n;
-            return;
+    match out.last_mut() {
+        Some(last) if last.basic == s.basic => last.n += s.n,
+        _ => out.push(s),
+    }
+}
+
+/// Appends `times` copies of the signature `sig`.
+fn push_segs(out: &mut Vec<Seg>, sig: &[Seg], times: usize) {
+    if let [s] = sig {
+        push_seg(out, Seg { n: s.n * times, ..*s });
+        return;
+    }
+    for _ in 0..times {
+        for s in sig {
+            push_seg(out, *s);
         }
     }
-    out.push(s);
+}
+
+/// Appends one block, merging it into the last block when adjacent, or into the last run
+/// when it continues that run's stride.
+fn push_block(runs: &mut Vec<Run>, off: isize, len: usize) {
+    if len == 0 {
+        return;
+    }
+    if let Some(last) = runs.last_mut() {
+        let last_off = last.last_off();
+        if last_off.wrapping_add(last.len as isize) == off {
+            if last.count == 1 {
+                last.len += len;
+            } else {
+                last.count -= 1;
+                let merged = Run { off: last_off, len: last.len + len, stride: 0, count: 1 };
+                runs.push(merged);
+            }
+            return;
+        }
+        if last.len == len {
+            if last.count == 1 {
+                last.stride = off.wrapping_sub(last.off);
+                last.count = 2;
+                return;
+            }
+            if off == last_off.wrapping_add(last.stride) {
+                last.count += 1;
+                return;
+            }
+        }
+    }
+    runs.push(Run { off, len, stride: 0, count: 1 });
+}
+
+/// Appends a run (its first block through `push_block`, so it merges like single blocks).
+fn push_run(runs: &mut Vec<Run>, r: Run) {
+    if r.count == 0 || r.len == 0 {
+        return;
+    }
+    if r.count == 1 || r.stride == r.len as isize {
+        push_block(runs, r.off, r.len * r.count);
+        return;
+    }
+    push_block(runs, r.off, r.len);
+    let last = runs.last_mut().expect("push_block added a block");
+    if last.len == r.len && last.last_off() == r.off && (last.count == 1 || last.stride == r.stride) {
+        last.stride = r.stride;
+        last.count += r.count - 1;
+    } else {
+        runs.push(Run { off: r.off.wrapping_add(r.stride), count: r.count - 1, ..r });
+    }
+}
+
+/// Appends `bl` consecutive items of `child` at `disp`.
+fn place(runs: &mut Vec<Run>, segs: &mut Vec<Seg>, child: &Datatype, disp: isize, bl: usize) {
+    if bl == 0 {
+        return;
+    }
+    let cf = child.flat();
+    let ext = child.extent();
+    push_segs(segs, &cf.segs, bl);
+    match cf.runs.as_slice() {
+        // One block filling the extent: the copies are one block (a large-count block of
+        // billions of bytes must not take bl steps).
+        [r] if r.count == 1 && r.len as isize == ext => push_block(runs, disp.wrapping_add(r.off), r.len * bl),
+        [r] if r.count == 1 => push_run(runs, Run { off: disp.wrapping_add(r.off), stride: ext, count: bl, ..*r }),
+        rs => {
+            for k in 0..bl {
+                let base = disp.wrapping_add((k as isize).wrapping_mul(ext));
+                for r in rs {
+                    push_run(runs, Run { off: base.wrapping_add(r.off), ..*r });
+                }
+            }
+        }
+    }
+}
+
+/// Appends a vector: `count` blocks of `bl` items of `old`, block j at `j * stride` bytes.
+/// When one block is one byte block, the whole vector is one run.
+fn place_vector(runs: &mut Vec<Run>, segs: &mut Vec<Seg>, old: &Datatype, count: usize, bl: usize, stride: isize) {
+    if count == 0 || bl == 0 {
+        return;
+    }
+    let (mut one, mut sig) = (Vec::new(), Vec::new());
+    place(&mut one, &mut sig, old, 0, bl);
+    push_segs(segs, &sig, count);
+    match one.as_slice() {
+        [r] if r.count == 1 => push_run(runs, Run { stride, count, ..*r }),
+        rs => {
+            for j in 0..count {
+                let base = (j as isize).wrapping_mul(stride);
+                for r in rs {
+                    push_run(runs, Run { off: base.wrapping_add(r.off), ..*r });
+                }
+            }
+        }
+    }
 }
 
 /// Flattens one item of `t`. Children are flattened once (cached on them) and replicated.
 pub(crate) fn flatten(t: &Datatype) -> Flat {
-    let mut segs = Vec::new();
+    let (mut runs, mut segs) = (Vec::new(), Vec::new());
     match &t.kind {
-        Kind::Basic(b) => segs.push(Seg { off: 0, basic: *b, n: 1 }),
-        Kind::Marker(_) => {}
-        kind => kind.for_each_piece(|child, disp, bl| {
-            let child_segs = &child.flat().segs;
-            let ext = child.extent();
-            // A child that is one run of values filling its extent: the bl copies are one
-            // run too (what the loop below would merge them into, without bl steps, which
-            // a large-count block of billions of bytes needs).
-            if let [s] = child_segs.as_slice() {
-                if (s.n * s.basic.size()) as isize == ext {
-                    push_seg(&mut segs, Seg { off: disp.wrapping_add(s.off), basic: s.basic, n: s.n * bl });
-                    return;
-                }
-            }
-            for k in 0..bl {
-                let base = disp.wrapping_add((k as isize).wrapping_mul(ext));
-                for s in child_segs {
-                    push_seg(&mut segs, Seg { off: base.wrapping_add(s.off), ..*s });
-                }
-            }
-        }),
-    }
-    let mut blocks: Vec<Block> = Vec::new();
-    for s in &segs {
-        let len = s.n * s.basic.size();
-        match blocks.last_mut() {
-            Some(b) if b.off.wrapping_add(b.len as isize) == s.off => b.len += len,
-            _ => blocks.push(Block { off: s.off, len }),
+        Kind::Basic(b) => {
+            push_block(&mut runs, 0, b.size());
+            segs.push(Seg { basic: *b, n: 1 });
         }
+        Kind::Marker(_) => {}
+        Kind::Vector { count, blocklen, stride, old } => {
+            place_vector(&mut runs, &mut segs, old, *count, *blocklen, stride.wrapping_mul(old.extent()))
+        }
+        Kind::Hvector { count, blocklen, stride, old } => place_vector(&mut runs, &mut segs, old, *count, *blocklen, *stride),
+        kind => kind.for_each_piece(|child, disp, bl| place(&mut runs, &mut segs, child, disp, bl)),
     }
-    let mut starts = Vec::with_capacity(blocks.len());
+    let mut starts = Vec::with_capacity(runs.len());
     let mut pos = 0;
-    for b in &blocks {
+    for r in &runs {
         starts.push(pos);
-        pos += b.len;
+        pos += r.len * r.count;
     }
     debug_assert_eq!(pos, t.size);
     let ext_size = segs.iter().map(|s| s.n * s.basic.external32_size()).sum();
-    Flat { segs, blocks, starts, ext_size }
+    Flat { runs, starts, segs, ext_size }
 }
 
 /// The byte blocks of `count` items, blocks of consecutive items merged when adjacent.
@@ -94,31 +197,40 @@ pub struct Blocks<'a> {
     extent: isize,
     count: usize,
     item: usize,
-    idx: usize,
+    /// Run and block within it of the next block.
+    run: usize,
+    k: usize,
 }
 
 impl<'a> Blocks<'a> {
     pub(crate) fn new(flat: &'a Flat, extent: isize, count: usize) -> Self {
-        Blocks { single: None, flat, extent, count, item: 0, idx: 0 }
+        Blocks { single: None, flat, extent, count, item: 0, run: 0, k: 0 }
     }
 
     pub(crate) fn single(off: isize, len: usize) -> Self {
-        static EMPTY: Flat = Flat { segs: Vec::new(), blocks: Vec::new(), starts: Vec::new(), ext_size: 0 };
-        Blocks { single: Some((off, len)), flat: &EMPTY, extent: 0, count: 0, item: 0, idx: 0 }
+        static EMPTY: Flat = Flat { runs: Vec::new(), starts: Vec::new(), segs: Vec::new(), ext_size: 0 };
+        Blocks { single: Some((off, len)), flat: &EMPTY, extent: 0, count: 0, item: 0, run: 0, k: 0 }
     }
 
     fn next_raw(&mut self) -> Option<(isize, usize)> {
-        if self.flat.blocks.is_empty() || self.item >= self.count {
+        if self.flat.runs.is_empty() || self.item >= self.count {
             return None;
         }
-        let b = self.flat.blocks[self.idx];
-        let off = (self.item as isize).wrapping_mul(self.extent).wrapping_add(b.off);
-        self.idx += 1;
-        if self.idx == self.flat.blocks.len() {
-            self.idx = 0;
-            self.item += 1;
+        let r = self.flat.runs[self.run];
+        let off = (self.item as isize)
+            .wrapping_mul(self.extent)
+            .wrapping_add(r.off)
+            .wrapping_add((self.k as isize).wrapping_mul(r.stride));
+        self.k += 1;
+        if self.k == r.count {
+            self.k = 0;
+            self.run += 1;
+            if self.run == self.flat.runs.len() {
+                self.run = 0;
+                self.item += 1;
+            }
         }
-        Some((off, b.len))
+        Some((off, r.len))
     }
 }
 
@@ -131,11 +243,11 @@ impl Iterator for Blocks<'_> {
         }
         let (off, mut len) = self.next_raw()?;
         loop {
-            let save = (self.item, self.idx);
+            let save = (self.item, self.run, self.k);
             match self.next_raw() {
                 Some((o, l)) if off.wrapping_add(len as isize) == o => len += l,
                 Some(_) => {
-                    (self.item, self.idx) = save;
+                    (self.item, self.run, self.k) = save;
                     return Some((off, len));
                 }
                 None => return Some((off, len)),

@@ -15,7 +15,7 @@ mod tree;
 mod tests;
 
 pub use basic::{Basic, Marker, Pair};
-pub use flatten::{Block, Blocks, Seg};
+pub use flatten::{Blocks, Seg};
 pub use tree::{Datatype, Distrib, Kind, Order, DFLT_DARG};
 
 use flatten::{flatten, Flat};
@@ -117,19 +117,19 @@ impl Datatype {
     /// send and receive straight from user memory.
     pub fn is_contiguous(&self) -> bool {
         let f = self.flat();
-        f.blocks.len() == 1 && f.blocks[0].len as isize == self.extent()
+        matches!(f.runs.as_slice(), [r] if r.count == 1 && r.len as isize == self.extent())
     }
 
     /// The data bytes of `count` items as (offset from the buffer, length), in packed order,
     /// adjacent blocks merged: the iovec view for gather/scatter transports.
     pub fn blocks(&self, count: usize) -> Blocks<'_> {
         if self.is_contiguous() && count > 0 {
-            return Blocks::single(self.flat().blocks[0].off, self.size * count);
+            return Blocks::single(self.flat().runs[0].off, self.size * count);
         }
         Blocks::new(self.flat(), self.extent(), count)
     }
 
-    /// The typed runs of one item, in packed order.
+    /// The type signature of one item as runs of one basic type, in packed order.
     pub fn segments(&self) -> &[Seg] {
         &self.flat().segs
     }
@@ -137,14 +137,7 @@ impl Datatype {
     /// The type signature of one item: runs of (basic type, count), adjacent runs of the
     /// same type merged. Two types match for communication iff these are equal per byte.
     pub fn signature(&self) -> Vec<(Basic, usize)> {
-        let mut out: Vec<(Basic, usize)> = Vec::new();
-        for s in self.segments() {
-            match out.last_mut() {
-                Some((b, n)) if *b == s.basic => *n += s.n,
-                _ => out.push((s.basic, s.n)),
-            }
-        }
-        out
+        self.segments().iter().map(|s| (s.basic, s.n)).collect()
     }
 
     /// What a predefined reduction combines in this type: the one basic type or predefined

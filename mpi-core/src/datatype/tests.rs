@@ -634,3 +634,63 @@ fn large_blocks_flatten_in_one_step() {
     c.commit();
     assert_eq!(c.blocks(1).collect::<Vec<_>>(), vec![(0, 4), (8, 4), (16, 4)]);
 }
+
+/// Vectors of a million blocks are one run, in the flat form and in the constructor: a
+/// hvector of 2^40 blocks (described, never packed) commits at once. Packing and unpacking
+/// them, whole and in odd-sized pieces starting mid-block, moves exactly the bytes a
+/// byte-by-byte walk of the type map names, for every block length the copy loop treats
+/// apart (1, 2, 4, 8, 16 bytes) and others, with positive, negative and zero strides.
+#[test]
+fn long_vectors_are_one_run() {
+    let huge = Datatype::hvector(1 << 40, 1, 2, &Datatype::basic(Basic::Byte)).unwrap();
+    huge.commit();
+    assert_eq!((huge.size(), huge.flat().runs.len()), (1 << 40, 1));
+    for (elem, count, stride) in [(1usize, 100_003usize, 3isize), (2, 50_001, 2), (4, 70_000, -2), (8, 1 << 20, 2), (16, 9_999, 3), (12, 5_000, 2), (24, 7, 0)] {
+        let old = Datatype::contiguous(elem, &Datatype::basic(Basic::Byte)).unwrap();
+        let v = Datatype::hvector(count, 1, stride * elem as isize, &old).unwrap();
+        v.commit();
+        assert_eq!(v.flat().runs.len(), 1, "elem {elem} stride {stride}");
+        let offs: Vec<isize> = reference(&v, 1).iter().map(|x| x.0).collect();
+        let (src, origin) = buffer_for(&offs);
+        let expect: Vec<u8> = offs.iter().map(|&o| src[(o + origin) as usize]).collect();
+        let mut packed = vec![0u8; v.size()];
+        // SAFETY: `src` covers every byte of the type map around `origin`.
+        let base = unsafe { src.as_ptr().offset(origin) };
+        assert_eq!(unsafe { v.pack(base, 1, &mut packed) }, v.size());
+        assert!(packed == expect, "pack, elem {elem} stride {stride}");
+        let mut pieces = vec![0u8; v.size()];
+        let mut from = 0;
+        for step in [elem / 2 + 1, 1, 7 * elem + 3, 4096 + 5].iter().cycle() {
+            if from >= v.size() {
+                break;
+            }
+            let end = (from + step).min(v.size());
+            // SAFETY: as above.
+            let n = unsafe { v.pack_range(base, 1, from, &mut pieces[from..end]) };
+            assert_eq!(n, end - from);
+            from = end;
+        }
+        assert!(pieces == expect, "pack in pieces, elem {elem} stride {stride}");
+        if stride == 0 {
+            continue; // every block is the same bytes: not a receive layout
+        }
+        let mut dst = vec![0u8; src.len()];
+        // SAFETY: `dst` is as large as `src`.
+        let dbase = unsafe { dst.as_mut_ptr().offset(origin) };
+        let mut from = 0;
+        for step in [3 * elem + 1, elem, 1000].iter().cycle() {
+            if from >= v.size() {
+                break;
+            }
+            let end = (from + step).min(v.size());
+            // SAFETY: as above.
+            unsafe { v.unpack_range(&expect[from..end], dbase, 1, from) };
+            from = end;
+        }
+        let mut want = vec![0u8; src.len()];
+        for &o in &offs {
+            want[(o + origin) as usize] = src[(o + origin) as usize];
+        }
+        assert!(dst == want, "unpack, elem {elem} stride {stride}");
+    }
+}

@@ -163,6 +163,24 @@ impl Kind {
         }
     }
 
+    /// As `for_each_piece` with a multiplicity: a vector's equally spaced pieces come as
+    /// the first and the last, the last standing for the other `count - 1` (`times`).
+    /// Sizes add up by multiplicity and bounds are reached at the ends, so describing a
+    /// vector of a million blocks takes two steps.
+    pub(crate) fn for_each_piece_weighted(&self, mut f: impl FnMut(&Arc<Datatype>, isize, usize, usize)) {
+        let (count, stride, bl, old) = match self {
+            Kind::Vector { count, blocklen, stride, old } => (*count, stride.wrapping_mul(old.extent()), *blocklen, old),
+            Kind::Hvector { count, blocklen, stride, old } => (*count, *stride, *blocklen, old),
+            _ => return self.for_each_piece(|t, disp, bl| f(t, disp, bl, 1)),
+        };
+        if count > 0 {
+            f(old, 0, bl, 1);
+        }
+        if count > 1 {
+            f(old, ((count - 1) as isize).wrapping_mul(stride), bl, count - 1);
+        }
+    }
+
     /// Checks that displacements cannot overflow when placed (so `for_each_piece`'s
     /// wrapping arithmetic never actually wraps). Empty blocks place nothing, so their
     /// displacements may be anything (MPICH's indexed_misc puts LLONG_MAX there).
@@ -288,15 +306,15 @@ impl Datatype {
         let mut expl_ub: Option<isize> = None;
         let mut data = Range::default();
         let mut overflow = false;
-        kind.for_each_piece(|t, disp, bl| {
+        kind.for_each_piece_weighted(|t, disp, bl, times| {
             if bl == 0 {
                 return;
             }
-            match t.size.checked_mul(bl).and_then(|s| size.checked_add(s)) {
+            match t.size.checked_mul(bl).and_then(|s| s.checked_mul(times)).and_then(|s| size.checked_add(s)) {
                 Some(s) => size = s,
                 None => overflow = true,
             }
-            elements = elements.saturating_add(t.elements.saturating_mul(bl));
+            elements = elements.saturating_add(t.elements.saturating_mul(bl).saturating_mul(times));
             align = align.max(t.align);
             // Copies sit at disp + k*extent, k in 0..bl: the extremes are at k = 0 or bl-1.
             let span = (bl as isize - 1).wrapping_mul(t.extent());
