@@ -43,6 +43,8 @@ pub struct Flat {
     pub segs: Vec<Seg>,
     /// Bytes of the item in external32 (not the native size for C `long` and `wchar_t`).
     pub ext_size: usize,
+    /// The block length of every run when they all have the same, else 0.
+    pub uniform: usize,
 }
 
 fn push_seg(out: &mut Vec<Seg>, s: Seg) {
@@ -186,7 +188,9 @@ pub(crate) fn flatten(t: &Datatype) -> Flat {
     }
     debug_assert_eq!(pos, t.size);
     let ext_size = segs.iter().map(|s| s.n * s.basic.external32_size()).sum();
-    Flat { runs, starts, segs, ext_size }
+    let uniform = runs.first().map_or(0, |r| r.len);
+    let uniform = if runs.iter().all(|r| r.len == uniform) { uniform } else { 0 };
+    Flat { runs, starts, segs, ext_size, uniform }
 }
 
 /// The byte blocks of `count` items, blocks of consecutive items merged when adjacent.
@@ -208,7 +212,7 @@ impl<'a> Blocks<'a> {
     }
 
     pub(crate) fn single(off: isize, len: usize) -> Self {
-        static EMPTY: Flat = Flat { runs: Vec::new(), starts: Vec::new(), segs: Vec::new(), ext_size: 0 };
+        static EMPTY: Flat = Flat { runs: Vec::new(), starts: Vec::new(), segs: Vec::new(), ext_size: 0, uniform: 0 };
         Blocks { single: Some((off, len)), flat: &EMPTY, extent: 0, count: 0, item: 0, run: 0, k: 0 }
     }
 
