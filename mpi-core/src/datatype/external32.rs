@@ -76,8 +76,9 @@ fn walk_values(t: &Datatype, native_len: usize, ext_len: usize, mut f: impl FnMu
     if t.size() == 0 {
         return (0, 0);
     }
+    let (segs, reps) = t.segments();
     'items: loop {
-        for s in t.segments() {
+        for s in std::iter::repeat_n(segs, reps).flatten() {
             let (ns, es) = (s.basic.size(), s.basic.external32_size());
             for _ in 0..s.n {
                 if np + ns > native_len || ep + es > ext_len {

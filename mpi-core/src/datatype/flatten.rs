@@ -33,14 +33,21 @@ impl Run {
     }
 }
 
-/// One item of a type, flattened.
-#[derive(Debug, Default)]
+/// One item of a type, flattened: `reps` copies of `runs`, copy j at `j * rep_stride`
+/// (an array of structs, a vector of multi-block blocks: their runs stored once).
+#[derive(Debug)]
 pub struct Flat {
     pub runs: Vec<Run>,
-    /// Packed position of each run's first byte (prefix sums of `len * count`).
+    /// Packed position of each run's first byte in a copy (prefix sums of `len * count`).
     pub starts: Vec<usize>,
-    /// The type signature: runs of one basic type, adjacent runs of the same type merged.
+    pub reps: usize,
+    pub rep_stride: isize,
+    /// Packed bytes of one copy of `runs`.
+    pub rep_size: usize,
+    /// The type signature: `segs` repeated `seg_reps` times, as runs of one basic type
+    /// (adjacent runs of the same type merged, except across repetitions).
     pub segs: Vec<Seg>,
+    pub seg_reps: usize,
     /// Bytes of the item in external32 (not the native size for C `long` and `wchar_t`).
     pub ext_size: usize,
     /// The block length of every run when they all have the same, else 0.
@@ -54,16 +61,29 @@ fn push_seg(out: &mut Vec<Seg>, s: Seg) {
     }
 }
 
-/// Appends `times` copies of the signature `sig`.
-fn push_segs(out: &mut Vec<Seg>, sig: &[Seg], times: usize) {
+/// Appends `times` copies of the signature `sig` to `out` (which stands for `out` repeated
+/// `reps` times): one merged run for a one-type signature, a repetition when `out` is still
+/// empty, else copy by copy.
+fn push_segs(out: &mut Vec<Seg>, reps: &mut usize, sig: &[Seg], times: usize) {
+    if times == 0 || sig.is_empty() {
+        return;
+    }
+    if out.is_empty() && times > 1 && sig.len() > 1 {
+        (*out, *reps) = (sig.to_vec(), times);
+        return;
+    }
+    if *reps > 1 {
+        let one = std::mem::take(out);
+        for _ in 0..std::mem::replace(reps, 1) {
+            one.iter().for_each(|s| push_seg(out, *s));
+        }
+    }
     if let [s] = sig {
         push_seg(out, Seg { n: s.n * times, ..*s });
         return;
     }
     for _ in 0..times {
-        for s in sig {
-            push_seg(out, *s);
-        }
+        sig.iter().for_each(|s| push_seg(out, *s));
     }
 }
 
@@ -119,78 +139,123 @@ fn push_run(runs: &mut Vec<Run>, r: Run) {
     }
 }
 
-/// Appends `bl` consecutive items of `child` at `disp`.
-fn place(runs: &mut Vec<Run>, segs: &mut Vec<Seg>, child: &Datatype, disp: isize, bl: usize) {
-    if bl == 0 {
-        return;
-    }
-    let cf = child.flat();
-    let ext = child.extent();
-    push_segs(segs, &cf.segs, bl);
-    match cf.runs.as_slice() {
-        // One block filling the extent: the copies are one block (a large-count block of
-        // billions of bytes must not take bl steps).
-        [r] if r.count == 1 && r.len as isize == ext => push_block(runs, disp.wrapping_add(r.off), r.len * bl),
-        [r] if r.count == 1 => push_run(runs, Run { off: disp.wrapping_add(r.off), stride: ext, count: bl, ..*r }),
-        rs => {
-            for k in 0..bl {
-                let base = disp.wrapping_add((k as isize).wrapping_mul(ext));
-                for r in rs {
-                    push_run(runs, Run { off: base.wrapping_add(r.off), ..*r });
-                }
-            }
-        }
-    }
+/// A flat form under construction: `runs` repeated `reps` times, `rep_stride` bytes apart.
+struct Builder {
+    runs: Vec<Run>,
+    segs: Vec<Seg>,
+    seg_reps: usize,
+    reps: usize,
+    rep_stride: isize,
 }
 
-/// Appends a vector: `count` blocks of `bl` items of `old`, block j at `j * stride` bytes.
-/// When one block is one byte block, the whole vector is one run.
-fn place_vector(runs: &mut Vec<Run>, segs: &mut Vec<Seg>, old: &Datatype, count: usize, bl: usize, stride: isize) {
-    if count == 0 || bl == 0 {
-        return;
+impl Builder {
+    fn new() -> Self {
+        Builder { runs: Vec::new(), segs: Vec::new(), seg_reps: 1, reps: 1, rep_stride: 0 }
     }
-    let (mut one, mut sig) = (Vec::new(), Vec::new());
-    place(&mut one, &mut sig, old, 0, bl);
-    push_segs(segs, &sig, count);
-    match one.as_slice() {
-        [r] if r.count == 1 => push_run(runs, Run { stride, count, ..*r }),
-        rs => {
-            for j in 0..count {
-                let base = (j as isize).wrapping_mul(stride);
-                for r in rs {
-                    push_run(runs, Run { off: base.wrapping_add(r.off), ..*r });
+
+    /// Writes the repetition out as runs, before anything is appended after it.
+    fn expand(&mut self) {
+        if self.reps > 1 {
+            let one = std::mem::take(&mut self.runs);
+            for j in 0..self.reps {
+                let base = (j as isize).wrapping_mul(self.rep_stride);
+                for r in &one {
+                    push_run(&mut self.runs, Run { off: base.wrapping_add(r.off), ..*r });
+                }
+            }
+            self.reps = 1;
+        }
+    }
+
+    fn run(&mut self, r: Run) {
+        self.expand();
+        push_run(&mut self.runs, r);
+    }
+
+    /// Appends `times` copies of the runs `rs`, copy j at `disp + j * stride`: one run when
+    /// `rs` is one block or the copies continue its stride; a repetition (`reps`) when the
+    /// form is still empty; else copy by copy.
+    fn repeat(&mut self, rs: &[Run], disp: isize, times: usize, stride: isize) {
+        match rs {
+            [] => {}
+            [r] if r.count == 1 => self.run(Run { off: disp.wrapping_add(r.off), stride, count: times, ..*r }),
+            [r] if stride == r.stride.wrapping_mul(r.count as isize) => {
+                self.run(Run { off: disp.wrapping_add(r.off), count: r.count * times, ..*r })
+            }
+            _ if self.runs.is_empty() && times > 1 => {
+                self.runs = rs.iter().map(|r| Run { off: disp.wrapping_add(r.off), ..*r }).collect();
+                (self.reps, self.rep_stride) = (times, stride);
+            }
+            _ => {
+                for j in 0..times {
+                    let base = disp.wrapping_add((j as isize).wrapping_mul(stride));
+                    for r in rs {
+                        self.run(Run { off: base.wrapping_add(r.off), ..*r });
+                    }
                 }
             }
         }
+    }
+
+    /// Appends `bl` consecutive items of `child` at `disp`.
+    fn place(&mut self, child: &Datatype, disp: isize, bl: usize) {
+        if bl == 0 {
+            return;
+        }
+        let cf = child.flat();
+        let ext = child.extent();
+        push_segs(&mut self.segs, &mut self.seg_reps, &cf.segs, cf.seg_reps * bl);
+        if cf.reps == 1 {
+            self.repeat(&cf.runs, disp, bl, ext);
+        } else if bl == 1 || cf.rep_stride.wrapping_mul(cf.reps as isize) == ext {
+            // The items continue the child's own repetition.
+            self.repeat(&cf.runs, disp, cf.reps * bl, cf.rep_stride);
+        } else {
+            for k in 0..bl {
+                self.repeat(&cf.runs, disp.wrapping_add((k as isize).wrapping_mul(ext)), cf.reps, cf.rep_stride);
+            }
+        }
+    }
+
+    /// Appends a vector: `count` blocks of `bl` items of `old`, block j at `j * stride`
+    /// bytes. A vector of one-block blocks is one run; of anything else, a repetition.
+    fn place_vector(&mut self, old: &Datatype, count: usize, bl: usize, stride: isize) {
+        if count == 0 || bl == 0 {
+            return;
+        }
+        let mut one = Builder::new();
+        one.place(old, 0, bl);
+        one.expand();
+        push_segs(&mut self.segs, &mut self.seg_reps, &one.segs, one.seg_reps * count);
+        self.repeat(&one.runs, 0, count, stride);
     }
 }
 
 /// Flattens one item of `t`. Children are flattened once (cached on them) and replicated.
 pub(crate) fn flatten(t: &Datatype) -> Flat {
-    let (mut runs, mut segs) = (Vec::new(), Vec::new());
+    let mut b = Builder::new();
     match &t.kind {
-        Kind::Basic(b) => {
-            push_block(&mut runs, 0, b.size());
-            segs.push(Seg { basic: *b, n: 1 });
+        Kind::Basic(basic) => {
+            push_block(&mut b.runs, 0, basic.size());
+            b.segs.push(Seg { basic: *basic, n: 1 });
         }
         Kind::Marker(_) => {}
-        Kind::Vector { count, blocklen, stride, old } => {
-            place_vector(&mut runs, &mut segs, old, *count, *blocklen, stride.wrapping_mul(old.extent()))
-        }
-        Kind::Hvector { count, blocklen, stride, old } => place_vector(&mut runs, &mut segs, old, *count, *blocklen, *stride),
-        kind => kind.for_each_piece(|child, disp, bl| place(&mut runs, &mut segs, child, disp, bl)),
+        Kind::Vector { count, blocklen, stride, old } => b.place_vector(old, *count, *blocklen, stride.wrapping_mul(old.extent())),
+        Kind::Hvector { count, blocklen, stride, old } => b.place_vector(old, *count, *blocklen, *stride),
+        kind => kind.for_each_piece(|child, disp, bl| b.place(child, disp, bl)),
     }
+    let Builder { runs, segs, seg_reps, reps, rep_stride } = b;
     let mut starts = Vec::with_capacity(runs.len());
     let mut pos = 0;
     for r in &runs {
         starts.push(pos);
         pos += r.len * r.count;
     }
-    debug_assert_eq!(pos, t.size);
-    let ext_size = segs.iter().map(|s| s.n * s.basic.external32_size()).sum();
+    debug_assert_eq!(pos * reps, t.size);
+    let ext_size = segs.iter().map(|s| s.n * s.basic.external32_size()).sum::<usize>() * seg_reps;
     let uniform = runs.first().map_or(0, |r| r.len);
     let uniform = if runs.iter().all(|r| r.len == uniform) { uniform } else { 0 };
-    Flat { runs, starts, segs, ext_size, uniform }
+    Flat { runs, starts, reps, rep_stride, rep_size: pos, segs, seg_reps, ext_size, uniform }
 }
 
 /// The byte blocks of `count` items, blocks of consecutive items merged when adjacent.
@@ -201,19 +266,21 @@ pub struct Blocks<'a> {
     extent: isize,
     count: usize,
     item: usize,
-    /// Run and block within it of the next block.
+    /// Copy of the runs, run and block within it of the next block.
+    rep: usize,
     run: usize,
     k: usize,
 }
 
 impl<'a> Blocks<'a> {
     pub(crate) fn new(flat: &'a Flat, extent: isize, count: usize) -> Self {
-        Blocks { single: None, flat, extent, count, item: 0, run: 0, k: 0 }
+        Blocks { single: None, flat, extent, count, item: 0, rep: 0, run: 0, k: 0 }
     }
 
     pub(crate) fn single(off: isize, len: usize) -> Self {
-        static EMPTY: Flat = Flat { runs: Vec::new(), starts: Vec::new(), segs: Vec::new(), ext_size: 0, uniform: 0 };
-        Blocks { single: Some((off, len)), flat: &EMPTY, extent: 0, count: 0, item: 0, run: 0, k: 0 }
+        static EMPTY: Flat =
+            Flat { runs: Vec::new(), starts: Vec::new(), reps: 1, rep_stride: 0, rep_size: 0, segs: Vec::new(), seg_reps: 1, ext_size: 0, uniform: 0 };
+        Blocks { single: Some((off, len)), flat: &EMPTY, extent: 0, count: 0, item: 0, rep: 0, run: 0, k: 0 }
     }
 
     fn next_raw(&mut self) -> Option<(isize, usize)> {
@@ -223,6 +290,7 @@ impl<'a> Blocks<'a> {
         let r = self.flat.runs[self.run];
         let off = (self.item as isize)
             .wrapping_mul(self.extent)
+            .wrapping_add((self.rep as isize).wrapping_mul(self.flat.rep_stride))
             .wrapping_add(r.off)
             .wrapping_add((self.k as isize).wrapping_mul(r.stride));
         self.k += 1;
@@ -231,7 +299,11 @@ impl<'a> Blocks<'a> {
             self.run += 1;
             if self.run == self.flat.runs.len() {
                 self.run = 0;
-                self.item += 1;
+                self.rep += 1;
+                if self.rep == self.flat.reps {
+                    self.rep = 0;
+                    self.item += 1;
+                }
             }
         }
         Some((off, r.len))
@@ -247,11 +319,11 @@ impl Iterator for Blocks<'_> {
         }
         let (off, mut len) = self.next_raw()?;
         loop {
-            let save = (self.item, self.run, self.k);
+            let save = (self.item, self.rep, self.run, self.k);
             match self.next_raw() {
                 Some((o, l)) if off.wrapping_add(len as isize) == o => len += l,
                 Some(_) => {
-                    (self.item, self.run, self.k) = save;
+                    (self.item, self.rep, self.run, self.k) = save;
                     return Some((off, len));
                 }
                 None => return Some((off, len)),

@@ -117,7 +117,7 @@ impl Datatype {
     /// send and receive straight from user memory.
     pub fn is_contiguous(&self) -> bool {
         let f = self.flat();
-        matches!(f.runs.as_slice(), [r] if r.count == 1 && r.len as isize == self.extent())
+        f.reps == 1 && matches!(f.runs.as_slice(), [r] if r.count == 1 && r.len as isize == self.extent())
     }
 
     /// The data bytes of `count` items as (offset from the buffer, length), in packed order,
@@ -129,15 +129,25 @@ impl Datatype {
         Blocks::new(self.flat(), self.extent(), count)
     }
 
-    /// The type signature of one item as runs of one basic type, in packed order.
-    pub fn segments(&self) -> &[Seg] {
-        &self.flat().segs
+    /// The type signature of one item as runs of one basic type, in packed order: the
+    /// runs, and how many times they repeat.
+    pub fn segments(&self) -> (&[Seg], usize) {
+        let f = self.flat();
+        (&f.segs, f.seg_reps)
     }
 
     /// The type signature of one item: runs of (basic type, count), adjacent runs of the
     /// same type merged. Two types match for communication iff these are equal per byte.
     pub fn signature(&self) -> Vec<(Basic, usize)> {
-        self.segments().iter().map(|s| (s.basic, s.n)).collect()
+        let (segs, reps) = self.segments();
+        let mut out: Vec<(Basic, usize)> = Vec::new();
+        for s in std::iter::repeat_n(segs, reps).flatten() {
+            match out.last_mut() {
+                Some((b, n)) if *b == s.basic => *n += s.n,
+                _ => out.push((s.basic, s.n)),
+            }
+        }
+        out
     }
 
     /// What a predefined reduction combines in this type: the one basic type or predefined
@@ -186,9 +196,14 @@ impl Datatype {
         if self.size == 0 {
             return (bytes == 0).then_some(0);
         }
+        let (segs, reps) = self.segments();
+        // Whole items, then whole repetitions of the signature within one.
+        let (rep_size, rep_elements) = (self.size / reps, self.elements / reps);
         let mut n = (bytes / self.size) * self.elements;
         let mut rem = bytes % self.size;
-        for s in self.segments() {
+        n += (rem / rep_size) * rep_elements;
+        rem %= rep_size;
+        for s in segs {
             if rem == 0 {
                 break;
             }

@@ -61,11 +61,12 @@ unsafe fn copy_blocks(src: *const u8, sstride: isize, dst: *mut u8, dstride: isi
     }
 }
 
-/// What `walk` hands its caller: a piece of a run, or whole consecutive runs of one item
-/// at memory offset `base`, packed from `pos` on.
+/// What `walk` hands its caller: a piece of a run, or whole consecutive runs at memory
+/// offset `base`, `times` copies of them `stride` bytes apart (whole repetitions of an
+/// item's runs), packed from `pos` on.
 enum Step<'a> {
     Piece(Piece),
-    Runs { base: isize, runs: &'a [Run], pos: usize },
+    Runs { base: isize, runs: &'a [Run], times: usize, stride: isize, pos: usize },
 }
 
 /// Copies whole runs between memory (`mem`: the item's base address) and the packed stream
@@ -76,24 +77,27 @@ enum Step<'a> {
 /// # Safety
 /// As for `copy_blocks`, for every block of `runs`.
 #[inline(always)]
-unsafe fn copy_runs<const PACK: bool>(mem: *mut u8, packed: *mut u8, runs: &[Run], uniform: usize) {
+unsafe fn copy_runs<const PACK: bool>(mem: *mut u8, packed: *mut u8, runs: &[Run], uniform: usize, times: usize, stride: isize) {
     macro_rules! typed {
         ($t:ty) => {{
             let mut q = packed as *mut $t;
-            for r in runs {
-                let mut m = mem.wrapping_offset(r.off);
-                for _ in 0..r.count {
-                    // SAFETY: every block of `runs` is in the caller's ranges; `q` walks
-                    // the packed bytes of these runs.
-                    unsafe {
-                        if PACK {
-                            ptr::write_unaligned(q, ptr::read_unaligned(m as *const $t));
-                        } else {
-                            ptr::write_unaligned(m as *mut $t, ptr::read_unaligned(q));
+            for j in 0..times as isize {
+                let mem = mem.wrapping_offset(j * stride);
+                for r in runs {
+                    let mut m = mem.wrapping_offset(r.off);
+                    for _ in 0..r.count {
+                        // SAFETY: every block of `runs` is in the caller's ranges; `q` walks
+                        // the packed bytes of these runs.
+                        unsafe {
+                            if PACK {
+                                ptr::write_unaligned(q, ptr::read_unaligned(m as *const $t));
+                            } else {
+                                ptr::write_unaligned(m as *mut $t, ptr::read_unaligned(q));
+                            }
+                            q = q.add(1);
                         }
-                        q = q.add(1);
+                        m = m.wrapping_offset(r.stride);
                     }
-                    m = m.wrapping_offset(r.stride);
                 }
             }
         }};
@@ -106,16 +110,19 @@ unsafe fn copy_runs<const PACK: bool>(mem: *mut u8, packed: *mut u8, runs: &[Run
         16 => typed!(u128),
         _ => {
             let mut q = packed;
-            for r in runs {
-                let m = mem.wrapping_offset(r.off);
-                // SAFETY: as above.
-                unsafe {
-                    if PACK {
-                        copy_blocks(m, r.stride, q, r.len as isize, r.len, r.count);
-                    } else {
-                        copy_blocks(q, r.len as isize, m, r.stride, r.len, r.count);
+            for j in 0..times as isize {
+                let mem = mem.wrapping_offset(j * stride);
+                for r in runs {
+                    let m = mem.wrapping_offset(r.off);
+                    // SAFETY: as above.
+                    unsafe {
+                        if PACK {
+                            copy_blocks(m, r.stride, q, r.len as isize, r.len, r.count);
+                        } else {
+                            copy_blocks(q, r.len as isize, m, r.stride, r.len, r.count);
+                        }
+                        q = q.add(r.len * r.count);
                     }
-                    q = q.add(r.len * r.count);
                 }
             }
         }
@@ -138,44 +145,64 @@ impl Datatype {
             return end - from;
         }
         let ext = self.extent();
-        let nruns = flat.runs.len();
+        let (nruns, rep_size) = (flat.runs.len(), flat.rep_size);
         let mut pos = from;
-        let mut in_item = pos % self.size;
-        let mut base = ((pos / self.size) as isize).wrapping_mul(ext);
-        // The run holding byte `in_item`: the last one starting at or before it.
-        let mut ri = flat.starts.partition_point(|&s| s <= in_item) - 1;
+        // Where `pos` is: item, copy of the runs in it (`rep`), byte in that copy.
+        let in_item = pos % self.size;
+        let mut item_base = ((pos / self.size) as isize).wrapping_mul(ext);
+        let (mut rep, mut in_rep) = (in_item / rep_size, in_item % rep_size);
+        let mut base = item_base.wrapping_add((rep as isize).wrapping_mul(flat.rep_stride));
+        // The run holding byte `in_rep`: the last one starting at or before it.
+        let mut ri = flat.starts.partition_point(|&s| s <= in_rep) - 1;
+        let mut next_rep = |rep: &mut usize, base: &mut isize| {
+            *rep += 1;
+            if *rep == flat.reps {
+                *rep = 0;
+                item_base = item_base.wrapping_add(ext);
+            }
+            *base = item_base.wrapping_add((*rep as isize).wrapping_mul(flat.rep_stride));
+        };
         while pos < end {
-            let rel = in_item - flat.starts[ri];
-            let limit = in_item + (end - pos);
+            // Whole repetitions of the runs, at once.
+            let times = if in_rep == 0 { ((end - pos) / rep_size).min(flat.reps - rep) } else { 0 };
+            if times > 0 {
+                f(Step::Runs { base, runs: &flat.runs, times, stride: flat.rep_stride, pos: pos - from });
+                pos += times * rep_size;
+                rep += times - 1;
+                next_rep(&mut rep, &mut base);
+                continue;
+            }
+            let rel = in_rep - flat.starts[ri];
+            let limit = in_rep + (end - pos);
             // Runs ri..b end within the range.
             let mut b = ri;
             if rel == 0 {
                 b += flat.starts[ri + 1..].partition_point(|&s| s <= limit);
-                if b == nruns - 1 && self.size <= limit {
+                if b == nruns - 1 && rep_size <= limit {
                     b = nruns;
                 }
             }
             if b > ri {
-                f(Step::Runs { base, runs: &flat.runs[ri..b], pos: pos - from });
-                let stop = if b == nruns { self.size } else { flat.starts[b] };
-                pos += stop - in_item;
+                f(Step::Runs { base, runs: &flat.runs[ri..b], times: 1, stride: 0, pos: pos - from });
+                let stop = if b == nruns { rep_size } else { flat.starts[b] };
+                pos += stop - in_rep;
                 if b == nruns {
-                    (ri, in_item) = (0, 0);
-                    base = base.wrapping_add(ext);
+                    (ri, in_rep) = (0, 0);
+                    next_rep(&mut rep, &mut base);
                 } else {
-                    (ri, in_item) = (b, stop);
+                    (ri, in_rep) = (b, stop);
                 }
                 continue;
             }
             let r = flat.runs[ri];
             let n = self.part_of_run(r, rel, base, end - pos, pos - from, &mut f);
             pos += n;
-            in_item += n;
-            if in_item - flat.starts[ri] == r.len * r.count {
+            in_rep += n;
+            if in_rep - flat.starts[ri] == r.len * r.count {
                 ri += 1;
                 if ri == nruns {
-                    (ri, in_item) = (0, 0);
-                    base = base.wrapping_add(ext);
+                    (ri, in_rep) = (0, 0);
+                    next_rep(&mut rep, &mut base);
                 }
             }
         }
@@ -221,7 +248,9 @@ impl Datatype {
         // keeps every step within dst.len(). User memory and `dst` may not overlap (MPI rule).
         self.walk(count, from, dst.len(), |step| match step {
             Step::Piece(p) => unsafe { copy_blocks(at(src, p.off), p.stride, out.add(p.pos), p.len as isize, p.len, p.count) },
-            Step::Runs { base, runs, pos } => unsafe { copy_runs::<true>(at(src, base) as *mut u8, out.add(pos), runs, uniform) },
+            Step::Runs { base, runs, times, stride, pos } => unsafe {
+                copy_runs::<true>(at(src, base) as *mut u8, out.add(pos), runs, uniform, times, stride)
+            },
         })
     }
 
@@ -248,7 +277,9 @@ impl Datatype {
         // `walk` keeps every step within src.len().
         self.walk(count, from, src.len(), |step| match step {
             Step::Piece(p) => unsafe { copy_blocks(inp.add(p.pos), p.len as isize, at(dst, p.off) as *mut u8, p.stride, p.len, p.count) },
-            Step::Runs { base, runs, pos } => unsafe { copy_runs::<false>(at(dst, base) as *mut u8, inp.add(pos) as *mut u8, runs, uniform) },
+            Step::Runs { base, runs, times, stride, pos } => unsafe {
+                copy_runs::<false>(at(dst, base) as *mut u8, inp.add(pos) as *mut u8, runs, uniform, times, stride)
+            },
         })
     }
 }

@@ -635,6 +635,95 @@ fn large_blocks_flatten_in_one_step() {
     assert_eq!(c.blocks(1).collect::<Vec<_>>(), vec![(0, 4), (8, 4), (16, 4)]);
 }
 
+/// Packs and unpacks one item of `t`, whole and in odd-sized pieces starting mid-block,
+/// and checks the bytes against a byte-by-byte walk of the type map.
+fn check_pack_in_pieces(t: &Datatype, what: &str, unpack: bool) {
+    let elem = t.flat().runs.first().map_or(1, |r| r.len);
+    let offs: Vec<isize> = reference(t, 1).iter().flat_map(|&(o, b)| (0..b.size() as isize).map(move |k| o + k)).collect();
+    let (src, origin) = buffer_for(&offs);
+    let expect: Vec<u8> = offs.iter().map(|&o| src[(o + origin) as usize]).collect();
+    let mut packed = vec![0u8; t.size()];
+    // SAFETY: `src` covers every byte of the type map around `origin`.
+    let base = unsafe { src.as_ptr().offset(origin) };
+    assert_eq!(unsafe { t.pack(base, 1, &mut packed) }, t.size());
+    assert!(packed == expect, "pack, {what}");
+    let mut pieces = vec![0u8; t.size()];
+    let mut from = 0;
+    for step in [elem / 2 + 1, 1, 7 * elem + 3, 4096 + 5].iter().cycle() {
+        if from >= t.size() {
+            break;
+        }
+        let end = (from + step).min(t.size());
+        // SAFETY: as above.
+        let n = unsafe { t.pack_range(base, 1, from, &mut pieces[from..end]) };
+        assert_eq!(n, end - from);
+        from = end;
+    }
+    assert!(pieces == expect, "pack in pieces, {what}");
+    if !unpack {
+        return;
+    }
+    let mut dst = vec![0u8; src.len()];
+    // SAFETY: `dst` is as large as `src`.
+    let dbase = unsafe { dst.as_mut_ptr().offset(origin) };
+    let mut from = 0;
+    for step in [3 * elem + 1, elem, 1000].iter().cycle() {
+        if from >= t.size() {
+            break;
+        }
+        let end = (from + step).min(t.size());
+        // SAFETY: as above.
+        unsafe { t.unpack_range(&expect[from..end], dbase, 1, from) };
+        from = end;
+    }
+    let mut want = vec![0u8; src.len()];
+    for &o in &offs {
+        want[(o + origin) as usize] = src[(o + origin) as usize];
+    }
+    assert!(dst == want, "unpack, {what}");
+}
+
+/// Arrays of a multi-block type (structs, resized vectors) store the element's runs once
+/// with a repetition count, however long the array: contiguous, vector and hvector of
+/// them, in a resize or a dup; nested further they are written out, correctly.
+#[test]
+fn arrays_of_structs_are_one_repetition() {
+    let f64t = Datatype::basic(Basic::F64);
+    let st = Datatype::structure(&[1, 1], &[0, 8], &[Datatype::basic(Basic::I32), f64t.clone()]).unwrap();
+    let col = Datatype::resized(&Datatype::vector(8, 1, 2, &f64t).unwrap(), 0, 17 * 8).unwrap();
+    let n = 100_000;
+    let cases: Vec<(&str, Arc<Datatype>, usize)> = vec![
+        ("contiguous of structs", Datatype::contiguous(n, &st).unwrap(), 2),
+        ("vector of structs", Datatype::vector(n, 1, 3, &st).unwrap(), 2),
+        ("vector of 2-struct blocks", Datatype::vector(n, 2, 3, &st).unwrap(), 3),
+        ("hvector of structs, negative stride", Datatype::hvector(n, 1, -40, &st).unwrap(), 2),
+        ("contiguous of resized vectors", Datatype::contiguous(n / 8, &col).unwrap(), 1),
+        ("dup of a resized array", Datatype::dup(&Datatype::resized(&Datatype::contiguous(n, &st).unwrap(), -8, 64).unwrap()).unwrap(), 2),
+        ("contiguous of a contiguous of structs", Datatype::contiguous(7, &Datatype::contiguous(n / 7, &st).unwrap()).unwrap(), 2),
+        ("vector of arrays (written out)", Datatype::vector(3, 1, 2, &Datatype::contiguous(1000, &st).unwrap()).unwrap(), 0),
+        ("struct of an array and a double", Datatype::structure(&[1, 1], &[0, -16], &[Datatype::contiguous(1000, &st).unwrap(), f64t.clone()]).unwrap(), 0),
+    ];
+    for (what, t, runs) in cases {
+        t.commit();
+        if runs > 0 {
+            assert_eq!(t.flat().runs.len(), runs, "{what}: {:?}", &t.flat().runs[..t.flat().runs.len().min(4)]);
+            assert!(t.segments().0.len() <= 2, "{what}: signature stored once");
+        }
+        check_pack_in_pieces(&t, what, true);
+        let map = reference(&t, 1);
+        let sig: Vec<Basic> = t.signature().iter().flat_map(|&(b, n)| std::iter::repeat_n(b, n)).collect();
+        assert!(sig == map.iter().map(|x| x.1).collect::<Vec<_>>(), "{what}: signature");
+        assert_eq!(t.external32_size(1), Some(map.iter().map(|x| x.1.external32_size()).sum()), "{what}");
+        // MPI_Get_elements at a few cut points: the elements whose bytes all came.
+        for cut in [0, 4, 12, 16, 20, t.size() / 2, t.size() - 8, t.size()] {
+            let mut bytes = 0;
+            let whole = map.iter().take_while(|x| { bytes += x.1.size(); bytes <= cut }).count();
+            let at_edge = map.iter().scan(0, |b, x| { *b += x.1.size(); Some(*b) }).any(|b| b == cut) || cut == 0;
+            assert_eq!(t.elements_for_bytes(cut), at_edge.then_some(whole), "{what}: {cut} bytes");
+        }
+    }
+}
+
 /// Vectors of a million blocks are one run, in the flat form and in the constructor: a
 /// hvector of 2^40 blocks (described, never packed) commits at once. Packing and unpacking
 /// them, whole and in odd-sized pieces starting mid-block, moves exactly the bytes a
@@ -650,47 +739,7 @@ fn long_vectors_are_one_run() {
         let v = Datatype::hvector(count, 1, stride * elem as isize, &old).unwrap();
         v.commit();
         assert_eq!(v.flat().runs.len(), 1, "elem {elem} stride {stride}");
-        let offs: Vec<isize> = reference(&v, 1).iter().map(|x| x.0).collect();
-        let (src, origin) = buffer_for(&offs);
-        let expect: Vec<u8> = offs.iter().map(|&o| src[(o + origin) as usize]).collect();
-        let mut packed = vec![0u8; v.size()];
-        // SAFETY: `src` covers every byte of the type map around `origin`.
-        let base = unsafe { src.as_ptr().offset(origin) };
-        assert_eq!(unsafe { v.pack(base, 1, &mut packed) }, v.size());
-        assert!(packed == expect, "pack, elem {elem} stride {stride}");
-        let mut pieces = vec![0u8; v.size()];
-        let mut from = 0;
-        for step in [elem / 2 + 1, 1, 7 * elem + 3, 4096 + 5].iter().cycle() {
-            if from >= v.size() {
-                break;
-            }
-            let end = (from + step).min(v.size());
-            // SAFETY: as above.
-            let n = unsafe { v.pack_range(base, 1, from, &mut pieces[from..end]) };
-            assert_eq!(n, end - from);
-            from = end;
-        }
-        assert!(pieces == expect, "pack in pieces, elem {elem} stride {stride}");
-        if stride == 0 {
-            continue; // every block is the same bytes: not a receive layout
-        }
-        let mut dst = vec![0u8; src.len()];
-        // SAFETY: `dst` is as large as `src`.
-        let dbase = unsafe { dst.as_mut_ptr().offset(origin) };
-        let mut from = 0;
-        for step in [3 * elem + 1, elem, 1000].iter().cycle() {
-            if from >= v.size() {
-                break;
-            }
-            let end = (from + step).min(v.size());
-            // SAFETY: as above.
-            unsafe { v.unpack_range(&expect[from..end], dbase, 1, from) };
-            from = end;
-        }
-        let mut want = vec![0u8; src.len()];
-        for &o in &offs {
-            want[(o + origin) as usize] = src[(o + origin) as usize];
-        }
-        assert!(dst == want, "unpack, elem {elem} stride {stride}");
+        // Stride 0: every block is the same bytes, not a receive layout.
+        check_pack_in_pieces(&v, &format!("elem {elem} stride {stride}"), stride != 0);
     }
 }
