@@ -89,6 +89,7 @@ fn push_segs(out: &mut Vec<Seg>, reps: &mut usize, sig: &[Seg], times: usize) {
 
 /// Appends one block, merging it into the last block when adjacent, or into the last run
 /// when it continues that run's stride.
+#[inline]
 fn push_block(runs: &mut Vec<Run>, off: isize, len: usize) {
     if len == 0 {
         return;
@@ -121,6 +122,7 @@ fn push_block(runs: &mut Vec<Run>, off: isize, len: usize) {
 }
 
 /// Appends a run (its first block through `push_block`, so it merges like single blocks).
+#[inline]
 fn push_run(runs: &mut Vec<Run>, r: Run) {
     if r.count == 0 || r.len == 0 {
         return;
@@ -203,8 +205,12 @@ impl Builder {
             return;
         }
         let cf = child.flat();
-        let ext = child.extent();
         push_segs(&mut self.segs, &mut self.seg_reps, &cf.segs, cf.seg_reps * bl);
+        self.place_runs(cf, child.extent(), disp, bl);
+    }
+
+    /// The runs of `place`: `bl` copies of the flat form `cf` (of extent `ext`) at `disp`.
+    fn place_runs(&mut self, cf: &Flat, ext: isize, disp: isize, bl: usize) {
         if cf.reps == 1 {
             self.repeat(&cf.runs, disp, bl, ext);
         } else if bl == 1 || cf.rep_stride.wrapping_mul(cf.reps as isize) == ext {
@@ -215,6 +221,31 @@ impl Builder {
                 self.repeat(&cf.runs, disp.wrapping_add((k as isize).wrapping_mul(ext)), cf.reps, cf.rep_stride);
             }
         }
+    }
+
+    /// Appends the pieces (disp, items) of an indexed kind, all copies of `old`: the
+    /// signature once for all their items, and for a one-block `old` a run per piece with
+    /// no further look at `old`.
+    fn place_indexed(&mut self, old: &Datatype, pieces: &mut dyn Iterator<Item = (isize, usize)>) {
+        let cf = old.flat();
+        let ext = old.extent();
+        let mut items = 0;
+        match (cf.reps, cf.runs.as_slice()) {
+            (1, [r]) if r.count == 1 => {
+                self.expand();
+                for (d, bl) in pieces.filter(|p| p.1 > 0) {
+                    items += bl;
+                    push_run(&mut self.runs, Run { off: d.wrapping_add(r.off), len: r.len, stride: ext, count: bl });
+                }
+            }
+            _ => {
+                for (d, bl) in pieces.filter(|p| p.1 > 0) {
+                    items += bl;
+                    self.place_runs(cf, ext, d, bl);
+                }
+            }
+        }
+        push_segs(&mut self.segs, &mut self.seg_reps, &cf.segs, cf.seg_reps * items);
     }
 
     /// Appends a vector: `count` blocks of `bl` items of `old`, block j at `j * stride`
@@ -242,7 +273,11 @@ pub(crate) fn flatten(t: &Datatype) -> Flat {
         Kind::Marker(_) => {}
         Kind::Vector { count, blocklen, stride, old } => b.place_vector(old, *count, *blocklen, stride.wrapping_mul(old.extent())),
         Kind::Hvector { count, blocklen, stride, old } => b.place_vector(old, *count, *blocklen, *stride),
-        kind => kind.for_each_piece(|child, disp, bl| b.place(child, disp, bl)),
+        kind => {
+            if kind.with_indexed_pieces(|old, pieces| b.place_indexed(old, pieces)).is_none() {
+                kind.for_each_piece(|child, disp, bl| b.place(child, disp, bl))
+            }
+        }
     }
     let Builder { runs, segs, seg_reps, reps, rep_stride } = b;
     let mut starts = Vec::with_capacity(runs.len());

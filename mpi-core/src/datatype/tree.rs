@@ -94,6 +94,29 @@ pub struct Datatype {
     pub(crate) flat: OnceLock<Flat>,
 }
 
+/// For `for_each_piece_weighted`: the pieces (disp, bl) of copies of `old` reduced to the
+/// one reaching the lowest bound (carrying every item) and the one reaching the highest.
+/// Empty pieces place nothing (their displacements may be anything).
+fn extremes(old: &Arc<Datatype>, pieces: &mut dyn Iterator<Item = (isize, usize)>, f: &mut impl FnMut(&Arc<Datatype>, isize, usize, usize)) {
+    let ext = old.extent();
+    let (mut items, mut lo, mut hi) = (0usize, None::<(isize, isize, usize)>, None::<(isize, isize, usize)>);
+    for (d, bl) in pieces.filter(|p| p.1 > 0) {
+        items = items.saturating_add(bl);
+        let span = (bl as isize - 1).wrapping_mul(ext);
+        let (l, h) = (d.wrapping_add(span.min(0)), d.wrapping_add(span.max(0)));
+        if lo.is_none_or(|x| l < x.0) {
+            lo = Some((l, d, bl));
+        }
+        if hi.is_none_or(|x| h > x.0) {
+            hi = Some((h, d, bl));
+        }
+    }
+    if let (Some(lo), Some(hi)) = (lo, hi) {
+        f(old, lo.1, lo.2, items);
+        f(old, hi.1, hi.2, 0);
+    }
+}
+
 fn arg(msg: impl Into<String>) -> MpiError {
     MpiError::new(ErrorClass::Arg, msg)
 }
@@ -163,22 +186,47 @@ impl Kind {
         }
     }
 
-    /// As `for_each_piece` with a multiplicity: a vector's equally spaced pieces come as
-    /// the first and the last, the last standing for the other `count - 1` (`times`).
-    /// Sizes add up by multiplicity and bounds are reached at the ends, so describing a
-    /// vector of a million blocks takes two steps.
+    /// What the constructor needs of the pieces, without visiting each: `f(type, disp, bl,
+    /// items)` where `disp` and `bl` place copies whose bounds matter and `items` is how
+    /// many items of `type` the call stands for (sizes add up by it). Pieces of one type
+    /// (vectors, the indexed kinds) come as the two that reach the lowest and the highest
+    /// bound, carrying all their items between them: a million blocks in two calls, after
+    /// a tight loop over the displacements for the indexed kinds.
     pub(crate) fn for_each_piece_weighted(&self, mut f: impl FnMut(&Arc<Datatype>, isize, usize, usize)) {
-        let (count, stride, bl, old) = match self {
-            Kind::Vector { count, blocklen, stride, old } => (*count, stride.wrapping_mul(old.extent()), *blocklen, old),
-            Kind::Hvector { count, blocklen, stride, old } => (*count, *stride, *blocklen, old),
-            _ => return self.for_each_piece(|t, disp, bl| f(t, disp, bl, 1)),
-        };
-        if count > 0 {
-            f(old, 0, bl, 1);
+        match self {
+            Kind::Vector { count, blocklen, stride, old } if *count > 0 => {
+                let last = ((count - 1) as isize).wrapping_mul(*stride).wrapping_mul(old.extent());
+                f(old, 0, *blocklen, *blocklen);
+                f(old, last, *blocklen, blocklen.saturating_mul(count - 1));
+            }
+            Kind::Hvector { count, blocklen, stride, old } if *count > 0 => {
+                f(old, 0, *blocklen, *blocklen);
+                f(old, ((count - 1) as isize).wrapping_mul(*stride), *blocklen, blocklen.saturating_mul(count - 1));
+            }
+            _ => {
+                if self.with_indexed_pieces(|old, pieces| extremes(old, pieces, &mut f)).is_none() {
+                    self.for_each_piece(|t, disp, bl| f(t, disp, bl, bl))
+                }
+            }
         }
-        if count > 1 {
-            f(old, ((count - 1) as isize).wrapping_mul(stride), bl, count - 1);
-        }
+    }
+
+    /// For the indexed kinds (pieces that are all copies of one type): calls `f` with that
+    /// type and the pieces as (byte displacement, items), and returns its result.
+    pub(crate) fn with_indexed_pieces<R>(&self, f: impl FnOnce(&Arc<Datatype>, &mut dyn Iterator<Item = (isize, usize)>) -> R) -> Option<R> {
+        Some(match self {
+            Kind::Indexed { blocklens, displs, old } => {
+                let ext = old.extent();
+                f(old, &mut blocklens.iter().zip(displs).map(|(&bl, &d)| (d.wrapping_mul(ext), bl)))
+            }
+            Kind::Hindexed { blocklens, displs, old } => f(old, &mut blocklens.iter().zip(displs).map(|(&bl, &d)| (d, bl))),
+            Kind::IndexedBlock { blocklen, displs, old } => {
+                let ext = old.extent();
+                f(old, &mut displs.iter().map(|&d| (d.wrapping_mul(ext), *blocklen)))
+            }
+            Kind::HindexedBlock { blocklen, displs, old } => f(old, &mut displs.iter().map(|&d| (d, *blocklen))),
+            _ => return None,
+        })
     }
 
     /// Checks that displacements cannot overflow when placed (so `for_each_piece`'s
@@ -306,15 +354,15 @@ impl Datatype {
         let mut expl_ub: Option<isize> = None;
         let mut data = Range::default();
         let mut overflow = false;
-        kind.for_each_piece_weighted(|t, disp, bl, times| {
+        kind.for_each_piece_weighted(|t, disp, bl, items| {
             if bl == 0 {
                 return;
             }
-            match t.size.checked_mul(bl).and_then(|s| s.checked_mul(times)).and_then(|s| size.checked_add(s)) {
+            match t.size.checked_mul(items).and_then(|s| size.checked_add(s)) {
                 Some(s) => size = s,
                 None => overflow = true,
             }
-            elements = elements.saturating_add(t.elements.saturating_mul(bl).saturating_mul(times));
+            elements = elements.saturating_add(t.elements.saturating_mul(items));
             align = align.max(t.align);
             // Copies sit at disp + k*extent, k in 0..bl: the extremes are at k = 0 or bl-1.
             let span = (bl as isize - 1).wrapping_mul(t.extent());
