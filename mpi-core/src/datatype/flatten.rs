@@ -6,7 +6,7 @@
 //! million-entry list (that cost 44 ns per element at commit).
 
 use super::basic::Basic;
-use super::tree::{Datatype, Kind};
+use super::tree::{Datatype, IndexedPieces, Kind};
 
 /// `n` consecutive values of one basic type in the packed stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,13 +226,16 @@ impl Builder {
     /// Appends the pieces (disp, items) of an indexed kind, all copies of `old`: the
     /// signature once for all their items, and for a one-block `old` a run per piece with
     /// no further look at `old`.
-    fn place_indexed(&mut self, old: &Datatype, pieces: &mut dyn Iterator<Item = (isize, usize)>) {
+    fn place_indexed(&mut self, old: &Datatype, pieces: IndexedPieces) {
         let cf = old.flat();
         let ext = old.extent();
         let mut items = 0;
         match (cf.reps, cf.runs.as_slice()) {
             (1, [r]) if r.count == 1 => {
                 self.expand();
+                // At most a run per piece: growing the list by doubling cost a third of
+                // the time (copies and page faults); the excess is given back below.
+                self.runs.reserve(pieces.size_hint().0);
                 for (d, bl) in pieces.filter(|p| p.1 > 0) {
                     items += bl;
                     push_run(&mut self.runs, Run { off: d.wrapping_add(r.off), len: r.len, stride: ext, count: bl });
@@ -274,12 +277,16 @@ pub(crate) fn flatten(t: &Datatype) -> Flat {
         Kind::Vector { count, blocklen, stride, old } => b.place_vector(old, *count, *blocklen, stride.wrapping_mul(old.extent())),
         Kind::Hvector { count, blocklen, stride, old } => b.place_vector(old, *count, *blocklen, *stride),
         kind => {
-            if kind.with_indexed_pieces(|old, pieces| b.place_indexed(old, pieces)).is_none() {
-                kind.for_each_piece(|child, disp, bl| b.place(child, disp, bl))
+            match kind.indexed_pieces() {
+                Some((old, pieces)) => b.place_indexed(old, pieces),
+                None => kind.for_each_piece(|child, disp, bl| b.place(child, disp, bl)),
             }
         }
     }
-    let Builder { runs, segs, seg_reps, reps, rep_stride } = b;
+    let Builder { mut runs, segs, seg_reps, reps, rep_stride } = b;
+    if runs.capacity() > 2 * runs.len() {
+        runs.shrink_to_fit();
+    }
     let mut starts = Vec::with_capacity(runs.len());
     let mut pos = 0;
     for r in &runs {

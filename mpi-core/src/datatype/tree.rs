@@ -94,10 +94,37 @@ pub struct Datatype {
     pub(crate) flat: OnceLock<Flat>,
 }
 
+/// The pieces of an indexed kind (`Kind::indexed_pieces`): (displacement × `scale`, the
+/// piece's block length or the common `blocklen`).
+pub(crate) struct IndexedPieces<'a> {
+    displs: &'a [isize],
+    blocklens: Option<&'a [usize]>,
+    blocklen: usize,
+    scale: isize,
+    i: usize,
+}
+
+impl Iterator for IndexedPieces<'_> {
+    type Item = (isize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(isize, usize)> {
+        let d = *self.displs.get(self.i)?;
+        let bl = self.blocklens.map_or(self.blocklen, |b| b[self.i]);
+        self.i += 1;
+        Some((d.wrapping_mul(self.scale), bl))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.displs.len() - self.i;
+        (n, Some(n))
+    }
+}
+
 /// For `for_each_piece_weighted`: the pieces (disp, bl) of copies of `old` reduced to the
 /// one reaching the lowest bound (carrying every item) and the one reaching the highest.
 /// Empty pieces place nothing (their displacements may be anything).
-fn extremes(old: &Arc<Datatype>, pieces: &mut dyn Iterator<Item = (isize, usize)>, f: &mut impl FnMut(&Arc<Datatype>, isize, usize, usize)) {
+fn extremes(old: &Arc<Datatype>, pieces: IndexedPieces, f: &mut impl FnMut(&Arc<Datatype>, isize, usize, usize)) {
     let ext = old.extent();
     let (mut items, mut lo, mut hi) = (0usize, None::<(isize, isize, usize)>, None::<(isize, isize, usize)>);
     for (d, bl) in pieces.filter(|p| p.1 > 0) {
@@ -203,30 +230,24 @@ impl Kind {
                 f(old, 0, *blocklen, *blocklen);
                 f(old, ((count - 1) as isize).wrapping_mul(*stride), *blocklen, blocklen.saturating_mul(count - 1));
             }
-            _ => {
-                if self.with_indexed_pieces(|old, pieces| extremes(old, pieces, &mut f)).is_none() {
-                    self.for_each_piece(|t, disp, bl| f(t, disp, bl, bl))
-                }
-            }
+            _ => match self.indexed_pieces() {
+                Some((old, pieces)) => extremes(old, pieces, &mut f),
+                None => self.for_each_piece(|t, disp, bl| f(t, disp, bl, bl)),
+            },
         }
     }
 
-    /// For the indexed kinds (pieces that are all copies of one type): calls `f` with that
-    /// type and the pieces as (byte displacement, items), and returns its result.
-    pub(crate) fn with_indexed_pieces<R>(&self, f: impl FnOnce(&Arc<Datatype>, &mut dyn Iterator<Item = (isize, usize)>) -> R) -> Option<R> {
-        Some(match self {
-            Kind::Indexed { blocklens, displs, old } => {
-                let ext = old.extent();
-                f(old, &mut blocklens.iter().zip(displs).map(|(&bl, &d)| (d.wrapping_mul(ext), bl)))
-            }
-            Kind::Hindexed { blocklens, displs, old } => f(old, &mut blocklens.iter().zip(displs).map(|(&bl, &d)| (d, bl))),
-            Kind::IndexedBlock { blocklen, displs, old } => {
-                let ext = old.extent();
-                f(old, &mut displs.iter().map(|&d| (d.wrapping_mul(ext), *blocklen)))
-            }
-            Kind::HindexedBlock { blocklen, displs, old } => f(old, &mut displs.iter().map(|&d| (d, *blocklen))),
+    /// For the indexed kinds (pieces that are all copies of one type): that type and the
+    /// pieces as (byte displacement, items).
+    pub(crate) fn indexed_pieces(&self) -> Option<(&Arc<Datatype>, IndexedPieces<'_>)> {
+        let (displs, blocklens, blocklen, scale, old) = match self {
+            Kind::Indexed { blocklens, displs, old } => (displs, Some(blocklens), 0, old.extent(), old),
+            Kind::Hindexed { blocklens, displs, old } => (displs, Some(blocklens), 0, 1, old),
+            Kind::IndexedBlock { blocklen, displs, old } => (displs, None, *blocklen, old.extent(), old),
+            Kind::HindexedBlock { blocklen, displs, old } => (displs, None, *blocklen, 1, old),
             _ => return None,
-        })
+        };
+        Some((old, IndexedPieces { displs, blocklens: blocklens.map(|b| &b[..]), blocklen, scale, i: 0 }))
     }
 
     /// Checks that displacements cannot overflow when placed (so `for_each_piece`'s
