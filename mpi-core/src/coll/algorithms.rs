@@ -446,6 +446,14 @@ pub fn allreduce_ring(s: &mut Schedule, input: Slice, output: Slice, elem: usize
 /// sends an input block; step k sends the block combined in step k-1. Rank r's `out[r]`
 /// ends fully reduced; `out[r-1]` is left for the allgather. Commutative only.
 fn ring_reduce_scatter_into(s: &mut Schedule, inp: &[Slice], out: &[Slice]) {
+    ring_reduce_scatter_via(s, inp, |_, b| out[b]);
+}
+
+/// The out-of-place ring reduce-scatter step: in step k rank r sends block r-k-1 (its
+/// input block at k = 0, else the partial sum received in step k-1) to r+1, receives
+/// block r-k-2 from r-1 into `slot(k, block)` and combines its own input block into it.
+/// The last step (k = p-2) receives block r. Commutative only.
+fn ring_reduce_scatter_via(s: &mut Schedule, inp: &[Slice], slot: impl Fn(usize, usize) -> Slice) {
     let (n, me) = (s.comm.size(), s.comm.rank);
     let right = (me + 1) % n;
     let left = (me + n - 1) % n;
@@ -453,9 +461,10 @@ fn ring_reduce_scatter_into(s: &mut Schedule, inp: &[Slice], out: &[Slice]) {
         let sb = (me + 2 * n - k - 1) % n;
         let rb = (me + 2 * n - k - 2) % n;
         s.next_round();
-        s.send(right, if k == 0 { inp[sb] } else { out[sb] });
-        s.recv(left, out[rb]);
-        s.reduce(inp[rb], out[rb]);
+        s.send(right, if k == 0 { inp[sb] } else { slot(k - 1, sb) });
+        let into = slot(k, rb);
+        s.recv(left, into);
+        s.reduce(inp[rb], into);
     }
 }
 
@@ -871,28 +880,17 @@ pub fn reduce_scatter(s: &mut Schedule, input: Slice, output: Slice, lens: &[usi
 }
 
 /// Ring reduce-scatter from `input` (consecutive `blocks`: offset, length) into this
-/// rank's `output`, with no copy of the vector: step 0 sends an input block, step k the
-/// partial sum received in step k-1 (two block-sized temporaries alternate), and each
-/// received block is combined with this rank's input block; the last step receives this
-/// rank's own block, straight into `output` unless `output` lies inside `input`
-/// (MPI_IN_PLACE), where it would overwrite input still being read. Commutative only.
+/// rank's `output`, with no copy of the vector: the partial sums go through two
+/// block-sized temporaries in turn, and the last step receives this rank's own block
+/// straight into `output` unless `output` lies inside `input` (MPI_IN_PLACE), where it
+/// would overwrite input still being read. Commutative only.
 fn ring_reduce_scatter_out(s: &mut Schedule, input: Slice, output: Slice, blocks: &[(usize, usize)]) {
-    let (n, me) = (s.comm.size(), s.comm.rank);
-    let right = (me + 1) % n;
-    let left = (me + n - 1) % n;
+    let n = s.comm.size();
     let inp: Vec<Slice> = blocks.iter().map(|b| input.sub(b.0, b.1)).collect();
     let max = if n > 2 { blocks.iter().map(|b| b.1).max().unwrap_or(0) } else { 0 };
     let partial = [s.temp(max), s.temp(max)];
     let last = if overlap(input, output) { s.temp(output.len) } else { output };
-    for k in 0..n - 1 {
-        let sb = (me + 2 * n - k - 1) % n;
-        let rb = (me + 2 * n - k - 2) % n;
-        s.next_round();
-        s.send(right, if k == 0 { inp[sb] } else { partial[(k - 1) % 2].sub(0, inp[sb].len) });
-        let into = if k == n - 2 { last } else { partial[k % 2].sub(0, inp[rb].len) };
-        s.recv(left, into);
-        s.reduce(inp[rb], into);
-    }
+    ring_reduce_scatter_via(s, &inp, |k, b| if k == n - 2 { last } else { partial[k % 2].sub(0, inp[b].len) });
     local_copy(s, last, output);
 }
 

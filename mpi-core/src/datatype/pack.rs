@@ -26,6 +26,21 @@ struct Piece {
     pos: usize,
 }
 
+/// Runs `$typed!(T)` with T the unsigned integer of `$len` bytes for lengths 1, 2, 4, 8
+/// and 16 (one load and store per block), else `$other`.
+macro_rules! by_width {
+    ($len:expr, $typed:ident, $other:block) => {
+        match $len {
+            1 => $typed!(u8),
+            2 => $typed!(u16),
+            4 => $typed!(u32),
+            8 => $typed!(u64),
+            16 => $typed!(u128),
+            _ => $other,
+        }
+    };
+}
+
 /// Copies `p.count` blocks of `p.len` bytes from `src` (k-th at `k * sstride`) to `dst`
 /// (k-th at `k * dstride`), with one load and store per block for the small power-of-two
 /// lengths of vectors of basic types (a `memcpy` call each cost 3.4 ns per 8-byte element).
@@ -46,19 +61,12 @@ unsafe fn copy_blocks(src: *const u8, sstride: isize, dst: *mut u8, dstride: isi
             }
         };
     }
-    match len {
-        1 => typed!(u8),
-        2 => typed!(u16),
-        4 => typed!(u32),
-        8 => typed!(u64),
-        16 => typed!(u128),
-        _ => {
-            for k in 0..count as isize {
-                // SAFETY: as above.
-                unsafe { ptr::copy_nonoverlapping(src.wrapping_offset(k * sstride), dst.wrapping_offset(k * dstride), len) }
-            }
+    by_width!(len, typed, {
+        for k in 0..count as isize {
+            // SAFETY: as above.
+            unsafe { ptr::copy_nonoverlapping(src.wrapping_offset(k * sstride), dst.wrapping_offset(k * dstride), len) }
         }
-    }
+    })
 }
 
 /// What `walk` hands its caller: a piece of a run, or whole consecutive runs at memory
@@ -102,30 +110,39 @@ unsafe fn copy_runs<const PACK: bool>(mem: *mut u8, packed: *mut u8, runs: &[Run
             }
         }};
     }
-    match uniform {
-        1 => typed!(u8),
-        2 => typed!(u16),
-        4 => typed!(u32),
-        8 => typed!(u64),
-        16 => typed!(u128),
-        _ => {
-            let mut q = packed;
-            for j in 0..times as isize {
-                let mem = mem.wrapping_offset(j * stride);
-                for r in runs {
-                    let m = mem.wrapping_offset(r.off);
-                    // SAFETY: as above.
-                    unsafe {
-                        if PACK {
-                            copy_blocks(m, r.stride, q, r.len as isize, r.len, r.count);
-                        } else {
-                            copy_blocks(q, r.len as isize, m, r.stride, r.len, r.count);
-                        }
-                        q = q.add(r.len * r.count);
+    by_width!(uniform, typed, {
+        let mut q = packed;
+        for j in 0..times as isize {
+            let mem = mem.wrapping_offset(j * stride);
+            for r in runs {
+                let m = mem.wrapping_offset(r.off);
+                // SAFETY: as above.
+                unsafe {
+                    if PACK {
+                        copy_blocks(m, r.stride, q, r.len as isize, r.len, r.count);
+                    } else {
+                        copy_blocks(q, r.len as isize, m, r.stride, r.len, r.count);
                     }
+                    q = q.add(r.len * r.count);
                 }
             }
         }
+    })
+}
+
+/// The piece of run `r` from its byte `rel`, at most `want` bytes, at `pos` in the
+/// range: the rest of a block, or whole blocks.
+fn part_of_run(r: Run, rel: usize, base: isize, want: usize, pos: usize, f: &mut impl FnMut(Step)) -> usize {
+    let (k, skip) = (rel / r.len, rel % r.len);
+    let off = base.wrapping_add(r.off).wrapping_add((k as isize).wrapping_mul(r.stride));
+    if skip > 0 || want < r.len {
+        let n = (r.len - skip).min(want);
+        f(Step::Piece(Piece { off: off.wrapping_add(skip as isize), stride: 0, len: n, count: 1, pos }));
+        n
+    } else {
+        let blocks = (want / r.len).min(r.count - k);
+        f(Step::Piece(Piece { off, stride: r.stride, len: r.len, count: blocks, pos }));
+        blocks * r.len
     }
 }
 
@@ -195,7 +212,7 @@ impl Datatype {
                 continue;
             }
             let r = flat.runs[ri];
-            let n = self.part_of_run(r, rel, base, end - pos, pos - from, &mut f);
+            let n = part_of_run(r, rel, base, end - pos, pos - from, &mut f);
             pos += n;
             in_rep += n;
             if in_rep - flat.starts[ri] == r.len * r.count {
@@ -207,22 +224,6 @@ impl Datatype {
             }
         }
         end - from
-    }
-
-    /// The piece of run `r` from its byte `rel`, at most `want` bytes, at `pos` in the
-    /// range: the rest of a block, or whole blocks.
-    fn part_of_run(&self, r: Run, rel: usize, base: isize, want: usize, pos: usize, f: &mut impl FnMut(Step)) -> usize {
-        let (k, skip) = (rel / r.len, rel % r.len);
-        let off = base.wrapping_add(r.off).wrapping_add((k as isize).wrapping_mul(r.stride));
-        if skip > 0 || want < r.len {
-            let n = (r.len - skip).min(want);
-            f(Step::Piece(Piece { off: off.wrapping_add(skip as isize), stride: 0, len: n, count: 1, pos }));
-            n
-        } else {
-            let blocks = (want / r.len).min(r.count - k);
-            f(Step::Piece(Piece { off, stride: r.stride, len: r.len, count: blocks, pos }));
-            blocks * r.len
-        }
     }
 
     /// Packs `count` items at `src` into `dst`; returns the bytes written

@@ -185,25 +185,9 @@ impl Kind {
                     f(old, (j as isize).wrapping_mul(*stride), *blocklen)
                 }
             }
-            Kind::Indexed { blocklens, displs, old } => {
-                for (bl, d) in blocklens.iter().zip(displs) {
-                    f(old, d.wrapping_mul(old.extent()), *bl)
-                }
-            }
-            Kind::Hindexed { blocklens, displs, old } => {
-                for (bl, d) in blocklens.iter().zip(displs) {
-                    f(old, *d, *bl)
-                }
-            }
-            Kind::IndexedBlock { blocklen, displs, old } => {
-                for d in displs {
-                    f(old, d.wrapping_mul(old.extent()), *blocklen)
-                }
-            }
-            Kind::HindexedBlock { blocklen, displs, old } => {
-                for d in displs {
-                    f(old, *d, *blocklen)
-                }
+            Kind::Indexed { .. } | Kind::Hindexed { .. } | Kind::IndexedBlock { .. } | Kind::HindexedBlock { .. } => {
+                let (old, pieces) = self.indexed_pieces().expect("an indexed kind");
+                pieces.for_each(|(d, bl)| f(old, d, bl))
             }
             Kind::Struct { blocklens, displs, types } => {
                 for ((bl, d), t) in blocklens.iter().zip(displs).zip(types) {
