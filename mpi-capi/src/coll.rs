@@ -781,8 +781,8 @@ fn reduce<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, cnt:
             let acc = if at_root { recvbuf as *mut u8 } else { tmp.wrapping_add(DIRECT_TMP / 2) };
             if !in_place(sendbuf) && len > 0 {
                 // SAFETY: sendbuf holds `cnt` items of the contiguous `dt` (MPI rule); `acc`
-                // has room for them; `copy` tolerates the (erroneous) overlap.
-                unsafe { std::ptr::copy(sendbuf as *const u8, acc, len) };
+                // has room for them; `move_bytes` tolerates the (erroneous) overlap.
+                unsafe { mpi_core::copy::move_bytes(sendbuf as *const u8, acc, len) };
             }
             let op = if flat { DirectOp::ReduceFlat { op: p, elem, root } } else { DirectOp::Reduce { op: p, elem, root } };
             Some((op, acc, len))
@@ -869,8 +869,8 @@ fn allreduce<C: Int>(func: &str, sendbuf: *const c_void, recvbuf: *mut c_void, c
         }
         if !in_place(sendbuf) && len > 0 {
             // SAFETY: both buffers hold `count` items of the contiguous `datatype` (MPI rule);
-            // `copy` tolerates the (erroneous) overlap.
-            unsafe { std::ptr::copy(sendbuf as *const u8, recvbuf as *mut u8, len) };
+            // `move_bytes` tolerates the (erroneous) overlap.
+            unsafe { mpi_core::copy::move_bytes(sendbuf as *const u8, recvbuf as *mut u8, len) };
         }
         Some((DirectOp::Allreduce { op: p, elem }, recvbuf as *mut u8, len))
     });
@@ -1102,8 +1102,8 @@ fn scatter<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: M
                     return None;
                 }
                 // SAFETY: the root's send buffer holds n blocks and its receive buffer one
-                // (MPI rule); `copy`, not `copy_nonoverlapping`, in case a caller aliases them.
-                unsafe { std::ptr::copy((sendbuf as *const u8).add(root * blk), recvbuf as *mut u8, blk) };
+                // (MPI rule); `move_bytes` in case a caller aliases them.
+                unsafe { mpi_core::copy::move_bytes((sendbuf as *const u8).add(root * blk), recvbuf as *mut u8, blk) };
             }
             Some((DirectOp::ScatterFlat { root, blk }, sendbuf as *mut u8, total))
         });
@@ -1229,7 +1229,7 @@ fn allgather<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype:
                     return None;
                 }
                 // SAFETY: sendbuf holds `blk` bytes and recvbuf n blocks of `blk` (MPI rule).
-                unsafe { std::ptr::copy(sendbuf as *const u8, (recvbuf as *mut u8).add(me * blk), blk) };
+                unsafe { mpi_core::copy::move_bytes(sendbuf as *const u8, (recvbuf as *mut u8).add(me * blk), blk) };
             }
             Some((DirectOp::Allgather { blk }, recvbuf as *mut u8, n * blk))
         });

@@ -1,6 +1,7 @@
 //! Byte copies for the message paths. Most messages there are a few bytes long, where a
 //! call into the C library's `memcpy` (PLT hop plus size dispatch) costs more than the copy;
-//! up to 32 bytes the copy is done inline with at most four loads and stores.
+//! up to 32 bytes the copy is done inline with at most four loads and stores. Long copies
+//! whose destination sits just past the source modulo 4 KiB run backwards (`copy_long`).
 
 /// Copies `len` bytes from `src` to `dst` (non-overlapping).
 ///
@@ -35,8 +36,87 @@ pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, len: usize) {
                 (dst as *mut u128).write_unaligned(a);
                 (dst.add(len - 16) as *mut u128).write_unaligned(b);
             }
-            _ => std::ptr::copy_nonoverlapping(src, dst, len),
+            _ => copy_long(src, dst, len),
         }
+    }
+}
+
+/// Copies `len` bytes from `src` to `dst` (non-overlapping), for lengths past the inline
+/// cases.
+///
+/// glibc's `memcpy` copies a few KiB and more with `rep movsb`, which crawls when the
+/// destination lies 1–63 bytes past the source modulo 4 KiB: every load's page offset
+/// matches a store just issued (4K aliasing). Measured here (AMD EPYC), 64 × 256 KiB
+/// copies: 14–17 GB/s at most offsets, 6–7 at 16 bytes; 16 KiB copies 47 against 29. The
+/// pair is common: glibc's `malloc` returns large blocks 16 bytes past a page boundary,
+/// while windows, `MPI_Alloc_mem` and `posix_memalign` buffers start on one, so every
+/// `MPI_Get` from a window into a `malloc`ed buffer hit it. Such copies run backwards in
+/// 16-byte vectors, whose loads never meet the stores in flight (13.6 and 57 GB/s there).
+///
+/// # Safety
+/// As `copy_bytes`.
+#[inline]
+pub unsafe fn copy_long(src: *const u8, dst: *mut u8, len: usize) {
+    if len >= ALIAS_MIN && (1..64).contains(&((dst as usize).wrapping_sub(src as usize) & 4095)) {
+        // SAFETY: caller's contract.
+        return unsafe { copy_backward(src, dst, len) };
+    }
+    // SAFETY: caller's contract.
+    unsafe { std::ptr::copy_nonoverlapping(src, dst, len) }
+}
+
+/// `copy_long` for ranges that may overlap (a process's own window): overlapping ones
+/// take `memmove`.
+///
+/// # Safety
+/// As `std::ptr::copy`.
+#[inline]
+pub unsafe fn move_bytes(src: *const u8, dst: *mut u8, len: usize) {
+    let (s, d) = (src as usize, dst as usize);
+    if s.wrapping_add(len) <= d || d.wrapping_add(len) <= s {
+        // SAFETY: caller's contract; the ranges are disjoint.
+        unsafe { copy_long(src, dst, len) }
+    } else {
+        // SAFETY: caller's contract.
+        unsafe { std::ptr::copy(src, dst, len) }
+    }
+}
+
+/// Below this glibc copies with vector loops that check for the aliasing themselves (2 KiB
+/// at a 16-byte distance measured within 15 % of other distances).
+const ALIAS_MIN: usize = 2048;
+
+/// Copies 64 bytes per step from the end down, then the head below 64 bytes.
+///
+/// # Safety
+/// As `copy_bytes`, with `len` ≥ 64.
+unsafe fn copy_backward(src: *const u8, dst: *mut u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_storeu_si128};
+        let mut i = len;
+        // SAFETY: every access lies within [0, len) of both ranges (caller's contract);
+        // unaligned loads and stores; SSE2 is part of x86_64.
+        unsafe {
+            while i >= 64 {
+                i -= 64;
+                let (s, d) = (src.add(i), dst.add(i));
+                let a = _mm_loadu_si128(s.add(48) as *const __m128i);
+                let b = _mm_loadu_si128(s.add(32) as *const __m128i);
+                let c = _mm_loadu_si128(s.add(16) as *const __m128i);
+                let e = _mm_loadu_si128(s as *const __m128i);
+                _mm_storeu_si128(d.add(48) as *mut __m128i, a);
+                _mm_storeu_si128(d.add(32) as *mut __m128i, b);
+                _mm_storeu_si128(d.add(16) as *mut __m128i, c);
+                _mm_storeu_si128(d as *mut __m128i, e);
+            }
+            copy_bytes(src, dst, i);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: caller's contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, len)
     }
 }
 
@@ -107,6 +187,33 @@ mod tests {
                 unsafe { copy_bytes(src.as_ptr().add(off), dst.as_mut_ptr().add(off), len) };
                 assert_eq!(&dst[off..off + len], &src[off..off + len], "len {len} off {off}");
                 assert!(dst[..off].iter().chain(&dst[off + len..]).all(|&b| b == 0xEE), "len {len} wrote outside");
+            }
+        }
+    }
+
+    /// Long copies at every distance modulo 4 KiB that takes the backward loop and around
+    /// it, lengths around the 64-byte steps: the bytes arrive, nothing outside is touched;
+    /// `move_bytes` also for overlapping ranges in both directions.
+    #[test]
+    fn long_copies_at_aliasing_distances() {
+        let src: Vec<u8> = (0..3 * 4096u32).map(|i| (i * 13 + 5) as u8).collect();
+        for len in [2047, 2048, 2049, 2111, 4096, 4096 + 63, 8000] {
+            for dist in [0, 1, 15, 16, 17, 63, 64, 4032, 4095] {
+                let mut dst = vec![0xEEu8; 3 * 4096 + 8192];
+                // Put the destination `dist` bytes past the source modulo 4 KiB.
+                let want = (src.as_ptr() as usize + dist) % 4096;
+                let doff = (want + 4096 - dst.as_ptr() as usize % 4096) % 4096;
+                // SAFETY: both ranges are inside their vectors and disjoint.
+                unsafe { copy_bytes(src.as_ptr(), dst.as_mut_ptr().add(doff), len) };
+                assert_eq!(&dst[doff..doff + len], &src[..len], "len {len} dist {dist}");
+                assert!(dst[..doff].iter().chain(&dst[doff + len..]).all(|&b| b == 0xEE), "len {len} wrote outside");
+            }
+            for shift in [-100isize, -16, -1, 1, 16, 100] {
+                let mut buf = src.clone();
+                let (from, to) = (4096isize, 4096 + shift);
+                // SAFETY: both ranges are inside `buf`.
+                unsafe { move_bytes(buf.as_ptr().offset(from), buf.as_mut_ptr().offset(to), len) };
+                assert_eq!(&buf[to as usize..to as usize + len], &src[from as usize..from as usize + len], "len {len} shift {shift}");
             }
         }
     }

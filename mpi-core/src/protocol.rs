@@ -456,7 +456,7 @@ impl Engine {
         let copy = match region {
             Region::At(_) => {
                 // SAFETY: the region of the attached buffer at `at` is reserved for this copy.
-                unsafe { std::ptr::copy_nonoverlapping(buf.ptr as *const u8, at, buf.len) };
+                unsafe { crate::copy::copy_bytes(buf.ptr as *const u8, at, buf.len) };
                 RawBuf { ptr: at, len: buf.len }
             }
             Region::Owned => {

@@ -246,6 +246,14 @@ fn errors_args() {
     run_program_all("errors_args", &[]);
 }
 
+/// Long copies whose destination lies just past the source modulo 4 KiB (OxMPI copies
+/// those backwards): one-sided gets and puts, pack/unpack and collectives' local copies
+/// at every such distance, every byte and the bytes around checked.
+#[test]
+fn copy_distances() {
+    run_program_all("copy_distances", &[]);
+}
+
 #[test]
 fn datatypes_basic() {
     run_program_all("datatypes_basic", &[]);

@@ -41,6 +41,7 @@ fn point_to_point_over_tcp() {
             ("pushed", &[]),
             ("reg_reuse", &[]),
             ("credit_flood", &["3000"]),
+            ("copy_distances", &[]),
         ],
         &[2, 3, 4, 8],
         &[TCP],

@@ -346,8 +346,8 @@ impl Schedule {
                     let n = from.len.min(to.len);
                     let (f, t) = (self.ptr(from), self.ptr(to));
                     // SAFETY: both ranges lie within caller or temporary buffers of at least
-                    // `n` bytes; `copy` tolerates overlap (in-place collectives).
-                    unsafe { std::ptr::copy(f as *const u8, t, n) };
+                    // `n` bytes; `move_bytes` tolerates overlap (in-place collectives).
+                    unsafe { crate::copy::move_bytes(f as *const u8, t, n) };
                 }
                 Action::Unpack { from, target } => {
                     let src = self.ptr(from);

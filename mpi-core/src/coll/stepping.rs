@@ -351,7 +351,7 @@ impl Engine {
                             let _ = crate::op::reduce(op, elem, tmp, buf, count); // lower ∘ mine
                         } else {
                             let _ = crate::op::reduce(op, elem, buf, tmp, count);
-                            std::ptr::copy_nonoverlapping(tmp, buf, d.len);
+                            crate::copy::copy_bytes(tmp, buf, d.len);
                         }
                     }
                 }

@@ -64,7 +64,7 @@ unsafe fn copy_blocks(src: *const u8, sstride: isize, dst: *mut u8, dstride: isi
     by_width!(len, typed, {
         for k in 0..count as isize {
             // SAFETY: as above.
-            unsafe { ptr::copy_nonoverlapping(src.wrapping_offset(k * sstride), dst.wrapping_offset(k * dstride), len) }
+            unsafe { crate::copy::copy_bytes(src.wrapping_offset(k * sstride), dst.wrapping_offset(k * dstride), len) }
         }
     })
 }

@@ -359,8 +359,8 @@ unsafe fn reduce_in(op: PredefOp, elem: Elem, input: *const u8, inout: *mut u8, 
     if op == PredefOp::Replace {
         let len = count * if packed { elem.packed_size() } else { elem.size() };
         // SAFETY: both buffers hold count elements in that layout (caller's contract);
-        // `copy` allows overlap. A padded pair's padding travels along as plain bytes.
-        unsafe { std::ptr::copy(input, inout, len) };
+        // `move_bytes` allows overlap. A padded pair's padding travels along as plain bytes.
+        unsafe { crate::copy::move_bytes(input, inout, len) };
         return Ok(());
     }
     // SAFETY: forwarded caller's contract; each kernel reads/writes count elements of the

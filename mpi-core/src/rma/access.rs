@@ -49,8 +49,8 @@ pub unsafe fn write(access: Access, dst: &[(u64, usize)], src: &[(u64, usize)]) 
     match access {
         Access::Mapped { base } => {
             zip_runs(src, dst, |s, d, n| {
-                // SAFETY: caller's contract; `copy` allows overlap (a put to oneself).
-                unsafe { std::ptr::copy(s as *const u8, (base + d) as *mut u8, n) }
+                // SAFETY: caller's contract; `move_bytes` allows overlap (a put to oneself).
+                unsafe { crate::copy::move_bytes(s as *const u8, (base + d) as *mut u8, n) }
             });
             Ok(())
         }
@@ -68,7 +68,7 @@ pub unsafe fn read(access: Access, src: &[(u64, usize)], dst: &[(u64, usize)]) -
         Access::Mapped { base } => {
             zip_runs(dst, src, |d, s, n| {
                 // SAFETY: caller's contract.
-                unsafe { std::ptr::copy((base + s) as *const u8, d as *mut u8, n) }
+                unsafe { crate::copy::move_bytes((base + s) as *const u8, d as *mut u8, n) }
             });
             Ok(())
         }

@@ -31,7 +31,7 @@ pub unsafe fn accumulate(access: Access, words: &TargetWords, runs: &Runs, origi
         return words.with_acc(|| {
             if let Some(r) = result {
                 // SAFETY: caller's contract; `r` holds `total` bytes.
-                unsafe { std::ptr::copy(target, r.as_mut_ptr(), total) };
+                unsafe { crate::copy::move_bytes(target, r.as_mut_ptr(), total) };
             }
             // SAFETY: `origin` and the target hold `total` bytes of `elem` (packed = in
             // memory for unpadded elements).

@@ -59,7 +59,7 @@ pub unsafe fn copy(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, buf: *m
     w.moved = w.moved.saturating_add(len);
     // SAFETY: `target` lies inside the target's mapped window (checked above); `buf` is
     // the caller's buffer of `len` bytes; `ptr::copy` allows them to overlap (a process's
-    // own window), the streaming copy is used only when they do not.
+    // own window: `move_bytes`), the streaming copy is used only when they do not.
     unsafe {
         // One word by a typed load and store (read whole before written, so overlap is
         // fine): a `memmove` call costs more than the rest of an 8-byte put.
@@ -67,7 +67,7 @@ pub unsafe fn copy(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, buf: *m
             8 => (dst as *mut u64).write_unaligned((src as *const u64).read_unaligned()),
             4 => (dst as *mut u32).write_unaligned((src as *const u32).read_unaligned()),
             _ if stream => crate::copy::copy_streaming(src, dst, len),
-            _ => std::ptr::copy(src, dst, len),
+            _ => crate::copy::move_bytes(src, dst, len),
         }
     }
     true
@@ -109,7 +109,7 @@ pub unsafe fn accumulate(rt: &mut Runtime, idx: usize, rank: i32, disp: isize, o
     unsafe {
         (*words).with_acc(move || {
             if !result.is_null() {
-                std::ptr::copy(target, result, len);
+                crate::copy::move_bytes(target, result, len);
             }
             // The op applies to the element group (checked above): cannot fail.
             let _ = op::reduce(op, elem, origin, target, count);
@@ -401,9 +401,9 @@ pub unsafe fn compare_and_swap(rt: &mut Runtime, idx: usize, rank: i32, disp: is
                 _ => {
                     // Compared before `result` is written, as the typed sizes do.
                     let equal = std::slice::from_raw_parts(target as *const u8, size) == std::slice::from_raw_parts(compare, size);
-                    std::ptr::copy(target, result, size);
+                    crate::copy::move_bytes(target, result, size);
                     if equal {
-                        std::ptr::copy(origin, target, size);
+                        crate::copy::move_bytes(origin, target, size);
                     }
                 }
             }

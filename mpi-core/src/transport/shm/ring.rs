@@ -132,9 +132,7 @@ impl Ring {
             unsafe {
                 (cell.add(LEN_OFF) as *mut u32).write(len as u32);
                 std::ptr::copy_nonoverlapping(header.as_ptr(), cell.add(HDR_OFF), HEADER_LEN);
-                if len > 0 {
-                    std::ptr::copy_nonoverlapping(payload, cell.add(payload_off(len)), len);
-                }
+                crate::copy::copy_bytes(payload, cell.add(payload_off(len)), len);
             }
             FULL
         };
