@@ -901,36 +901,76 @@ fn ring_reduce_scatter_out(s: &mut Schedule, input: Slice, output: Slice, blocks
 /// k it is exchanged with rank XOR 2^k, and data from a lower partner is put on the left of
 /// both `partial` and the result, keeping rank order. `input` may be `output`
 /// (MPI_IN_PLACE). For Exscan rank 0's output is left untouched.
+///
+/// Nothing is moved that no one needs: `partial` is the input itself until a round changes
+/// it; in the last round nobody's `partial` matters any more, so only the lower rank of
+/// each pair sends and the higher one receives; a rank's first data from below lands
+/// straight in the output (Exscan). Two ranks: one message, no copy.
 pub fn scan(s: &mut Schedule, input: Slice, output: Slice, exclusive: bool) {
     let (n, me) = (s.comm.size(), s.comm.rank);
-    let partial = s.temp(input.len);
-    let tmp = s.temp(input.len);
-    s.next_round();
-    s.copy(input, partial);
-    if !exclusive && !same(input, output) {
+    // In place, the output overwrites the input: the partial needs its own copy at once.
+    let mut owned = same(input, output);
+    let mut partial = if owned { s.temp(input.len) } else { input };
+    if owned {
+        s.copy(input, partial);
+    } else if !exclusive {
         s.copy(input, output);
     }
+    let mut spare = None;
     let mut have_result = !exclusive;
     let mut mask = 1;
     while mask < n {
         let partner = me ^ mask;
-        if partner < n {
-            s.next_round();
+        let last = mask * 2 >= n;
+        mask <<= 1;
+        if partner >= n {
+            continue;
+        }
+        s.next_round();
+        if partner > me {
             s.send(partner, partial);
-            s.recv(partner, tmp);
-            if partner < me {
-                if have_result {
-                    s.reduce(tmp, output);
-                } else {
-                    s.copy(tmp, output);
-                    have_result = true;
-                }
-                s.reduce(tmp, partial);
-            } else {
-                s.reduce(partial, tmp); // tmp = partial ∘ tmp
-                s.copy(tmp, partial);
+            if last {
+                continue;
+            }
+            // partial = partial ∘ (the partner's), received into a spare temporary that
+            // then becomes the partial (no copy back).
+            let into = *spare.get_or_insert_with(|| s.temp(input.len));
+            s.recv(partner, into);
+            s.reduce(partial, into);
+            spare = if owned { Some(partial) } else { None };
+            partial = into;
+            owned = true;
+            continue;
+        }
+        if !last {
+            s.send(partner, partial);
+        }
+        if !have_result {
+            s.recv(partner, output);
+            have_result = true;
+            if !last {
+                own(s, &mut owned, &mut partial, input.len);
+                s.reduce(output, partial);
+            }
+        } else {
+            let into = *spare.get_or_insert_with(|| s.temp(input.len));
+            s.recv(partner, into);
+            s.reduce(into, output);
+            if !last {
+                own(s, &mut owned, &mut partial, input.len);
+                s.reduce(into, partial);
             }
         }
-        mask <<= 1;
+    }
+
+    /// Gives `partial` a temporary of its own (a copy of the input) before a round
+    /// changes it.
+    fn own(s: &mut Schedule, owned: &mut bool, partial: &mut Slice, len: usize) {
+        if !*owned {
+            let t = s.temp(len);
+            s.copy(*partial, t);
+            *partial = t;
+            *owned = true;
+        }
     }
 }
