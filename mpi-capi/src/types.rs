@@ -525,7 +525,7 @@ unsafe fn indexed<C: Copy + Into<MPI_Count>, D: Copy + Into<MPI_Count>>(f: &str,
         let (bl, d) = unsafe { (blocklens(f, bls, n)?, array(f, "array_of_displacements", displs_, n)?) };
         let d = displs(d);
         let old = get(f, oldtype)?;
-        let ty = if bytes { Datatype::hindexed(&bl, &d, &old) } else { Datatype::indexed(&bl, &d, &old) };
+        let ty = if bytes { Datatype::hindexed(bl, d, &old) } else { Datatype::indexed(bl, d, &old) };
         // SAFETY: forwarded from the caller.
         unsafe { give(f, mark(large, ty), newtype) }
     })
@@ -567,7 +567,7 @@ unsafe fn indexed_block<C: Copy + Into<MPI_Count>, D: Copy + Into<MPI_Count>>(f:
         // SAFETY: the caller passes `count` displacements.
         let d = displs(unsafe { array(f, "array_of_displacements", displs_, n)? });
         let old = get(f, oldtype)?;
-        let ty = if bytes { Datatype::hindexed_block(bl, &d, &old) } else { Datatype::indexed_block(bl, &d, &old) };
+        let ty = if bytes { Datatype::hindexed_block(bl, d, &old) } else { Datatype::indexed_block(bl, d, &old) };
         // SAFETY: the caller passes a writable newtype.
         unsafe { give(f, mark(large, ty), newtype) }
     })

@@ -254,7 +254,7 @@ fn pack_unpack_negative_offsets() {
 fn mpi_bottom_uses_absolute_addresses() {
     let data = [1i32, 2, 3, 4];
     let addr = data.as_ptr() as isize;
-    let t = Datatype::hindexed(&[1, 1], &[addr + 12, addr], &int()).unwrap();
+    let t = Datatype::hindexed(vec![1, 1], vec![addr + 12, addr], &int()).unwrap();
     let mut packed = [0u8; 8];
     // SAFETY: the displacements are the addresses of data[3] and data[0].
     unsafe { t.pack(std::ptr::null(), 1, &mut packed) };
@@ -374,17 +374,17 @@ fn external32_narrows_long_and_wchar() {
 
 #[test]
 fn empty_blocks_may_have_any_displacement() {
-    let t = Datatype::hindexed(&[0, 4, 0], &[isize::MAX, 8, isize::MIN], &int()).unwrap();
+    let t = Datatype::hindexed(vec![0, 4, 0], vec![isize::MAX, 8, isize::MIN], &int()).unwrap();
     assert_eq!((t.size(), t.lb(), t.extent(), t.true_lb(), t.true_extent()), (16, 8, 16, 8, 16));
     let big = Datatype::resized(&int(), 0, 1 << 40).unwrap();
-    let t = Datatype::indexed(&[0, 1], &[i32::MAX as isize, 0], &big).unwrap();
+    let t = Datatype::indexed(vec![0, 1], vec![i32::MAX as isize, 0], &big).unwrap();
     assert_eq!((t.size(), t.lb(), t.extent()), (4, 0, 1 << 40));
     let t = Datatype::structure(&[0, 1], &[isize::MAX, 4], &[Datatype::basic(Basic::F64), int()]).unwrap();
     assert_eq!((t.size(), t.lb(), t.extent()), (4, 4, 4));
     let t = Datatype::hvector(3, 0, isize::MAX, &int()).unwrap();
     assert_eq!((t.size(), t.lb(), t.extent()), (0, 0, 0));
     // A placed block still may not overflow.
-    assert!(Datatype::hindexed(&[1], &[isize::MAX], &int()).is_err());
+    assert!(Datatype::hindexed(vec![1], vec![isize::MAX], &int()).is_err());
 }
 
 #[test]
@@ -439,16 +439,16 @@ fn node(inner: impl Strategy<Value = Arc<Datatype>> + Clone + 'static) -> impl S
         (small(), small(), -40isize..41, inner.clone()).prop_map(|(c, b, s, t)| Datatype::hvector(c, b, s, &t).unwrap()),
         (displs.clone(), inner.clone()).prop_map(|(v, t)| {
             let (b, d): (Vec<_>, Vec<_>) = v.into_iter().unzip();
-            Datatype::indexed(&b, &d, &t).unwrap()
+            Datatype::indexed(b, d, &t).unwrap()
         }),
         (displs.clone(), inner.clone()).prop_map(|(v, t)| {
             let (b, d): (Vec<_>, Vec<_>) = v.into_iter().map(|(b, d)| (b, d * 5)).unzip();
-            Datatype::hindexed(&b, &d, &t).unwrap()
+            Datatype::hindexed(b, d, &t).unwrap()
         }),
         (small(), prop::collection::vec(-5isize..6, 0..4), inner.clone())
-            .prop_map(|(b, d, t)| Datatype::indexed_block(b, &d, &t).unwrap()),
+            .prop_map(|(b, d, t)| Datatype::indexed_block(b, d, &t).unwrap()),
         (small(), prop::collection::vec(-30isize..31, 0..4), inner.clone())
-            .prop_map(|(b, d, t)| Datatype::hindexed_block(b, &d, &t).unwrap()),
+            .prop_map(|(b, d, t)| Datatype::hindexed_block(b, d, &t).unwrap()),
         prop::collection::vec((small(), -30isize..31, inner.clone()), 0..4).prop_map(|v| {
             let b: Vec<_> = v.iter().map(|x| x.0).collect();
             let d: Vec<_> = v.iter().map(|x| x.1).collect();

@@ -121,24 +121,71 @@ impl Iterator for IndexedPieces<'_> {
     }
 }
 
+/// `check_displacements` of an indexed kind with one block length: every condition is
+/// "displacement plus a constant in range", so the two extreme displacements decide.
+fn check_block(old: &Arc<Datatype>, displs: &[isize], bl: usize, scale: isize, check: impl Fn(&Arc<Datatype>, isize, isize, usize) -> MpiResult<()>) -> MpiResult<()> {
+    if bl == 0 || displs.is_empty() {
+        return Ok(());
+    }
+    let (lo, hi) = displs.iter().fold((isize::MAX, isize::MIN), |(l, h), &d| (l.min(d), h.max(d)));
+    check(old, lo, scale, bl)?;
+    check(old, hi, scale, bl)
+}
+
+/// `check_displacements` of an indexed kind with a length per block: each block in 128-bit
+/// arithmetic (nothing can overflow there); only one out of range takes the exact check,
+/// which makes the error.
+fn check_indexed(old: &Arc<Datatype>, displs: &[isize], bls: &[usize], scale: isize, check: impl Fn(&Arc<Datatype>, isize, isize, usize) -> MpiResult<()>) -> MpiResult<()> {
+    let (ext, top, bottom) = (old.extent() as i128, old.ub.max(old.true_ub) as i128, old.lb.min(old.true_lb) as i128);
+    let fits = |v: i128| (isize::MIN as i128..=isize::MAX as i128).contains(&v);
+    for (&bl, &d) in bls.iter().zip(displs) {
+        if bl == 0 {
+            continue;
+        }
+        let disp = d as i128 * scale as i128;
+        let last = (bl as i128 - 1) * ext;
+        let low = disp + last.min(0);
+        if !(bl - 1 <= isize::MAX as usize && fits(disp) && fits(last) && fits(disp + last) && fits(disp + last + top) && fits(low) && fits(low + bottom)) {
+            check(old, d, scale, bl)?;
+        }
+    }
+    Ok(())
+}
+
 /// For `for_each_piece_weighted`: the pieces (disp, bl) of copies of `old` reduced to the
 /// one reaching the lowest bound (carrying every item) and the one reaching the highest.
 /// Empty pieces place nothing (their displacements may be anything).
+/// With one block length the extremes are the lowest and highest displacement (one
+/// min/max pass the compiler vectorises).
 fn extremes(old: &Arc<Datatype>, pieces: IndexedPieces, f: &mut impl FnMut(&Arc<Datatype>, isize, usize, usize)) {
+    if pieces.blocklens.is_none() {
+        let (bl, n) = (pieces.blocklen, pieces.displs.len());
+        if bl > 0 && n > 0 {
+            let s = pieces.scale;
+            let (lo, hi) = pieces.displs.iter().fold((isize::MAX, isize::MIN), |(l, h), &d| {
+                let v = d.wrapping_mul(s);
+                (l.min(v), h.max(v))
+            });
+            f(old, lo, bl, bl.saturating_mul(n));
+            f(old, hi, bl, 0);
+        }
+        return;
+    }
     let ext = old.extent();
-    let (mut items, mut lo, mut hi) = (0usize, None::<(isize, isize, usize)>, None::<(isize, isize, usize)>);
+    let (mut items, mut lo, mut hi) = (0usize, (isize::MAX, 0, 0), (isize::MIN, 0, 0));
     for (d, bl) in pieces.filter(|p| p.1 > 0) {
+        let first = items == 0;
         items = items.saturating_add(bl);
         let span = (bl as isize - 1).wrapping_mul(ext);
         let (l, h) = (d.wrapping_add(span.min(0)), d.wrapping_add(span.max(0)));
-        if lo.is_none_or(|x| l < x.0) {
-            lo = Some((l, d, bl));
+        if first || l < lo.0 {
+            lo = (l, d, bl);
         }
-        if hi.is_none_or(|x| h > x.0) {
-            hi = Some((h, d, bl));
+        if first || h > hi.0 {
+            hi = (h, d, bl);
         }
     }
-    if let (Some(lo), Some(hi)) = (lo, hi) {
+    if items > 0 {
         f(old, lo.1, lo.2, items);
         f(old, hi.1, hi.2, 0);
     }
@@ -259,26 +306,10 @@ impl Kind {
                 res = last.and_then(|l| check(old, l, 1, *blocklen));
             }
             Kind::Contiguous { count, old } => res = check(old, 0, 1, *count),
-            Kind::Indexed { blocklens, displs, old } => {
-                for (bl, d) in blocklens.iter().zip(displs) {
-                    res = res.and_then(|_| check(old, *d, old.extent(), *bl));
-                }
-            }
-            Kind::IndexedBlock { blocklen, displs, old } => {
-                for d in displs {
-                    res = res.and_then(|_| check(old, *d, old.extent(), *blocklen));
-                }
-            }
-            Kind::Hindexed { blocklens, displs, old } => {
-                for (bl, d) in blocklens.iter().zip(displs) {
-                    res = res.and_then(|_| check(old, *d, 1, *bl));
-                }
-            }
-            Kind::HindexedBlock { blocklen, displs, old } => {
-                for d in displs {
-                    res = res.and_then(|_| check(old, *d, 1, *blocklen));
-                }
-            }
+            Kind::Indexed { blocklens, displs, old } => res = check_indexed(old, displs, blocklens, old.extent(), check),
+            Kind::IndexedBlock { blocklen, displs, old } => res = check_block(old, displs, *blocklen, old.extent(), check),
+            Kind::Hindexed { blocklens, displs, old } => res = check_indexed(old, displs, blocklens, 1, check),
+            Kind::HindexedBlock { blocklen, displs, old } => res = check_block(old, displs, *blocklen, 1, check),
             Kind::Struct { blocklens, displs, types } => {
                 for ((bl, d), t) in blocklens.iter().zip(displs).zip(types) {
                     res = res.and_then(|_| check(t, *d, 1, *bl));
@@ -445,26 +476,28 @@ impl Datatype {
         Self::derived(Kind::Hvector { count, blocklen, stride, old: old.clone() })
     }
 
-    pub fn indexed(blocklens: &[usize], displs: &[isize], old: &Arc<Self>) -> MpiResult<Arc<Self>> {
+    /// The indexed constructors take the arrays by value: the type keeps them (the C layer
+    /// has converted them already, so no second copy).
+    pub fn indexed(blocklens: Vec<usize>, displs: Vec<isize>, old: &Arc<Self>) -> MpiResult<Arc<Self>> {
         if blocklens.len() != displs.len() {
             return Err(arg("blocklengths and displacements differ in length"));
         }
-        Self::derived(Kind::Indexed { blocklens: blocklens.to_vec(), displs: displs.to_vec(), old: old.clone() })
+        Self::derived(Kind::Indexed { blocklens, displs, old: old.clone() })
     }
 
-    pub fn hindexed(blocklens: &[usize], displs: &[isize], old: &Arc<Self>) -> MpiResult<Arc<Self>> {
+    pub fn hindexed(blocklens: Vec<usize>, displs: Vec<isize>, old: &Arc<Self>) -> MpiResult<Arc<Self>> {
         if blocklens.len() != displs.len() {
             return Err(arg("blocklengths and displacements differ in length"));
         }
-        Self::derived(Kind::Hindexed { blocklens: blocklens.to_vec(), displs: displs.to_vec(), old: old.clone() })
+        Self::derived(Kind::Hindexed { blocklens, displs, old: old.clone() })
     }
 
-    pub fn indexed_block(blocklen: usize, displs: &[isize], old: &Arc<Self>) -> MpiResult<Arc<Self>> {
-        Self::derived(Kind::IndexedBlock { blocklen, displs: displs.to_vec(), old: old.clone() })
+    pub fn indexed_block(blocklen: usize, displs: Vec<isize>, old: &Arc<Self>) -> MpiResult<Arc<Self>> {
+        Self::derived(Kind::IndexedBlock { blocklen, displs, old: old.clone() })
     }
 
-    pub fn hindexed_block(blocklen: usize, displs: &[isize], old: &Arc<Self>) -> MpiResult<Arc<Self>> {
-        Self::derived(Kind::HindexedBlock { blocklen, displs: displs.to_vec(), old: old.clone() })
+    pub fn hindexed_block(blocklen: usize, displs: Vec<isize>, old: &Arc<Self>) -> MpiResult<Arc<Self>> {
+        Self::derived(Kind::HindexedBlock { blocklen, displs, old: old.clone() })
     }
 
     /// General struct (byte displacements); `MPI_LB`/`MPI_UB` markers allowed among `types`.
@@ -610,7 +643,7 @@ fn lower_grid(sizes: &[usize], runs: &[Vec<(usize, usize)>], order: Order, old: 
         let child = if t.extent() == stride { t } else { Datatype::resized(&t, 0, stride)? };
         let lens: Vec<usize> = runs[d].iter().map(|r| r.1).collect();
         let displs = runs[d].iter().map(|r| to_isize(r.0).and_then(|s| mul(s, stride))).collect::<MpiResult<Vec<_>>>()?;
-        t = Datatype::hindexed(&lens, &displs, &child)?;
+        t = Datatype::hindexed(lens, displs, &child)?;
         stride = mul(stride, to_isize(sizes[d])?)?;
     }
     Datatype::resized(&t, 0, stride)

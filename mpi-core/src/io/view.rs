@@ -210,13 +210,13 @@ mod tests {
     #[test]
     fn type_maps_must_increase() {
         let int = Datatype::basic(Basic::I32);
-        let down = Datatype::indexed(&[1, 1], &[3, 0], &int).unwrap();
+        let down = Datatype::indexed(vec![1, 1], vec![3, 0], &int).unwrap();
         down.commit();
         assert_eq!(View::new(0, &int, &down, false).unwrap_err().class, ErrorClass::Io);
-        let neg = Datatype::indexed(&[1, 1], &[-2, 2], &int).unwrap();
+        let neg = Datatype::indexed(vec![1, 1], vec![-2, 2], &int).unwrap();
         neg.commit();
         assert_eq!(View::new(0, &neg, &neg, false).unwrap_err().class, ErrorClass::Io);
-        let overlap = Datatype::indexed(&[3, 1], &[0, 1], &int).unwrap();
+        let overlap = Datatype::indexed(vec![3, 1], vec![0, 1], &int).unwrap();
         overlap.commit();
         assert_eq!(View::new(0, &int, &overlap, true).unwrap_err().class, ErrorClass::Io);
         assert!(View::new(0, &int, &overlap, false).is_ok());
