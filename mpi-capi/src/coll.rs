@@ -1401,15 +1401,18 @@ fn alltoallv_sides(s: &mut Schedule, st: &mut Staging, sendbuf: *const c_void, s
     Ok(())
 }
 
-/// Reads one side of Alltoallv (`types` None: one type for all) or Alltoallw.
+/// Reads one side (`what`: "send" or "recv") of Alltoallv (`types` None: one type for
+/// all) or Alltoallw.
 ///
 /// # Safety
 /// The arrays hold one entry per rank.
 unsafe fn side<C: Int, D: Int>(n: usize, cnts: *const C, displs: *const D, ty: MPI_Datatype, types: Option<*const MPI_Datatype>, what: &str) -> Result<Side, ArgError> {
+    // The argument names of error messages, without formatting them on every call.
+    let (cname, dname) = if what == "send" { ("sendcounts", "send displacements") } else { ("recvcounts", "recv displacements") };
     // SAFETY: per the function contract.
-    let counts = unsafe { counts(cnts, n, &format!("{what}counts")) }?;
+    let counts = unsafe { counts(cnts, n, cname) }?;
     // SAFETY: as above.
-    let displs = unsafe { ints(displs, n, &format!("{what} displacements")) }?.iter().map(|d| d.get()).collect();
+    let displs = unsafe { ints(displs, n, dname) }?.iter().map(|d| d.get()).collect();
     let types = match types {
         None => vec![datatype(ty)?; n],
         Some(p) => {
