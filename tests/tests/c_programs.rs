@@ -246,6 +246,14 @@ fn errors_args() {
     run_program_all("errors_args", &[]);
 }
 
+/// Messages from a rank to itself at 0 B–1 MiB: unexpected and posted, in order across
+/// modes and wildcards, probes and matched probes, sendrecv (a vector on one side) and
+/// replace, truncation, Issend completion, cancel.
+#[test]
+fn self_messages() {
+    run_program_all("self_messages", &[]);
+}
+
 /// Long copies whose destination lies just past the source modulo 4 KiB (OxMPI copies
 /// those backwards): one-sided gets and puts, pack/unpack and collectives' local copies
 /// at every such distance, every byte and the bytes around checked.
