@@ -442,7 +442,10 @@ impl Engine {
     fn send_to_self(&mut self, rid: ReqId, buf: RawBuf, ctx: u32, src_rank: i32, tag: i32, sync: bool) -> MpiResult<()> {
         let hdr = eager_header(ctx, src_rank, tag, rid, buf.len, sync);
         if self.self_q.is_empty() && !is_coll_ctx(ctx) {
-            self.handle(self.rank, &hdr, buf.ptr as *const u8, buf.len);
+            // `handle` makes a slice of the payload: never from a null pointer (a program
+            // may send 0 items from NULL).
+            let payload = if buf.len == 0 { std::ptr::NonNull::<u8>::dangling().as_ptr() } else { buf.ptr };
+            self.handle(self.rank, &hdr, payload, buf.len);
         } else {
             // SAFETY: the user buffer is valid for `len` bytes.
             let data = unsafe { copy_to_vec(buf) };

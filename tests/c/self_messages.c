@@ -11,6 +11,7 @@
  *  - truncation: a message longer than the receive buffer gives MPI_ERR_TRUNCATE
  *    (MPI_ERRORS_RETURN) and the buffer's bytes past its end are untouched;
  *  - an MPI_Issend to self stays incomplete until its receive is posted;
+ *  - 0 items from and into NULL, unexpected and posted;
  *  - MPI_Cancel of a self send nobody received: cancelled, and a later receive gets the
  *    next message, not the cancelled one. MPICH 4.0.2 (ch4, UCX) never returns from the
  *    MPI_Wait of such a cancelled send (MPI 4.1 §3.8.4 says it must): build with
@@ -187,6 +188,20 @@ int main(int argc, char **argv)
 #endif
         MPI_OK(MPI_Iprobe(me, MPI_ANY_TAG, comm, &flag, &st));
         CHECK(!flag, "size %d: a message to self is left over (tag %d)", n, st.MPI_TAG);
+    }
+
+    /* No data from and into NULL. */
+    {
+        MPI_Request q;
+        MPI_Status st;
+        MPI_OK(MPI_Isend(NULL, 0, MPI_BYTE, me, 18, comm, &q));
+        MPI_OK(MPI_Recv(NULL, 0, MPI_BYTE, me, 18, comm, &st));
+        expect_status(&st, me, 18, 0, "0 bytes from NULL", 0);
+        MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Irecv(NULL, 0, MPI_INT, MPI_ANY_SOURCE, 19, comm, &q));
+        MPI_OK(MPI_Send(NULL, 0, MPI_INT, me, 19, comm));
+        MPI_OK(MPI_Wait(&q, &st));
+        expect_status(&st, me, 19, 0, "0 ints from NULL, receive posted", 0);
     }
 
     int sz;
