@@ -518,7 +518,8 @@ pub fn gather(s: &mut Schedule, send: Slice, recv: Slice, blk: usize, root: usiz
     if blk <= tuning().gather_short_msg && !s.flat {
         gather_binomial(s, send, recv, blk, root);
     } else {
-        let n = s.comm.size();
+        // Only the root's receive buffer holds the blocks (elsewhere it may be empty).
+        let n = if s.comm.rank == root { s.comm.size() } else { 0 };
         let parts: Vec<Slice> = (0..n).map(|i| recv.sub(i * blk, blk)).collect();
         gatherv_linear(s, send, &parts, root);
     }
@@ -589,7 +590,8 @@ pub fn scatter(s: &mut Schedule, send: Slice, recv: Slice, blk: usize, root: usi
     if blk <= tuning().gather_short_msg && !s.flat {
         scatter_binomial(s, send, recv, blk, root);
     } else {
-        let n = s.comm.size();
+        // Only the root's send buffer holds the blocks (elsewhere it may be empty).
+        let n = if s.comm.rank == root { s.comm.size() } else { 0 };
         let parts: Vec<Slice> = (0..n).map(|i| send.sub(i * blk, blk)).collect();
         scatterv_linear(s, &parts, recv, root);
     }

@@ -992,8 +992,11 @@ impl TcpTransport {
             // Keep the rest of this frame: the caller's buffer may be reused once we return.
             } else if sent < PREFIX_LEN {
                 c.tx.extend_from_slice(&prefix[sent..]);
-                // SAFETY: the payload is valid for `len` bytes (trait contract).
-                c.tx.extend_from_slice(unsafe { std::slice::from_raw_parts(payload, len) });
+                // A frame without payload may pass a null pointer, which no slice may hold.
+                if len > 0 {
+                    // SAFETY: the payload is valid for `len` bytes (trait contract).
+                    c.tx.extend_from_slice(unsafe { std::slice::from_raw_parts(payload, len) });
+                }
             } else {
                 // SAFETY: as above; sent - PREFIX_LEN < len.
                 c.tx.extend_from_slice(unsafe { std::slice::from_raw_parts(payload.add(sent - PREFIX_LEN), total - sent) });
