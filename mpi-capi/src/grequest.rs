@@ -109,6 +109,7 @@ fn query(cb: &Callbacks) -> Status {
         bytes: status_bytes(&s) as usize,
         cancelled: s.count_hi_and_cancelled & 1 != 0,
         error: (rc != MPI_SUCCESS).then(|| ErrorClass::from_code(rc)),
+        send: false,
     }
 }
 

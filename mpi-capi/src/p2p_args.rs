@@ -135,9 +135,17 @@ pub unsafe fn write_status(out: *mut MPI_Status, s: &Status, with_error: Option<
     if out.is_null() || out as usize == 1 {
         return;
     }
-    let bytes = s.bytes as u64;
     // SAFETY: per the function contract.
     let st = unsafe { &mut *out };
+    if s.send {
+        // Only the cancelled bit (see `Status::send`).
+        st.count_hi_and_cancelled = (st.count_hi_and_cancelled & !1) | s.cancelled as c_int;
+        if let Some(e) = with_error {
+            st.MPI_ERROR = e;
+        }
+        return;
+    }
+    let bytes = s.bytes as u64;
     st.count_lo = bytes as u32 as c_int;
     st.count_hi_and_cancelled = (((bytes >> 32) as c_int) << 1) | s.cancelled as c_int;
     st.MPI_SOURCE = s.source;

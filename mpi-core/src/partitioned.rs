@@ -430,7 +430,7 @@ impl Engine {
             (true, _) => Status { error: p.error, ..Status::default() },
             (false, true) => Status { source: crate::matching::PROC_NULL, tag: crate::matching::ANY_TAG, ..Status::default() },
             // A larger sender's surplus went to the sink: the buffer holds `total` bytes.
-            (false, false) => Status { source: p.label, tag: p.tag, bytes: (r_len(&p.pairing) * p.children.len()).min(p.total()), error: p.error, cancelled: false },
+            (false, false) => Status { source: p.label, tag: p.tag, bytes: (r_len(&p.pairing) * p.children.len()).min(p.total()), error: p.error, cancelled: false, send: false },
         };
         self.parts.active.retain(|&a| a != rid);
         if let Some(r) = self.reqs.get_mut(rid) {

@@ -324,7 +324,7 @@ impl Engine {
         if r.persistent && r.state != State::Inactive && r.state != State::Complete {
             return Err(MpiError::new(ErrorClass::Request, "MPI_Start on a persistent request that is still active"));
         }
-        r.status = Status::default();
+        r.status = Status { send: matches!(r.op, Op::Send { .. }), ..Status::default() };
         r.done = 0;
         r.total = 0;
         let proc_null = match r.op {
@@ -333,7 +333,7 @@ impl Engine {
             Op::Coll | Op::Generalized | Op::Partitioned => return Err(MpiError::new(ErrorClass::Request, "only persistent requests can be started")),
         };
         if proc_null {
-            r.status = Status { source: crate::matching::PROC_NULL, tag: crate::matching::ANY_TAG, ..Status::default() };
+            r.status = Status { source: crate::matching::PROC_NULL, tag: crate::matching::ANY_TAG, ..r.status };
             self.complete(rid);
             return Ok(());
         }
@@ -1092,6 +1092,7 @@ impl Engine {
             bytes: u.len(),
             cancelled: false,
             error: None,
+            send: false,
         })
     }
 
@@ -1100,7 +1101,7 @@ impl Engine {
         let (env, u) = self.matcher.take_unexpected(ctx, src, tag)?;
         let mut r = Request::new(Op::Recv { buf: RawBuf::EMPTY, ctx, src, tag });
         r.state = State::Message;
-        r.status = Status { source: env.src, tag: env.tag, bytes: u.len(), cancelled: false, error: None };
+        r.status = Status { source: env.src, tag: env.tag, bytes: u.len(), cancelled: false, error: None, send: false };
         r.extra().message = Some((env, u));
         Some(self.reqs.insert(r))
     }
@@ -1314,6 +1315,7 @@ fn expect_data(r: &mut Request, env: Envelope, buf: RawBuf, len: usize) {
         bytes: len.min(buf.len),
         cancelled: false,
         error: (len > buf.len).then_some(ErrorClass::Truncate),
+        send: false,
     };
 }
 
@@ -1346,6 +1348,7 @@ fn copy_in(buf: RawBuf, layout: Option<&Layout>, env: Envelope, data: &[u8]) -> 
         bytes: n,
         cancelled: false,
         error: (data.len() > buf.len).then_some(ErrorClass::Truncate),
+        send: false,
     }
 }
 

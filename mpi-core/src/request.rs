@@ -15,6 +15,11 @@ pub struct Status {
     pub bytes: usize,
     pub cancelled: bool,
     pub error: Option<ErrorClass>,
+    /// A send's status: the C layer sets only its cancelled bit in the user's status and
+    /// leaves source, tag and count alone, as MPICH does (MPI leaves them undefined for
+    /// sends). Programs wait for a receive and a send with `MPI_Waitany` into one status
+    /// and read the receive's from it whichever completed last (MPICH's `irsendf`).
+    pub send: bool,
 }
 
 /// The send modes of MPI.
@@ -143,7 +148,7 @@ impl Request {
         Request {
             op,
             state: State::Inactive,
-            status: Status::default(),
+            status: Status { send: matches!(op, Op::Send { .. }), ..Status::default() },
             persistent: false,
             offered: false,
             freed: false,

@@ -12,6 +12,9 @@
  *    (MPI_ERRORS_RETURN) and the buffer's bytes past its end are untouched;
  *  - an MPI_Issend to self stays incomplete until its receive is posted;
  *  - 0 items from and into NULL, unexpected and posted;
+ *  - a receive and an MPI_Irsend to self waited for with MPI_Waitany into one status:
+ *    the receive's source, tag and count are left (a send's completion sets only the
+ *    cancelled bit, as in MPICH; its f77 irsendf test relies on it);
  *  - MPI_Cancel of a self send nobody received: cancelled, and a later receive gets the
  *    next message, not the cancelled one. MPICH 4.0.2 (ch4, UCX) never returns from the
  *    MPI_Wait of such a cancelled send (MPI 4.1 §3.8.4 says it must): build with
@@ -188,6 +191,21 @@ int main(int argc, char **argv)
 #endif
         MPI_OK(MPI_Iprobe(me, MPI_ANY_TAG, comm, &flag, &st));
         CHECK(!flag, "size %d: a message to self is left over (tag %d)", n, st.MPI_TAG);
+    }
+
+    /* MPICH's irsendf pattern: a receive and an MPI_Irsend to self waited for with
+     * MPI_Waitany twice into one status: a send's completion leaves the status's source,
+     * tag and count alone, so the receive's stay whatever order they completed in. */
+    {
+        MPI_Request q[2];
+        MPI_Status st;
+        int idx, v = 42, got = 0;
+        MPI_OK(MPI_Irecv(&got, 1, MPI_INT, me, 20, comm, &q[0]));
+        MPI_OK(MPI_Irsend(&v, 1, MPI_INT, me, 20, comm, &q[1]));
+        for (int k = 0; k < 2; k++)
+            MPI_OK(MPI_Waitany(2, q, &idx, &st));
+        expect_status(&st, me, 20, (int)sizeof(int), "the status left by two MPI_Waitany (Irsend to self)", 4);
+        CHECK(got == 42, "Irsend to self delivered %d", got);
     }
 
     /* No data from and into NULL. */
