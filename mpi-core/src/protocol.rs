@@ -324,7 +324,7 @@ impl Engine {
         if r.persistent && r.state != State::Inactive && r.state != State::Complete {
             return Err(MpiError::new(ErrorClass::Request, "MPI_Start on a persistent request that is still active"));
         }
-        r.status = Status { send: matches!(r.op, Op::Send { .. }), ..Status::default() };
+        r.status = Status::fresh(&r.op);
         r.done = 0;
         r.total = 0;
         let proc_null = match r.op {

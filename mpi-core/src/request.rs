@@ -22,6 +22,13 @@ pub struct Status {
     pub send: bool,
 }
 
+impl Status {
+    /// The status of an operation not yet done (a send's marked as one).
+    pub fn fresh(op: &Op) -> Status {
+        Status { send: matches!(op, Op::Send { .. }), ..Status::default() }
+    }
+}
+
 /// The send modes of MPI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SendMode {
@@ -148,7 +155,7 @@ impl Request {
         Request {
             op,
             state: State::Inactive,
-            status: Status { send: matches!(op, Op::Send { .. }), ..Status::default() },
+            status: Status::fresh(&op),
             persistent: false,
             offered: false,
             freed: false,
