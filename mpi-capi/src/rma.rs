@@ -516,7 +516,7 @@ fn communicate(c: Call) -> c_int {
                 // (MPI_NO_OP ignores the origin arguments: MPI_DATATYPE_NULL is fine there.)
                 if !no_op && !empty && !(ocount == 0 || datatype(odt, "origin")?.size() == 0) {
                     let oe = acc_elem(p, odt, empty)?;
-                    if oe != te {
+                    if !oe.combines_with(te) {
                         return Err((MPI_ERR_TYPE, format!("origin elements are {} but target elements are {}", oe.name(), te.name())));
                     }
                 }

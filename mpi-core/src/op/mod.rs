@@ -192,6 +192,19 @@ elems! {
 }
 
 impl Elem {
+    /// Whether an accumulate may combine elements `self` and `other`: the same kind, or the
+    /// same representation among the integer groups or within one group (MPI_INTEGER and
+    /// MPI_INT, MPI_REAL and MPI_FLOAT, MPI_LONG and MPI_INT64_T). A derived datatype's
+    /// elements are known by representation only (its basic units have C names), so an
+    /// origin of contiguous MPI_INTEGERs must match a target of MPI_INTEGER; MPICH checks
+    /// nothing here.
+    pub fn combines_with(self, other: Elem) -> bool {
+        let integer = |g| matches!(g, Group::CInteger | Group::FortranInteger | Group::MultiLanguage);
+        self == other
+            || (self.repr() == other.repr()
+                && (self.group() == other.group() || (integer(self.group()) && integer(other.group()))))
+    }
+
     /// Bytes one element occupies in memory (its extent).
     #[inline]
     pub fn size(self) -> usize {

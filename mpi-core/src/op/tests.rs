@@ -528,3 +528,15 @@ fn long_reductions_match_element_by_element() {
         }
     }
 }
+
+#[test]
+fn accumulate_elements_combine_by_representation() {
+    // Derived types report C names: their MPI_INTEGER items come back as MPI_INT.
+    assert!(Elem::Int.combines_with(Elem::Integer));
+    assert!(Elem::Integer.combines_with(Elem::Int));
+    assert!(Elem::Float.combines_with(Elem::Real));
+    assert!(Elem::Int.combines_with(Elem::Int));
+    assert!(!Elem::Int.combines_with(Elem::Float)); // same size, other group
+    assert!(!Elem::Int.combines_with(Elem::Logical)); // logical is its own group
+    assert!(!Elem::Int.combines_with(Elem::LongLong)); // other size
+}
