@@ -25,10 +25,14 @@ to `pmpi_send` (`pmpi_send_`), both the same code. That is ABI-exact because
   address, which the C layer passes);
 - the sentinels (MPI_BOTTOM, MPI_STATUS_IGNORE, ...) live in the same COMMON blocks as in
   mpif.h and the `mpi` module, so the entry points recognise them by address.
-Choice buffers are `TYPE(*), DIMENSION(*)` with `!GCC$ ATTRIBUTES NO_ARG_CHECK`, hence
-MPI_SUBARRAYS_SUPPORTED = MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE. The only module
-procedures (code in libmpi_fortran.so) are the handle comparisons; TYPE(MPI_Status),
-MPI_Status_f2f08/f082f, MPI_Sizeof and MPI_F_sync_reg are the `mpi` module's.
+Routines with choice buffers are the exception: their buffers are `TYPE(*), DIMENSION(..)`
+(MPI_SUBARRAYS_SUPPORTED = MPI_ASYNC_PROTECTS_NONBLOCKING = .TRUE.) and their specifics
+mpi_x_f08ts / pmpi_x_f08ts are Fortran wrappers generated after the module (SECTION_ADDRESS
+below), which pass array sections on through mpi-capi/src/fortran_sections.rs. The other
+choice-like arguments (MPI_Alloc_mem's baseptr, MPI_Get_address's location, ...) stay
+`TYPE(*), DIMENSION(*)` with `!GCC$ ATTRIBUTES NO_ARG_CHECK`. The module procedures (code
+in libmpi_fortran.so) are the handle comparisons; TYPE(MPI_Status), MPI_Status_f2f08/f082f,
+MPI_Sizeof and MPI_F_sync_reg are the `mpi` module's.
 
 Routines MPI-3.0 removed (MPI_Address, MPI_Type_extent, ..., MPI_Errhandler_set) have no
 f08 binding in the standard and none here (see REMOVED).
@@ -124,6 +128,228 @@ COMMON_DECLS = [
 ]
 
 
+# Array sections as choice buffers (MPI_SUBARRAYS_SUPPORTED = .TRUE.): a routine with a
+# choice buffer resolves to a wrapper mpi_x_f08ts (and PMPI_X to pmpi_x_f08ts) whose buffer
+# is TYPE(*), DIMENSION(..): the compiler passes the section's descriptor, which the
+# wrapper hands to a helper of mpi-capi/src/fortran_sections.rs (see there) before calling
+# libmpi's Fortran entry point pmpi_x_ with a plain address. Per buffer, one of:
+#   addr        only the address matters (window bases, attached buffers, split I/O ends);
+#   view        the buffer outlives the call and is (buffer, count, datatype): a section
+#               becomes a datatype over its elements;
+#   contiguous  nonblocking/persistent collectives (buffers split by rank, or two reduced
+#               through one datatype) and single-element atomics: a section is an error;
+#   temp        blocking calls: a section is copied to a contiguous buffer (and back for
+#               output buffers) around the call.
+SECTION_ADDRESS = {("MPI_Free_mem", "base"), ("MPI_Win_create", "base"), ("MPI_Win_attach", "base"),
+                   ("MPI_Win_detach", "base"), ("MPI_Buffer_attach", "buffer"),
+                   ("MPI_Comm_attach_buffer", "buffer"), ("MPI_Session_attach_buffer", "buffer")}
+SECTION_VIEW = {"MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MPI_Irecv", "MPI_Imrecv",
+                "MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init", "MPI_Recv_init",
+                "MPI_Isendrecv", "MPI_Isendrecv_replace", "MPI_Ibcast", "MPI_Bcast_init",
+                "MPI_Put", "MPI_Get", "MPI_Accumulate", "MPI_Get_accumulate", "MPI_Rput", "MPI_Rget",
+                "MPI_Raccumulate", "MPI_Rget_accumulate",
+                "MPI_File_iread", "MPI_File_iread_all", "MPI_File_iread_at", "MPI_File_iread_at_all",
+                "MPI_File_iread_shared", "MPI_File_iwrite", "MPI_File_iwrite_all", "MPI_File_iwrite_at",
+                "MPI_File_iwrite_at_all", "MPI_File_iwrite_shared", "MPI_File_read_all_begin",
+                "MPI_File_read_at_all_begin", "MPI_File_read_ordered_begin", "MPI_File_write_all_begin",
+                "MPI_File_write_at_all_begin", "MPI_File_write_ordered_begin"}
+# The count and datatype arguments that go with a view buffer.
+VIEW_ARGS = {"buf": ("count", "datatype"), "buffer": ("count", "datatype"),
+             "sendbuf": ("sendcount", "sendtype"), "recvbuf": ("recvcount", "recvtype"),
+             "origin_addr": ("origin_count", "origin_datatype"),
+             "result_addr": ("result_count", "result_datatype")}
+# The object a wrapper raises its errors on (fortran_sections.rs: ON_COMM, ON_WIN, ON_FILE).
+ON_KIND = {"MPI_Comm": 0, "MPI_Win": 1, "MPI_File": 2}
+
+
+def base_name(func):
+    """MPI_X for MPI_X and its large-count form MPI_X_c."""
+    return func[:-2] if func.endswith("_c") else func
+
+
+def section_class(a):
+    """How choice argument a of an `_f08ts` wrapper is passed on (see SECTION_ADDRESS)."""
+    base = base_name(a.func)
+    if (base, a.name) in SECTION_ADDRESS or (base.startswith("MPI_File_") and base.endswith("_end")):
+        return "addr"
+    if base in SECTION_VIEW:
+        return "view"
+    if base.startswith("MPI_I") or base.endswith("_init") or base in ("MPI_Fetch_and_op", "MPI_Compare_and_swap"):
+        return "contiguous"
+    return "temp"
+
+
+def has_sections(f):
+    return any(a.kind == "choice" for a in f.args)
+
+
+def section_wrappers(funcs):
+    """The helper interfaces and, per routine with choice buffers, the external procedures
+    mpi_x_f08ts (forwards to PMPI_X, so a profiling tool may replace it) and pmpi_x_f08ts."""
+    L = ["! Array sections: the wrappers the generics of routines with choice buffers name",
+         "! (gen_f08.py, SECTION_ADDRESS; mpi-capi/src/fortran_sections.rs).",
+         "module mpi_f08_sections",
+         "  use, intrinsic :: iso_c_binding, only : c_int, c_long, c_ptr, c_char",
+         "  implicit none",
+         "  interface",
+         "    type(c_ptr) function oxmpi_f08ts_addr(desc) bind(C)",
+         "      import",
+         "      type(*), dimension(..) :: desc",
+         "    end function oxmpi_f08ts_addr",
+         "    integer(c_int) function oxmpi_f08ts_contiguous(desc, addr, on, handle, func, arg) bind(C)",
+         "      import",
+         "      type(*), dimension(..) :: desc",
+         "      type(c_ptr) :: addr",
+         "      integer(c_int), value :: on, handle",
+         "      character(kind=c_char) :: func(*), arg(*)",
+         "    end function oxmpi_f08ts_contiguous",
+         "    integer(c_int) function oxmpi_f08ts_view(desc, count, datatype, addr, count_out, type_out, &",
+         "        on, handle, func) bind(C)",
+         "      import",
+         "      type(*), dimension(..) :: desc",
+         "      integer(c_long), value :: count",
+         "      integer(c_int), value :: datatype",
+         "      type(c_ptr) :: addr",
+         "      integer(c_long) :: count_out",
+         "      integer(c_int) :: type_out",
+         "      integer(c_int), value :: on, handle",
+         "      character(kind=c_char) :: func(*)",
+         "    end function oxmpi_f08ts_view",
+         "    subroutine oxmpi_f08ts_free_type(datatype) bind(C)",
+         "      import",
+         "      integer(c_int), value :: datatype",
+         "    end subroutine oxmpi_f08ts_free_type",
+         "    integer(c_int) function oxmpi_f08ts_temp(desc, addr, on, handle, func) bind(C)",
+         "      import",
+         "      type(*), dimension(..) :: desc",
+         "      type(c_ptr) :: addr",
+         "      integer(c_int), value :: on, handle",
+         "      character(kind=c_char) :: func(*)",
+         "    end function oxmpi_f08ts_temp",
+         "    subroutine oxmpi_f08ts_temp_end(desc, addr, copy_out) bind(C)",
+         "      import",
+         "      type(*), dimension(..) :: desc",
+         "      type(c_ptr), value :: addr",
+         "      integer(c_int), value :: copy_out",
+         "    end subroutine oxmpi_f08ts_temp_end",
+         "  end interface",
+         "end module mpi_f08_sections"]
+    uses = ["  use mpi_f08_types", "  use mpi, only : MPI_Status"]
+    for f in funcs:
+        if not has_sections(f):
+            continue
+        name = specific(f)
+        fargs = [a.name for a in f.fargs()] + ["ierror"]
+        # mpi_x_f08ts: forwards to the generic PMPI_X.
+        L += gf.wrap_free("subroutine " + name, fargs, "")
+        L += uses
+        L.append("  implicit none")
+        L += dummy_decls(f, "  ")
+        L.append("  interface")
+        L += interface_body(f, "    ", "p" + name)
+        L.append("  end interface")
+        L += gf.wrap_free("  call p" + name, fargs, "")
+        L.append("end subroutine " + name)
+        L += pmpi_wrapper(f, uses)
+    return L
+
+
+def pmpi_wrapper(f, uses):
+    """pmpi_x_f08ts: each choice buffer through its helper, then libmpi's pmpi_x_."""
+    name = "p" + specific(f)
+    fargs = [a.name for a in f.fargs()] + ["ierror"]
+    choice = [a for a in f.fargs() if a.kind == "choice"]
+    by_name = {a.name: a for a in f.fargs()}
+    on, handle = 3, "0"
+    for a in f.fargs():
+        if a.base in ON_KIND:
+            on, handle = ON_KIND[a.base], "%s%%MPI_VAL" % a.name
+            break
+    fname = "'%s'//c_null_char" % f.name
+    strings = [a.name for a in f.fargs() if a.kind == "str_in"]  # hidden lengths follow ierror
+    L = gf.wrap_free("subroutine " + name, fargs, "")
+    L.append("  use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t")
+    L += uses
+    L.append("  use mpi_f08_sections")
+    L.append("  implicit none")
+    L += dummy_decls(f, "  ")
+    # libmpi's Fortran entry point, taking each choice buffer as an address.
+    L.append("  interface")
+    L += gf.wrap_free("    subroutine entry", fargs + ["len_" + s for s in strings], "")
+    L[-1] += ' &'
+    L.append('        bind(C, name="p%s_")' % f.lower)
+    L.append("      import")
+    L.append("      implicit none")
+    for a in f.fargs():
+        if a.kind == "choice":
+            L.append("      type(c_ptr), value :: %s" % a.name)
+        elif a.kind == "str_in":
+            L.append("      character(kind=c_char), intent(in) :: %s(*)" % a.name)
+        else:
+            if a.kind not in ("val", "status", "file_in", "keyval_in") and a.base not in gf.HANDLES \
+                    and a.base not in KIND_NAMES and a.base != "int":
+                gf.die("%s: argument %s (%s) cannot be passed through bind(C)" % (f.name, a.name, a.kind))
+            for d in f08_decl(a):
+                L.append("      " + d)
+    L.append("      integer, optional :: ierror")
+    for s in strings:
+        L.append("      integer(c_size_t), value :: len_%s" % s)
+    L.append("    end subroutine entry")
+    L.append("  end interface")
+    L.append("  type(c_ptr) :: %s" % ", ".join("a_" + a.name for a in choice))
+    views = [a for a in choice if section_class(a) == "view"]
+    for a in views:
+        L.append("  integer(c_long) :: n_%s" % a.name)
+        L.append("  integer :: t_%s" % a.name)
+    L.append("  integer :: e")
+    pass_args = []
+    undo = []  # statements that release what the helpers made so far, newest first
+    for a in choice:
+        cls = section_class(a)
+        n = a.name
+        fail = ["  if (e /= 0) then"] + ["  " + u for u in undo] +                ["    if (present(ierror)) ierror = e", "    return", "  end if"]
+        if cls == "addr":
+            L.append("  a_%s = oxmpi_f08ts_addr(%s)" % (n, n))
+        elif cls == "contiguous":
+            L += gf.wrap_free("  e = oxmpi_f08ts_contiguous", [n, "a_" + n, str(on), handle, fname,
+                                                              "'%s'//c_null_char" % n], "")
+            L += fail
+        elif cls == "temp":
+            L += gf.wrap_free("  e = oxmpi_f08ts_temp", [n, "a_" + n, str(on), handle, fname], "")
+            L += fail
+            undo.insert(0, "  call oxmpi_f08ts_temp_end(%s, a_%s, 0)" % (n, n))
+        else:
+            cnt, dt = VIEW_ARGS[n]
+            if cnt not in by_name or dt not in by_name:
+                gf.die("%s: view buffer %s without %s/%s" % (f.name, n, cnt, dt))
+            L += gf.wrap_free("  e = oxmpi_f08ts_view", [n, "int(%s, c_long)" % cnt, "%s%%MPI_VAL" % dt,
+                                                         "a_" + n, "n_" + n, "t_" + n, str(on), handle,
+                                                         fname], "")
+            L += fail
+            undo.insert(0, "  if (t_%s /= %s%%MPI_VAL) call oxmpi_f08ts_free_type(t_%s)" % (n, dt, n))
+    for a in f.fargs():
+        n = a.name
+        if a.kind == "choice":
+            pass_args.append("a_" + n)
+        elif any(section_class(b) == "view" and VIEW_ARGS[b.name][0] == n for b in views):
+            b = [b for b in views if VIEW_ARGS[b.name][0] == n][0]
+            pass_args.append("int(n_%s, kind(%s))" % (b.name, n))
+        elif any(VIEW_ARGS[b.name][1] == n for b in views):
+            b = [b for b in views if VIEW_ARGS[b.name][1] == n][0]
+            pass_args.append("MPI_Datatype(t_%s)" % b.name)
+        else:
+            pass_args.append(n)
+    L += gf.wrap_free("  call entry", pass_args + ["ierror"] + ["len(%s, c_size_t)" % s for s in strings], "")
+    for a in choice:
+        if section_class(a) == "temp":
+            L.append("  call oxmpi_f08ts_temp_end(%s, a_%s, %d)" % (a.name, a.name, 0 if a.const else 1))
+        elif section_class(a) == "view":
+            dt = VIEW_ARGS[a.name][1]
+            L.append("  if (t_%s /= %s%%MPI_VAL) call oxmpi_f08ts_free_type(t_%s)" % (a.name, dt, a.name))
+    L.append("end subroutine " + name)
+    return L
+
+
 def const_types():
     """{constant name: its C type} from consts.rs (handle constants become typed)."""
     out = {}
@@ -135,24 +361,54 @@ def const_types():
     return out
 
 
+TYPES_MODULE_KINDS = ("MPI_ADDRESS_KIND", "MPI_OFFSET_KIND", "MPI_COUNT_KIND")
+
+
+def types_module(fconsts):
+    """Module mpi_f08_types: the handle types and the kind parameters, which mpi_f08
+    re-exports and the section wrappers use (loading all of mpi_f08 in each of hundreds
+    of wrappers made gfortran take 17 s instead of 1)."""
+    L = ["module mpi_f08_types",
+         "  use, intrinsic :: iso_c_binding, only : c_int",
+         "  implicit none",
+         "  private :: c_int",
+         "  public"]
+    for h in HANDLE_TYPES:
+        L += ["  type, bind(C) :: %s" % h, "    integer(c_int) :: MPI_VAL", "  end type %s" % h]
+    for name, ty, val in fconsts:
+        if name in TYPES_MODULE_KINDS:
+            L.append("  integer, parameter :: %s = %s" % (name, val))
+    L.append("end module mpi_f08_types")
+    return L
+
+
 def f08_constants(fconsts):
     ctype = const_types()
     L = []
     for name, ty, val in fconsts:
+        if name in TYPES_MODULE_KINDS:
+            continue
         h = ctype.get(name)
         if name == "MPI_FILE_NULL":
             h = "MPI_File"
         if h in HANDLE_TYPES:
             L.append("  type(%s), parameter :: %s = %s(%s)" % (h, name, h, val))
         else:
+            if name in ("MPI_SUBARRAYS_SUPPORTED", "MPI_ASYNC_PROTECTS_NONBLOCKING"):
+                val = ".TRUE."  # choice buffers are assumed-rank and ASYNCHRONOUS (see SECTION_ADDRESS)
             fty = "integer(kind=8)" if ty == "INTEGER*8" else ty.lower()
             L.append("  %s, parameter :: %s = %s" % (fty, name, val))
     return L
 
 
-def f08_decl(a):
-    """Declaration lines of dummy argument a (a gen_fortran.Arg) in an f08 interface."""
+def f08_decl(a, sections=False):
+    """Declaration lines of dummy argument a (a gen_fortran.Arg) in an f08 interface;
+    `sections`: a choice buffer of an `_f08ts` routine (assumed rank, see SECTIONS)."""
     k, n = a.kind, a.name
+    if k == "choice" and sections:
+        cls = section_class(a)
+        return ["type(*), dimension(..)%s%s :: %s" % (", intent(in)" if a.const else "",
+                                                       ", asynchronous" if cls in ("view", "contiguous") else "", n)]
     if k in ("choice", "raw", "detach"):
         return ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % n, "type(*), dimension(*) :: %s" % n]
     if k in ("attr_copy_fn", "attr_delete_fn") and a.func == "MPI_Keyval_create":
@@ -199,11 +455,16 @@ def f08_decl(a):
     return ["%s :: %s" % (ty, n)]
 
 
-def interface_body(f):
-    """The explicit interface of libmpi's Fortran entry point mpi_x_f08_ with f08 types."""
-    name = f.lower + "_f08"
+def specific(f):
+    """The specific name of f in its generic: mpi_x_f08ts for routines with choice buffers
+    (the wrappers below), else libmpi's Fortran entry point mpi_x_f08."""
+    return f.lower + ("_f08ts" if has_sections(f) else "_f08")
+
+
+def interface_body(f, ind="    ", name=None):
+    """The explicit interface of specific(f) (or of `name`) with f08 types."""
+    name = name or specific(f)
     fargs = [a.name for a in f.fargs()]
-    ind = "    "
     if f.is_sub:
         L = gf.wrap_free("subroutine " + name, fargs + ["ierror"], ind)
     else:
@@ -211,12 +472,19 @@ def interface_body(f):
         L = gf.wrap_free(ty + " function " + name, fargs, ind)
     L.append(ind + "  import")
     L.append(ind + "  implicit none")
-    for a in f.fargs():
-        for d in f08_decl(a):
-            L.append(ind + "  " + d)
-    if f.is_sub:
-        L.append(ind + "  integer, optional, intent(out) :: ierror")
+    L += dummy_decls(f, ind + "  ")
     L.append(ind + "end " + ("subroutine " if f.is_sub else "function ") + name)
+    return L
+
+
+def dummy_decls(f, ind):
+    """Declarations of f's dummy arguments (ierror included) in specific(f)."""
+    L = []
+    for a in f.fargs():
+        for d in f08_decl(a, has_sections(f)):
+            L.append(ind + d)
+    if f.is_sub:
+        L.append(ind + "integer, optional, intent(out) :: ierror")
     return L
 
 
@@ -269,6 +537,15 @@ def routines(funcs):
         for g in specifics:
             L += interface_body(g)
         L.append("  end interface %s" % f.name)
+        if has_sections(f):
+            # Interface bodies, not `procedure(mpi_x_f08ts) :: pmpi_x_f08ts`: gfortran 12
+            # passed a bare data address instead of the descriptor to such a procedure
+            # called from a second branch (f08_large_count's PMPI_Send after MPI_Recv).
+            L.append("  interface P%s" % f.name)
+            for g in specifics:
+                L += interface_body(g, "    ", "p" + specific(g))
+            L.append("  end interface P%s" % f.name)
+            continue
         for g in specifics:
             L.append("  procedure(%s_f08) :: p%s" % (g.lower, g.lower))
         L.append("  interface P%s" % f.name)
@@ -304,17 +581,15 @@ def generate(fconsts, funcs):
     w("! @generated by mpi-capi/gen/gen_f08.py -- do not edit.")
     w("! Every routine is an explicit interface to libmpi's Fortran entry points mpi_x_f08_ and")
     w("! pmpi_x_ (see the generator for why that is ABI-exact).")
+    L += types_module(fconsts)
     w("module mpi_f08")
+    w("  use mpi_f08_types")
     w("  use, intrinsic :: iso_c_binding, only : c_int, c_ptr")
     w("  ! The `mpi` module's (TYPE(MPI_Status) is one type in both modules).")
     w("  use mpi, only : MPI_Sizeof, MPI_F_sync_reg, MPI_Status, MPI_Status_f2f08, MPI_Status_f082f")
     w("  implicit none")
     w("  private :: c_int, c_ptr")
     w("  public")
-    for h in HANDLE_TYPES:
-        w("  type, bind(C) :: %s" % h)
-        w("    integer(c_int) :: MPI_VAL")
-        w("  end type %s" % h)
     L += f08_constants(fconsts)
     w("  ! Sentinels, recognised by address (COMMON blocks in libmpi).")
     for d in COMMON_DECLS:
@@ -339,6 +614,7 @@ def generate(fconsts, funcs):
     w("contains")
     L += procs
     w("end module mpi_f08")
+    L += section_wrappers([f for f in funcs if not f.skip and f.name not in REMOVED])
     for line in L:
         if len(line) > 132:
             gf.die("mpi_f08.f90 line longer than 132 columns: %r" % line)

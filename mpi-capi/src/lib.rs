@@ -36,6 +36,7 @@ pub mod errors;
 pub mod conversions;
 pub mod generated;
 pub mod fortran;
+pub mod fortran_sections;
 pub mod time;
 pub mod tool_interface;
 pub mod coll;

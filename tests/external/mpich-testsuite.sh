@@ -37,9 +37,6 @@ DIR_EXCLUSIONS=(
 EXCLUSIONS=(
     'mpi_t/qmpi_test             MPICH-specific QMPI tool interface'
     'errors/pt2pt/truncmsg2      a receive type signature that differs from the send type is not detected'
-    'f08/subarray/test14         mpi_f08 without subarrays (MPI_SUBARRAYS_SUPPORTED = .FALSE.): nonblocking calls on non-contiguous array sections'
-    'f08/subarray/test15         mpi_f08 without subarrays (MPI_SUBARRAYS_SUPPORTED = .FALSE.): nonblocking calls on non-contiguous array sections'
-    'f08/profile/profile1f90     mpi_f08 without subarrays: no _f08ts specific names (TYPE(*), DIMENSION(..) buffers) to profile through'
     'f08/io/c2f2ciof90           does not compile with any MPI: its C part (c2f902cio.c) returns an undeclared variable in MPICH 4.0.2'
 )
 # ---------------------------------------------------------------------------------------

@@ -66,11 +66,20 @@ fn f08_attributes_errors_sizeof() {
     run_f08("f08_attr_err");
 }
 
-/// `use mpi_f08` profiling: a program's own MPI_Send_f08 (the specific of the generic
+/// `use mpi_f08` profiling: a program's own MPI_Send_f08ts (the specific of the generic
 /// MPI_Send) sees the module's MPI_Send calls and forwards them through PMPI_Send.
 #[test]
 fn f08_profiling_specific_names() {
     run_f08("f08_profile");
+}
+
+/// `use mpi_f08` with array sections as buffers (MPI_SUBARRAYS_SUPPORTED): nonblocking,
+/// persistent, one-sided and file I/O calls use non-contiguous sections in place (strided,
+/// reversed, 3-D prefixes, COMPLEX as REAL pairs, derived-type components), blocking calls
+/// through a copy, and the sections OxMPI refuses give MPI_ERR_BUFFER.
+#[test]
+fn f08_array_sections() {
+    run_f08("f08_sections");
 }
 
 /// `use mpi_f08` large counts: MPI_X with INTEGER(KIND=MPI_COUNT_KIND) counts resolves to
