@@ -5,6 +5,7 @@
 ! pmpi_x_ (see the generator for why that is ABI-exact).
 module mpi_f08_types
   use, intrinsic :: iso_c_binding, only : c_int
+  use mpi, only : MPI_Status
   implicit none
   private :: c_int
   public
@@ -4129,18 +4130,22 @@ module mpi_f08
     end subroutine pmpi_get_accumulate_c_f08ts
   end interface PMPI_Get_accumulate
   interface MPI_Get_address
-    subroutine mpi_get_address_f08(location, address, ierror)
+    subroutine mpi_get_address_f08ts(location, address, ierror)
       import
       implicit none
-      !GCC$ ATTRIBUTES NO_ARG_CHECK :: location
-      type(*), dimension(*) :: location
+      type(*), dimension(..), intent(in) :: location
       integer(kind=MPI_ADDRESS_KIND) :: address
       integer, optional, intent(out) :: ierror
-    end subroutine mpi_get_address_f08
+    end subroutine mpi_get_address_f08ts
   end interface MPI_Get_address
-  procedure(mpi_get_address_f08) :: pmpi_get_address
   interface PMPI_Get_address
-    procedure :: pmpi_get_address
+    subroutine pmpi_get_address_f08ts(location, address, ierror)
+      import
+      implicit none
+      type(*), dimension(..), intent(in) :: location
+      integer(kind=MPI_ADDRESS_KIND) :: address
+      integer, optional, intent(out) :: ierror
+    end subroutine pmpi_get_address_f08ts
   end interface PMPI_Get_address
   interface MPI_Get_count
     subroutine mpi_get_count_f08(status, datatype, count, ierror)
@@ -12364,6 +12369,12 @@ module mpi_f08_sections
       integer(c_int), value :: on, handle
       character(kind=c_char) :: func(*)
     end function oxmpi_f08ts_temp
+    subroutine oxmpi_f08ts_keep(desc, addr, copy_out, request) bind(C)
+      import
+      type(*), dimension(..) :: desc
+      type(c_ptr), value :: addr
+      integer(c_int), value :: copy_out, request
+    end subroutine oxmpi_f08ts_keep
     subroutine oxmpi_f08ts_temp_end(desc, addr, copy_out) bind(C)
       import
       type(*), dimension(..) :: desc
@@ -12375,7 +12386,6 @@ end module mpi_f08_sections
 subroutine mpi_accumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
     target_disp, target_count, target_datatype, op, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer, intent(in) :: origin_count
@@ -12411,7 +12421,6 @@ subroutine pmpi_accumulate_f08ts(origin_addr, origin_count, origin_datatype, tar
     target_disp, target_count, target_datatype, op, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -12460,7 +12469,6 @@ end subroutine pmpi_accumulate_f08ts
 subroutine mpi_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcount
@@ -12492,7 +12500,6 @@ subroutine pmpi_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -12538,7 +12545,6 @@ end subroutine pmpi_allgather_f08ts
 subroutine mpi_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
     recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcount
@@ -12572,7 +12578,6 @@ subroutine pmpi_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -12620,7 +12625,6 @@ subroutine pmpi_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
 end subroutine pmpi_allgatherv_f08ts
 subroutine mpi_allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -12647,7 +12651,6 @@ end subroutine mpi_allreduce_f08ts
 subroutine pmpi_allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -12691,7 +12694,6 @@ end subroutine pmpi_allreduce_f08ts
 subroutine mpi_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcount
@@ -12722,7 +12724,6 @@ subroutine pmpi_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
     comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -12768,7 +12769,6 @@ end subroutine pmpi_alltoall_f08ts
 subroutine mpi_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
     rdispls, recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -12804,7 +12804,6 @@ subroutine pmpi_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
     rdispls, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -12856,7 +12855,6 @@ end subroutine pmpi_alltoallv_f08ts
 subroutine mpi_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
     rdispls, recvtypes, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -12892,7 +12890,6 @@ subroutine pmpi_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf
     rdispls, recvtypes, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -12943,7 +12940,6 @@ subroutine pmpi_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf
 end subroutine pmpi_alltoallw_f08ts
 subroutine mpi_bcast_f08ts(buffer, count, datatype, root, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: buffer
   integer, intent(in) :: count
@@ -12968,7 +12964,6 @@ end subroutine mpi_bcast_f08ts
 subroutine pmpi_bcast_f08ts(buffer, count, datatype, root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: buffer
@@ -13002,7 +12997,6 @@ subroutine pmpi_bcast_f08ts(buffer, count, datatype, root, comm, ierror)
 end subroutine pmpi_bcast_f08ts
 subroutine mpi_bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: buf
   integer, intent(in) :: count
@@ -13029,7 +13023,6 @@ end subroutine mpi_bsend_f08ts
 subroutine pmpi_bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: buf
@@ -13065,7 +13058,6 @@ subroutine pmpi_bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
 end subroutine pmpi_bsend_f08ts
 subroutine mpi_bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer, intent(in) :: count
@@ -13094,7 +13086,6 @@ end subroutine mpi_bsend_init_f08ts
 subroutine pmpi_bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -13135,7 +13126,6 @@ subroutine pmpi_bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request,
 end subroutine pmpi_bsend_init_f08ts
 subroutine mpi_buffer_attach_f08ts(buffer, size, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: buffer
   integer, intent(in) :: size
@@ -13154,7 +13144,6 @@ end subroutine mpi_buffer_attach_f08ts
 subroutine pmpi_buffer_attach_f08ts(buffer, size, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: buffer
@@ -13178,7 +13167,6 @@ end subroutine pmpi_buffer_attach_f08ts
 subroutine mpi_compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, datatype, &
     target_rank, target_disp, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   type(*), dimension(..), intent(in), asynchronous :: compare_addr
@@ -13210,7 +13198,6 @@ subroutine pmpi_compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, d
     target_rank, target_disp, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -13262,7 +13249,6 @@ subroutine pmpi_compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, d
 end subroutine pmpi_compare_and_swap_f08ts
 subroutine mpi_exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -13289,7 +13275,6 @@ end subroutine mpi_exscan_f08ts
 subroutine pmpi_exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -13333,7 +13318,6 @@ end subroutine pmpi_exscan_f08ts
 subroutine mpi_fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_rank, &
     target_disp, op, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   type(*), dimension(..), asynchronous :: result_addr
@@ -13365,7 +13349,6 @@ subroutine pmpi_fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_ra
     target_disp, op, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -13409,7 +13392,6 @@ subroutine pmpi_fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_ra
 end subroutine pmpi_fetch_and_op_f08ts
 subroutine mpi_file_iread_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), asynchronous :: buf
@@ -13434,7 +13416,6 @@ end subroutine mpi_file_iread_f08ts
 subroutine pmpi_file_iread_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -13471,7 +13452,6 @@ subroutine pmpi_file_iread_f08ts(fh, buf, count, datatype, request, ierror)
 end subroutine pmpi_file_iread_f08ts
 subroutine mpi_file_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), asynchronous :: buf
@@ -13496,7 +13476,6 @@ end subroutine mpi_file_iread_all_f08ts
 subroutine pmpi_file_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -13533,7 +13512,6 @@ subroutine pmpi_file_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
 end subroutine pmpi_file_iread_all_f08ts
 subroutine mpi_file_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -13560,7 +13538,6 @@ end subroutine mpi_file_iread_at_f08ts
 subroutine pmpi_file_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -13599,7 +13576,6 @@ subroutine pmpi_file_iread_at_f08ts(fh, offset, buf, count, datatype, request, i
 end subroutine pmpi_file_iread_at_f08ts
 subroutine mpi_file_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -13626,7 +13602,6 @@ end subroutine mpi_file_iread_at_all_f08ts
 subroutine pmpi_file_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -13665,7 +13640,6 @@ subroutine pmpi_file_iread_at_all_f08ts(fh, offset, buf, count, datatype, reques
 end subroutine pmpi_file_iread_at_all_f08ts
 subroutine mpi_file_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), asynchronous :: buf
@@ -13690,7 +13664,6 @@ end subroutine mpi_file_iread_shared_f08ts
 subroutine pmpi_file_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -13727,7 +13700,6 @@ subroutine pmpi_file_iread_shared_f08ts(fh, buf, count, datatype, request, ierro
 end subroutine pmpi_file_iread_shared_f08ts
 subroutine mpi_file_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -13752,7 +13724,6 @@ end subroutine mpi_file_iwrite_f08ts
 subroutine pmpi_file_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -13789,7 +13760,6 @@ subroutine pmpi_file_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
 end subroutine pmpi_file_iwrite_f08ts
 subroutine mpi_file_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -13814,7 +13784,6 @@ end subroutine mpi_file_iwrite_all_f08ts
 subroutine pmpi_file_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -13851,7 +13820,6 @@ subroutine pmpi_file_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
 end subroutine pmpi_file_iwrite_all_f08ts
 subroutine mpi_file_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -13878,7 +13846,6 @@ end subroutine mpi_file_iwrite_at_f08ts
 subroutine pmpi_file_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -13917,7 +13884,6 @@ subroutine pmpi_file_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, 
 end subroutine pmpi_file_iwrite_at_f08ts
 subroutine mpi_file_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -13944,7 +13910,6 @@ end subroutine mpi_file_iwrite_at_all_f08ts
 subroutine pmpi_file_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -13983,7 +13948,6 @@ subroutine pmpi_file_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, reque
 end subroutine pmpi_file_iwrite_at_all_f08ts
 subroutine mpi_file_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -14008,7 +13972,6 @@ end subroutine mpi_file_iwrite_shared_f08ts
 subroutine pmpi_file_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14045,7 +14008,6 @@ subroutine pmpi_file_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierr
 end subroutine pmpi_file_iwrite_shared_f08ts
 subroutine mpi_file_read_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -14070,7 +14032,6 @@ end subroutine mpi_file_read_f08ts
 subroutine pmpi_file_read_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14104,7 +14065,6 @@ subroutine pmpi_file_read_f08ts(fh, buf, count, datatype, status, ierror)
 end subroutine pmpi_file_read_f08ts
 subroutine mpi_file_read_all_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -14129,7 +14089,6 @@ end subroutine mpi_file_read_all_f08ts
 subroutine pmpi_file_read_all_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14163,7 +14122,6 @@ subroutine pmpi_file_read_all_f08ts(fh, buf, count, datatype, status, ierror)
 end subroutine pmpi_file_read_all_f08ts
 subroutine mpi_file_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), asynchronous :: buf
@@ -14186,7 +14144,6 @@ end subroutine mpi_file_read_all_begin_f08ts
 subroutine pmpi_file_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14221,7 +14178,6 @@ subroutine pmpi_file_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
 end subroutine pmpi_file_read_all_begin_f08ts
 subroutine mpi_file_read_all_end_f08ts(fh, buf, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -14242,7 +14198,6 @@ end subroutine mpi_file_read_all_end_f08ts
 subroutine pmpi_file_read_all_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14267,7 +14222,6 @@ subroutine pmpi_file_read_all_end_f08ts(fh, buf, status, ierror)
 end subroutine pmpi_file_read_all_end_f08ts
 subroutine mpi_file_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -14294,7 +14248,6 @@ end subroutine mpi_file_read_at_f08ts
 subroutine pmpi_file_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14330,7 +14283,6 @@ subroutine pmpi_file_read_at_f08ts(fh, offset, buf, count, datatype, status, ier
 end subroutine pmpi_file_read_at_f08ts
 subroutine mpi_file_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -14357,7 +14309,6 @@ end subroutine mpi_file_read_at_all_f08ts
 subroutine pmpi_file_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14393,7 +14344,6 @@ subroutine pmpi_file_read_at_all_f08ts(fh, offset, buf, count, datatype, status,
 end subroutine pmpi_file_read_at_all_f08ts
 subroutine mpi_file_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -14418,7 +14368,6 @@ end subroutine mpi_file_read_at_all_begin_f08ts
 subroutine pmpi_file_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14455,7 +14404,6 @@ subroutine pmpi_file_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, i
 end subroutine pmpi_file_read_at_all_begin_f08ts
 subroutine mpi_file_read_at_all_end_f08ts(fh, buf, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -14476,7 +14424,6 @@ end subroutine mpi_file_read_at_all_end_f08ts
 subroutine pmpi_file_read_at_all_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14501,7 +14448,6 @@ subroutine pmpi_file_read_at_all_end_f08ts(fh, buf, status, ierror)
 end subroutine pmpi_file_read_at_all_end_f08ts
 subroutine mpi_file_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -14526,7 +14472,6 @@ end subroutine mpi_file_read_ordered_f08ts
 subroutine pmpi_file_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14560,7 +14505,6 @@ subroutine pmpi_file_read_ordered_f08ts(fh, buf, count, datatype, status, ierror
 end subroutine pmpi_file_read_ordered_f08ts
 subroutine mpi_file_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), asynchronous :: buf
@@ -14583,7 +14527,6 @@ end subroutine mpi_file_read_ordered_begin_f08ts
 subroutine pmpi_file_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14618,7 +14561,6 @@ subroutine pmpi_file_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
 end subroutine pmpi_file_read_ordered_begin_f08ts
 subroutine mpi_file_read_ordered_end_f08ts(fh, buf, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -14639,7 +14581,6 @@ end subroutine mpi_file_read_ordered_end_f08ts
 subroutine pmpi_file_read_ordered_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14664,7 +14605,6 @@ subroutine pmpi_file_read_ordered_end_f08ts(fh, buf, status, ierror)
 end subroutine pmpi_file_read_ordered_end_f08ts
 subroutine mpi_file_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -14689,7 +14629,6 @@ end subroutine mpi_file_read_shared_f08ts
 subroutine pmpi_file_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14723,7 +14662,6 @@ subroutine pmpi_file_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
 end subroutine pmpi_file_read_shared_f08ts
 subroutine mpi_file_write_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -14748,7 +14686,6 @@ end subroutine mpi_file_write_f08ts
 subroutine pmpi_file_write_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14782,7 +14719,6 @@ subroutine pmpi_file_write_f08ts(fh, buf, count, datatype, status, ierror)
 end subroutine pmpi_file_write_f08ts
 subroutine mpi_file_write_all_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -14807,7 +14743,6 @@ end subroutine mpi_file_write_all_f08ts
 subroutine pmpi_file_write_all_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14841,7 +14776,6 @@ subroutine pmpi_file_write_all_f08ts(fh, buf, count, datatype, status, ierror)
 end subroutine pmpi_file_write_all_f08ts
 subroutine mpi_file_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -14864,7 +14798,6 @@ end subroutine mpi_file_write_all_begin_f08ts
 subroutine pmpi_file_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14899,7 +14832,6 @@ subroutine pmpi_file_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
 end subroutine pmpi_file_write_all_begin_f08ts
 subroutine mpi_file_write_all_end_f08ts(fh, buf, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -14920,7 +14852,6 @@ end subroutine mpi_file_write_all_end_f08ts
 subroutine pmpi_file_write_all_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -14945,7 +14876,6 @@ subroutine pmpi_file_write_all_end_f08ts(fh, buf, status, ierror)
 end subroutine pmpi_file_write_all_end_f08ts
 subroutine mpi_file_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -14972,7 +14902,6 @@ end subroutine mpi_file_write_at_f08ts
 subroutine pmpi_file_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -15008,7 +14937,6 @@ subroutine pmpi_file_write_at_f08ts(fh, offset, buf, count, datatype, status, ie
 end subroutine pmpi_file_write_at_f08ts
 subroutine mpi_file_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -15035,7 +14963,6 @@ end subroutine mpi_file_write_at_all_f08ts
 subroutine pmpi_file_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -15071,7 +14998,6 @@ subroutine pmpi_file_write_at_all_f08ts(fh, offset, buf, count, datatype, status
 end subroutine pmpi_file_write_at_all_f08ts
 subroutine mpi_file_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -15096,7 +15022,6 @@ end subroutine mpi_file_write_at_all_begin_f08ts
 subroutine pmpi_file_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -15133,7 +15058,6 @@ subroutine pmpi_file_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, 
 end subroutine pmpi_file_write_at_all_begin_f08ts
 subroutine mpi_file_write_at_all_end_f08ts(fh, buf, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -15154,7 +15078,6 @@ end subroutine mpi_file_write_at_all_end_f08ts
 subroutine pmpi_file_write_at_all_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -15179,7 +15102,6 @@ subroutine pmpi_file_write_at_all_end_f08ts(fh, buf, status, ierror)
 end subroutine pmpi_file_write_at_all_end_f08ts
 subroutine mpi_file_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -15204,7 +15126,6 @@ end subroutine mpi_file_write_ordered_f08ts
 subroutine pmpi_file_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -15238,7 +15159,6 @@ subroutine pmpi_file_write_ordered_f08ts(fh, buf, count, datatype, status, ierro
 end subroutine pmpi_file_write_ordered_f08ts
 subroutine mpi_file_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -15261,7 +15181,6 @@ end subroutine mpi_file_write_ordered_begin_f08ts
 subroutine pmpi_file_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -15296,7 +15215,6 @@ subroutine pmpi_file_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
 end subroutine pmpi_file_write_ordered_begin_f08ts
 subroutine mpi_file_write_ordered_end_f08ts(fh, buf, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -15317,7 +15235,6 @@ end subroutine mpi_file_write_ordered_end_f08ts
 subroutine pmpi_file_write_ordered_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -15342,7 +15259,6 @@ subroutine pmpi_file_write_ordered_end_f08ts(fh, buf, status, ierror)
 end subroutine pmpi_file_write_ordered_end_f08ts
 subroutine mpi_file_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -15367,7 +15283,6 @@ end subroutine mpi_file_write_shared_f08ts
 subroutine pmpi_file_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -15401,7 +15316,6 @@ subroutine pmpi_file_write_shared_f08ts(fh, buf, count, datatype, status, ierror
 end subroutine pmpi_file_write_shared_f08ts
 subroutine mpi_free_mem_f08ts(base, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: base
   integer, optional, intent(out) :: ierror
@@ -15418,7 +15332,6 @@ end subroutine mpi_free_mem_f08ts
 subroutine pmpi_free_mem_f08ts(base, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: base
@@ -15440,7 +15353,6 @@ end subroutine pmpi_free_mem_f08ts
 subroutine mpi_gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
     comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcount
@@ -15474,7 +15386,6 @@ subroutine pmpi_gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, r
     comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -15522,7 +15433,6 @@ end subroutine pmpi_gather_f08ts
 subroutine mpi_gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
     recvtype, root, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcount
@@ -15558,7 +15468,6 @@ subroutine pmpi_gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
     recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -15610,7 +15519,6 @@ end subroutine pmpi_gatherv_f08ts
 subroutine mpi_get_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
     target_count, target_datatype, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: origin_addr
   integer, intent(in) :: origin_count
@@ -15644,7 +15552,6 @@ subroutine pmpi_get_f08ts(origin_addr, origin_count, origin_datatype, target_ran
     target_disp, target_count, target_datatype, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: origin_addr
@@ -15692,7 +15599,6 @@ subroutine mpi_get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, 
     result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
     op, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer, intent(in) :: origin_count
@@ -15737,7 +15643,6 @@ subroutine pmpi_get_accumulate_f08ts(origin_addr, origin_count, origin_datatype,
     op, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -15802,10 +15707,49 @@ subroutine pmpi_get_accumulate_f08ts(origin_addr, origin_count, origin_datatype,
   if (t_origin_addr /= origin_datatype%MPI_VAL) call oxmpi_f08ts_free_type(t_origin_addr)
   if (t_result_addr /= result_datatype%MPI_VAL) call oxmpi_f08ts_free_type(t_result_addr)
 end subroutine pmpi_get_accumulate_f08ts
+subroutine mpi_get_address_f08ts(location, address, ierror)
+  use mpi_f08_types
+  implicit none
+  type(*), dimension(..), intent(in) :: location
+  integer(kind=MPI_ADDRESS_KIND) :: address
+  integer, optional, intent(out) :: ierror
+  interface
+    subroutine pmpi_get_address_f08ts(location, address, ierror)
+      import
+      implicit none
+      type(*), dimension(..), intent(in) :: location
+      integer(kind=MPI_ADDRESS_KIND) :: address
+      integer, optional, intent(out) :: ierror
+    end subroutine pmpi_get_address_f08ts
+  end interface
+  call pmpi_get_address_f08ts(location, address, ierror)
+end subroutine mpi_get_address_f08ts
+subroutine pmpi_get_address_f08ts(location, address, ierror)
+  use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
+  use mpi_f08_types
+  use mpi_f08_sections
+  implicit none
+  type(*), dimension(..), intent(in) :: location
+  integer(kind=MPI_ADDRESS_KIND) :: address
+  integer, optional, intent(out) :: ierror
+  interface
+    subroutine entry(location, address, ierror) &
+        bind(C, name="pmpi_get_address_")
+      import
+      implicit none
+      type(c_ptr), value :: location
+      integer(kind=MPI_ADDRESS_KIND) :: address
+      integer, optional :: ierror
+    end subroutine entry
+  end interface
+  type(c_ptr) :: a_location
+  integer :: e
+  a_location = oxmpi_f08ts_addr(location)
+  call entry(a_location, address, ierror)
+end subroutine pmpi_get_address_f08ts
 subroutine mpi_iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -15839,7 +15783,6 @@ subroutine pmpi_iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -15870,24 +15813,31 @@ subroutine pmpi_iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallgather'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iallgather'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallgather'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iallgather'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ierror)
+  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iallgather_f08ts
 subroutine mpi_iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
     recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -15923,7 +15873,6 @@ subroutine pmpi_iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -15956,24 +15905,31 @@ subroutine pmpi_iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallgatherv'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iallgatherv'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallgatherv'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iallgatherv'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, comm, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iallgatherv_f08ts
 subroutine mpi_iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -16002,7 +15958,6 @@ end subroutine mpi_iallreduce_f08ts
 subroutine pmpi_iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -16030,24 +15985,31 @@ subroutine pmpi_iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, re
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallreduce'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iallreduce'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallreduce'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iallreduce'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iallreduce_f08ts
 subroutine mpi_ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -16081,7 +16043,6 @@ subroutine pmpi_ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -16112,24 +16073,31 @@ subroutine pmpi_ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoall'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ialltoall'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoall'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ialltoall'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ierror)
+  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ialltoall_f08ts
 subroutine mpi_ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
     rdispls, recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -16167,7 +16135,6 @@ subroutine pmpi_ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf
     rdispls, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -16202,25 +16169,32 @@ subroutine pmpi_ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoallv'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ialltoallv'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoallv'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ialltoallv'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtype, a_recvbuf, recvcounts, rdispls, &
-    recvtype, comm, request, ierror)
+    recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ialltoallv_f08ts
 subroutine mpi_ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
     rdispls, recvtypes, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -16258,7 +16232,6 @@ subroutine pmpi_ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbu
     rdispls, recvtypes, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -16293,24 +16266,31 @@ subroutine pmpi_ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbu
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoallw'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ialltoallw'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoallw'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ialltoallw'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtypes, a_recvbuf, recvcounts, rdispls, &
-    recvtypes, comm, request, ierror)
+    recvtypes, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ialltoallw_f08ts
 subroutine mpi_ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buffer
   integer, intent(in) :: count
@@ -16337,7 +16317,6 @@ end subroutine mpi_ibcast_f08ts
 subroutine pmpi_ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buffer
@@ -16377,7 +16356,6 @@ subroutine pmpi_ibcast_f08ts(buffer, count, datatype, root, comm, request, ierro
 end subroutine pmpi_ibcast_f08ts
 subroutine mpi_ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer, intent(in) :: count
@@ -16406,7 +16384,6 @@ end subroutine mpi_ibsend_f08ts
 subroutine pmpi_ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -16447,7 +16424,6 @@ subroutine pmpi_ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ier
 end subroutine pmpi_ibsend_f08ts
 subroutine mpi_iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -16476,7 +16452,6 @@ end subroutine mpi_iexscan_f08ts
 subroutine pmpi_iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -16504,24 +16479,31 @@ subroutine pmpi_iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, reque
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iexscan'//c_null_char, &
-    'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iexscan'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iexscan'//c_null_char, &
-    'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iexscan'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iexscan_f08ts
 subroutine mpi_igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
     comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -16557,7 +16539,6 @@ subroutine pmpi_igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
     root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -16590,25 +16571,32 @@ subroutine pmpi_igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Igather'//c_null_char, &
-    'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Igather'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Igather'//c_null_char, &
-    'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Igather'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, root, comm, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_igather_f08ts
 subroutine mpi_igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
     recvtype, root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -16646,7 +16634,6 @@ subroutine pmpi_igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts
     recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -16681,24 +16668,31 @@ subroutine pmpi_igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Igatherv'//c_null_char, &
-    'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Igatherv'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Igatherv'//c_null_char, &
-    'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Igatherv'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, root, &
-    comm, request, ierror)
+    comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_igatherv_f08ts
 subroutine mpi_imrecv_f08ts(buf, count, datatype, message, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buf
   integer, intent(in) :: count
@@ -16723,7 +16717,6 @@ end subroutine mpi_imrecv_f08ts
 subroutine pmpi_imrecv_f08ts(buf, count, datatype, message, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buf
@@ -16761,7 +16754,6 @@ end subroutine pmpi_imrecv_f08ts
 subroutine mpi_ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -16795,7 +16787,6 @@ subroutine pmpi_ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf,
     recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -16826,24 +16817,31 @@ subroutine pmpi_ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf,
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_allgather'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_allgather'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_allgather'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_allgather'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ierror)
+  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ineighbor_allgather_f08ts
 subroutine mpi_ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
     displs, recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -16879,7 +16877,6 @@ subroutine pmpi_ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf
     displs, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -16912,25 +16909,32 @@ subroutine pmpi_ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_allgatherv'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_allgatherv'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_allgatherv'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_allgatherv'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, comm, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ineighbor_allgatherv_f08ts
 subroutine mpi_ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -16964,7 +16968,6 @@ subroutine pmpi_ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
     recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -16995,24 +16998,31 @@ subroutine pmpi_ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoall'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_alltoall'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoall'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_alltoall'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ierror)
+  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ineighbor_alltoall_f08ts
 subroutine mpi_ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
     recvcounts, rdispls, recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -17050,7 +17060,6 @@ subroutine pmpi_ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype
     recvcounts, rdispls, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -17085,25 +17094,32 @@ subroutine pmpi_ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoallv'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_alltoallv'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoallv'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_alltoallv'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtype, a_recvbuf, recvcounts, rdispls, &
-    recvtype, comm, request, ierror)
+    recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ineighbor_alltoallv_f08ts
 subroutine mpi_ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -17141,7 +17157,6 @@ subroutine pmpi_ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtype
     recvcounts, rdispls, recvtypes, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -17176,24 +17191,31 @@ subroutine pmpi_ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtype
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoallw'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_alltoallw'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoallw'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_alltoallw'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtypes, a_recvbuf, recvcounts, rdispls, &
-    recvtypes, comm, request, ierror)
+    recvtypes, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ineighbor_alltoallw_f08ts
 subroutine mpi_irecv_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buf
   integer, intent(in) :: count
@@ -17222,7 +17244,6 @@ end subroutine mpi_irecv_f08ts
 subroutine pmpi_irecv_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buf
@@ -17264,7 +17285,6 @@ subroutine pmpi_irecv_f08ts(buf, count, datatype, source, tag, comm, request, ie
 end subroutine pmpi_irecv_f08ts
 subroutine mpi_ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -17296,7 +17316,6 @@ end subroutine mpi_ireduce_f08ts
 subroutine pmpi_ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -17326,24 +17345,31 @@ subroutine pmpi_ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm,
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ireduce'//c_null_char, &
-    'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ireduce'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ireduce'//c_null_char, &
-    'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ireduce'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, root, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, root, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ireduce_f08ts
 subroutine mpi_ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
     request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -17374,7 +17400,6 @@ subroutine pmpi_ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -17402,24 +17427,31 @@ subroutine pmpi_ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ireduce_scatter'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ireduce_scatter'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ireduce_scatter'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ireduce_scatter'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, recvcounts, datatype, op, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, recvcounts, datatype, op, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ireduce_scatter_f08ts
 subroutine mpi_ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
     request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -17451,7 +17483,6 @@ subroutine pmpi_ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatyp
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -17479,23 +17510,32 @@ subroutine pmpi_ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatyp
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ireduce_scatter_block'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Ireduce_scatter_block'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ireduce_scatter_block'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Ireduce_scatter_block'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, recvcount, datatype, op, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, recvcount, datatype, op, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ireduce_scatter_block_f08ts
 subroutine mpi_irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer, intent(in) :: count
@@ -17524,7 +17564,6 @@ end subroutine mpi_irsend_f08ts
 subroutine pmpi_irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -17565,7 +17604,6 @@ subroutine pmpi_irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ier
 end subroutine pmpi_irsend_f08ts
 subroutine mpi_iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -17594,7 +17632,6 @@ end subroutine mpi_iscan_f08ts
 subroutine pmpi_iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -17622,24 +17659,31 @@ subroutine pmpi_iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iscan'//c_null_char, &
-    'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iscan'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iscan'//c_null_char, &
-    'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iscan'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iscan_f08ts
 subroutine mpi_iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -17675,7 +17719,6 @@ subroutine pmpi_iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
     root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -17708,25 +17751,32 @@ subroutine pmpi_iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iscatter'//c_null_char, &
-    'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iscatter'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iscatter'//c_null_char, &
-    'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iscatter'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, root, comm, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iscatter_f08ts
 subroutine mpi_iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
     recvtype, root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -17764,7 +17814,6 @@ subroutine pmpi_iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, 
     recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -17799,24 +17848,31 @@ subroutine pmpi_iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, 
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Iscatterv'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iscatterv'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Iscatterv'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iscatterv'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, displs, sendtype, a_recvbuf, recvcount, recvtype, root, &
-    comm, request, ierror)
+    comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iscatterv_f08ts
 subroutine mpi_isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer, intent(in) :: count
@@ -17845,7 +17901,6 @@ end subroutine mpi_isend_f08ts
 subroutine pmpi_isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -17886,7 +17941,6 @@ subroutine pmpi_isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierr
 end subroutine pmpi_isend_f08ts
 subroutine mpi_issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer, intent(in) :: count
@@ -17915,7 +17969,6 @@ end subroutine mpi_issend_f08ts
 subroutine pmpi_issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -17956,7 +18009,6 @@ subroutine pmpi_issend_f08ts(buf, count, datatype, dest, tag, comm, request, ier
 end subroutine pmpi_issend_f08ts
 subroutine mpi_mrecv_f08ts(buf, count, datatype, message, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: buf
   integer, intent(in) :: count
@@ -17981,7 +18033,6 @@ end subroutine mpi_mrecv_f08ts
 subroutine pmpi_mrecv_f08ts(buf, count, datatype, message, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: buf
@@ -18016,7 +18067,6 @@ end subroutine pmpi_mrecv_f08ts
 subroutine mpi_neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcount
@@ -18048,7 +18098,6 @@ subroutine pmpi_neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
     recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -18094,7 +18143,6 @@ end subroutine pmpi_neighbor_allgather_f08ts
 subroutine mpi_neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
     displs, recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcount
@@ -18128,7 +18176,6 @@ subroutine pmpi_neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf,
     displs, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -18177,7 +18224,6 @@ end subroutine pmpi_neighbor_allgatherv_f08ts
 subroutine mpi_neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcount
@@ -18209,7 +18255,6 @@ subroutine pmpi_neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
     recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -18255,7 +18300,6 @@ end subroutine pmpi_neighbor_alltoall_f08ts
 subroutine mpi_neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
     recvcounts, rdispls, recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -18291,7 +18335,6 @@ subroutine pmpi_neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype,
     recvcounts, rdispls, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -18343,7 +18386,6 @@ end subroutine pmpi_neighbor_alltoallv_f08ts
 subroutine mpi_neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -18379,7 +18421,6 @@ subroutine pmpi_neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes
     recvcounts, rdispls, recvtypes, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -18430,7 +18471,6 @@ subroutine pmpi_neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes
 end subroutine pmpi_neighbor_alltoallw_f08ts
 subroutine mpi_pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
   integer, intent(in) :: incount
@@ -18459,7 +18499,6 @@ end subroutine mpi_pack_f08ts
 subroutine pmpi_pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
@@ -18505,7 +18544,6 @@ end subroutine pmpi_pack_f08ts
 subroutine mpi_pack_external_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, &
     position, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   character(len=*), intent(in) :: datarep
   type(*), dimension(..), intent(in) :: inbuf
@@ -18537,7 +18575,6 @@ subroutine pmpi_pack_external_f08ts(datarep, inbuf, incount, datatype, outbuf, o
     position, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   character(len=*), intent(in) :: datarep
@@ -18586,7 +18623,6 @@ end subroutine pmpi_pack_external_f08ts
 subroutine mpi_put_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
     target_count, target_datatype, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer, intent(in) :: origin_count
@@ -18620,7 +18656,6 @@ subroutine pmpi_put_f08ts(origin_addr, origin_count, origin_datatype, target_ran
     target_disp, target_count, target_datatype, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -18667,7 +18702,6 @@ end subroutine pmpi_put_f08ts
 subroutine mpi_raccumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
     target_disp, target_count, target_datatype, op, win, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer, intent(in) :: origin_count
@@ -18705,7 +18739,6 @@ subroutine pmpi_raccumulate_f08ts(origin_addr, origin_count, origin_datatype, ta
     target_disp, target_count, target_datatype, op, win, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -18756,7 +18789,6 @@ subroutine pmpi_raccumulate_f08ts(origin_addr, origin_count, origin_datatype, ta
 end subroutine pmpi_raccumulate_f08ts
 subroutine mpi_recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: buf
   integer, intent(in) :: count
@@ -18785,7 +18817,6 @@ end subroutine mpi_recv_f08ts
 subroutine pmpi_recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: buf
@@ -18823,7 +18854,6 @@ subroutine pmpi_recv_f08ts(buf, count, datatype, source, tag, comm, status, ierr
 end subroutine pmpi_recv_f08ts
 subroutine mpi_recv_init_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buf
   integer, intent(in) :: count
@@ -18852,7 +18882,6 @@ end subroutine mpi_recv_init_f08ts
 subroutine pmpi_recv_init_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buf
@@ -18894,7 +18923,6 @@ subroutine pmpi_recv_init_f08ts(buf, count, datatype, source, tag, comm, request
 end subroutine pmpi_recv_init_f08ts
 subroutine mpi_reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -18923,7 +18951,6 @@ end subroutine mpi_reduce_f08ts
 subroutine pmpi_reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -18968,7 +18995,6 @@ subroutine pmpi_reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, 
 end subroutine pmpi_reduce_f08ts
 subroutine mpi_reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
   type(*), dimension(..) :: inoutbuf
@@ -18993,7 +19019,6 @@ end subroutine mpi_reduce_local_f08ts
 subroutine pmpi_reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
@@ -19034,7 +19059,6 @@ subroutine pmpi_reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
 end subroutine pmpi_reduce_local_f08ts
 subroutine mpi_reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -19061,7 +19085,6 @@ end subroutine mpi_reduce_scatter_f08ts
 subroutine pmpi_reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -19104,7 +19127,6 @@ subroutine pmpi_reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op,
 end subroutine pmpi_reduce_scatter_f08ts
 subroutine mpi_reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -19132,7 +19154,6 @@ end subroutine mpi_reduce_scatter_block_f08ts
 subroutine pmpi_reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -19176,7 +19197,6 @@ end subroutine pmpi_reduce_scatter_block_f08ts
 subroutine mpi_rget_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
     target_disp, target_count, target_datatype, win, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: origin_addr
   integer, intent(in) :: origin_count
@@ -19212,7 +19232,6 @@ subroutine pmpi_rget_f08ts(origin_addr, origin_count, origin_datatype, target_ra
     target_disp, target_count, target_datatype, win, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: origin_addr
@@ -19262,7 +19281,6 @@ subroutine mpi_rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype,
     result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
     op, win, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer, intent(in) :: origin_count
@@ -19309,7 +19327,6 @@ subroutine pmpi_rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype
     op, win, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -19380,7 +19397,6 @@ end subroutine pmpi_rget_accumulate_f08ts
 subroutine mpi_rput_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
     target_disp, target_count, target_datatype, win, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer, intent(in) :: origin_count
@@ -19416,7 +19432,6 @@ subroutine pmpi_rput_f08ts(origin_addr, origin_count, origin_datatype, target_ra
     target_disp, target_count, target_datatype, win, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -19464,7 +19479,6 @@ subroutine pmpi_rput_f08ts(origin_addr, origin_count, origin_datatype, target_ra
 end subroutine pmpi_rput_f08ts
 subroutine mpi_rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: buf
   integer, intent(in) :: count
@@ -19491,7 +19505,6 @@ end subroutine mpi_rsend_f08ts
 subroutine pmpi_rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: buf
@@ -19527,7 +19540,6 @@ subroutine pmpi_rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
 end subroutine pmpi_rsend_f08ts
 subroutine mpi_rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer, intent(in) :: count
@@ -19556,7 +19568,6 @@ end subroutine mpi_rsend_init_f08ts
 subroutine pmpi_rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -19597,7 +19608,6 @@ subroutine pmpi_rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request,
 end subroutine pmpi_rsend_init_f08ts
 subroutine mpi_scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -19624,7 +19634,6 @@ end subroutine mpi_scan_f08ts
 subroutine pmpi_scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -19668,7 +19677,6 @@ end subroutine pmpi_scan_f08ts
 subroutine mpi_scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
     comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcount
@@ -19702,7 +19710,6 @@ subroutine pmpi_scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
     root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -19750,7 +19757,6 @@ end subroutine pmpi_scatter_f08ts
 subroutine mpi_scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
     recvtype, root, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -19786,7 +19792,6 @@ subroutine pmpi_scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, r
     recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -19837,7 +19842,6 @@ subroutine pmpi_scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, r
 end subroutine pmpi_scatterv_f08ts
 subroutine mpi_send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: buf
   integer, intent(in) :: count
@@ -19864,7 +19868,6 @@ end subroutine mpi_send_f08ts
 subroutine pmpi_send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: buf
@@ -19900,7 +19903,6 @@ subroutine pmpi_send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
 end subroutine pmpi_send_f08ts
 subroutine mpi_send_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer, intent(in) :: count
@@ -19929,7 +19931,6 @@ end subroutine mpi_send_init_f08ts
 subroutine pmpi_send_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -19971,7 +19972,6 @@ end subroutine pmpi_send_init_f08ts
 subroutine mpi_sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
     recvtype, source, recvtag, comm, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer, intent(in) :: sendcount
@@ -20013,7 +20013,6 @@ subroutine pmpi_sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recv
     recvcount, recvtype, source, recvtag, comm, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -20071,7 +20070,6 @@ end subroutine pmpi_sendrecv_f08ts
 subroutine mpi_sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
     comm, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: buf
   integer, intent(in) :: count
@@ -20107,7 +20105,6 @@ subroutine pmpi_sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, sour
     comm, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: buf
@@ -20149,7 +20146,6 @@ subroutine pmpi_sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, sour
 end subroutine pmpi_sendrecv_replace_f08ts
 subroutine mpi_ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: buf
   integer, intent(in) :: count
@@ -20176,7 +20172,6 @@ end subroutine mpi_ssend_f08ts
 subroutine pmpi_ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: buf
@@ -20212,7 +20207,6 @@ subroutine pmpi_ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
 end subroutine pmpi_ssend_f08ts
 subroutine mpi_ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer, intent(in) :: count
@@ -20241,7 +20235,6 @@ end subroutine mpi_ssend_init_f08ts
 subroutine pmpi_ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -20282,7 +20275,6 @@ subroutine pmpi_ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request,
 end subroutine pmpi_ssend_init_f08ts
 subroutine mpi_unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
   integer, intent(in) :: insize
@@ -20311,7 +20303,6 @@ end subroutine mpi_unpack_f08ts
 subroutine pmpi_unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
@@ -20357,7 +20348,6 @@ end subroutine pmpi_unpack_f08ts
 subroutine mpi_unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, outcount, &
     datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   character(len=*), intent(in) :: datarep
   type(*), dimension(..), intent(in) :: inbuf
@@ -20389,7 +20379,6 @@ subroutine pmpi_unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, 
     datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   character(len=*), intent(in) :: datarep
@@ -20437,7 +20426,6 @@ subroutine pmpi_unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, 
 end subroutine pmpi_unpack_external_f08ts
 subroutine mpi_win_attach_f08ts(win, base, size, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_Win), intent(in) :: win
   type(*), dimension(..) :: base
@@ -20458,7 +20446,6 @@ end subroutine mpi_win_attach_f08ts
 subroutine pmpi_win_attach_f08ts(win, base, size, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_Win), intent(in) :: win
@@ -20483,7 +20470,6 @@ subroutine pmpi_win_attach_f08ts(win, base, size, ierror)
 end subroutine pmpi_win_attach_f08ts
 subroutine mpi_win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: base
   integer(kind=MPI_ADDRESS_KIND), intent(in) :: size
@@ -20510,7 +20496,6 @@ end subroutine mpi_win_create_f08ts
 subroutine pmpi_win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: base
@@ -20541,7 +20526,6 @@ subroutine pmpi_win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
 end subroutine pmpi_win_create_f08ts
 subroutine mpi_win_detach_f08ts(win, base, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_Win), intent(in) :: win
   type(*), dimension(..), intent(in) :: base
@@ -20560,7 +20544,6 @@ end subroutine mpi_win_detach_f08ts
 subroutine pmpi_win_detach_f08ts(win, base, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_Win), intent(in) :: win
@@ -20584,7 +20567,6 @@ end subroutine pmpi_win_detach_f08ts
 subroutine mpi_isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
     recvcount, recvtype, source, recvtag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -20626,7 +20608,6 @@ subroutine pmpi_isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, rec
     recvcount, recvtype, source, recvtag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -20691,7 +20672,6 @@ end subroutine pmpi_isendrecv_f08ts
 subroutine mpi_isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
     comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buf
   integer, intent(in) :: count
@@ -20727,7 +20707,6 @@ subroutine pmpi_isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, sou
     comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buf
@@ -20773,7 +20752,6 @@ subroutine pmpi_isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, sou
 end subroutine pmpi_isendrecv_replace_f08ts
 subroutine mpi_bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buffer
   integer, intent(in) :: count
@@ -20802,7 +20780,6 @@ end subroutine mpi_bcast_init_f08ts
 subroutine pmpi_bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buffer
@@ -20845,7 +20822,6 @@ end subroutine pmpi_bcast_init_f08ts
 subroutine mpi_gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     root, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -20883,7 +20859,6 @@ subroutine pmpi_gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -20918,25 +20893,32 @@ subroutine pmpi_gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Gather_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Gather_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Gather_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Gather_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, root, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_gather_init_f08ts
 subroutine mpi_gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
     recvtype, root, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -20976,7 +20958,6 @@ subroutine pmpi_gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21013,25 +20994,32 @@ subroutine pmpi_gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Gatherv_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Gatherv_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Gatherv_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Gatherv_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, root, &
-    comm, info, request, ierror)
+    comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_gatherv_init_f08ts
 subroutine mpi_scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     root, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -21069,7 +21057,6 @@ subroutine pmpi_scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21104,25 +21091,32 @@ subroutine pmpi_scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Scatter_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Scatter_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Scatter_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Scatter_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, root, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_scatter_init_f08ts
 subroutine mpi_scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
     recvtype, root, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -21162,7 +21156,6 @@ subroutine pmpi_scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvb
     recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21199,25 +21192,32 @@ subroutine pmpi_scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvb
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Scatterv_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Scatterv_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Scatterv_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Scatterv_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, displs, sendtype, a_recvbuf, recvcount, recvtype, root, &
-    comm, info, request, ierror)
+    comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_scatterv_init_f08ts
 subroutine mpi_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -21253,7 +21253,6 @@ subroutine pmpi_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21286,25 +21285,32 @@ subroutine pmpi_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Allgather_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Allgather_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Allgather_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Allgather_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_allgather_init_f08ts
 subroutine mpi_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
     displs, recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -21342,7 +21348,6 @@ subroutine pmpi_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
     displs, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21377,25 +21382,32 @@ subroutine pmpi_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Allgatherv_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Allgatherv_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Allgatherv_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Allgatherv_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, comm, &
-    info, request, ierror)
+    info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_allgatherv_init_f08ts
 subroutine mpi_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -21431,7 +21443,6 @@ subroutine pmpi_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21464,25 +21475,32 @@ subroutine pmpi_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoall_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Alltoall_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoall_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Alltoall_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_alltoall_init_f08ts
 subroutine mpi_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
     recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -21522,7 +21540,6 @@ subroutine pmpi_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, rec
     recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21559,25 +21576,32 @@ subroutine pmpi_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, rec
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoallv_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Alltoallv_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoallv_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Alltoallv_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtype, a_recvbuf, recvcounts, rdispls, &
-    recvtype, comm, info, request, ierror)
+    recvtype, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_alltoallv_init_f08ts
 subroutine mpi_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -21617,7 +21641,6 @@ subroutine pmpi_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, re
     recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21654,25 +21677,32 @@ subroutine pmpi_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, re
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoallw_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Alltoallw_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoallw_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Alltoallw_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtypes, a_recvbuf, recvcounts, rdispls, &
-    recvtypes, comm, info, request, ierror)
+    recvtypes, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_alltoallw_init_f08ts
 subroutine mpi_reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
     request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -21708,7 +21738,6 @@ subroutine pmpi_reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, c
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21740,24 +21769,31 @@ subroutine pmpi_reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, c
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Reduce_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Reduce_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, root, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, root, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_reduce_init_f08ts
 subroutine mpi_allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, &
     request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -21790,7 +21826,6 @@ subroutine pmpi_allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21820,24 +21855,31 @@ subroutine pmpi_allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Allreduce_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Allreduce_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Allreduce_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Allreduce_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_allreduce_init_f08ts
 subroutine mpi_reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
     info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -21871,7 +21913,6 @@ subroutine pmpi_reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype
     info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21901,24 +21942,31 @@ subroutine pmpi_reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_scatter_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Reduce_scatter_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_scatter_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Reduce_scatter_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, recvcounts, datatype, op, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_reduce_scatter_init_f08ts
 subroutine mpi_reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, datatype, op, &
     comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -21952,7 +22000,6 @@ subroutine pmpi_reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, dat
     comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -21982,23 +22029,32 @@ subroutine pmpi_reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, dat
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_scatter_block_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Reduce_scatter_block_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_scatter_block_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Reduce_scatter_block_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, recvcount, datatype, op, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, recvcount, datatype, op, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_reduce_scatter_block_init_f08ts
 subroutine mpi_scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -22030,7 +22086,6 @@ end subroutine mpi_scan_init_f08ts
 subroutine pmpi_scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -22060,23 +22115,30 @@ subroutine pmpi_scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, inf
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Scan_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Scan_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Scan_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Scan_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_scan_init_f08ts
 subroutine mpi_exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -22109,7 +22171,6 @@ subroutine pmpi_exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, i
     ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -22139,24 +22200,31 @@ subroutine pmpi_exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, i
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Exscan_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Exscan_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Exscan_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Exscan_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_exscan_init_f08ts
 subroutine mpi_neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -22192,7 +22260,6 @@ subroutine pmpi_neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recv
     recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -22225,25 +22292,34 @@ subroutine pmpi_neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recv
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_allgather_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_allgather_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_allgather_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_allgather_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_neighbor_allgather_init_f08ts
 subroutine mpi_neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
     recvcounts, displs, recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -22281,7 +22357,6 @@ subroutine pmpi_neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, rec
     recvcounts, displs, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -22316,25 +22391,34 @@ subroutine pmpi_neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, rec
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_allgatherv_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_allgatherv_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_allgatherv_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_allgatherv_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, comm, &
-    info, request, ierror)
+    info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_neighbor_allgatherv_init_f08ts
 subroutine mpi_neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcount
@@ -22370,7 +22454,6 @@ subroutine pmpi_neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvb
     recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -22403,25 +22486,34 @@ subroutine pmpi_neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvb
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoall_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoall_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoall_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoall_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_neighbor_alltoall_init_f08ts
 subroutine mpi_neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
     recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -22461,7 +22553,6 @@ subroutine pmpi_neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, send
     recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -22498,25 +22589,34 @@ subroutine pmpi_neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, send
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoallv_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoallv_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoallv_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoallv_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtype, a_recvbuf, recvcounts, rdispls, &
-    recvtype, comm, info, request, ierror)
+    recvtype, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_neighbor_alltoallv_init_f08ts
 subroutine mpi_neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer, intent(in) :: sendcounts(*)
@@ -22556,7 +22656,6 @@ subroutine pmpi_neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, send
     recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -22593,25 +22692,34 @@ subroutine pmpi_neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, send
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoallw_init'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoallw_init'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoallw_init'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoallw_init'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtypes, a_recvbuf, recvcounts, rdispls, &
-    recvtypes, comm, info, request, ierror)
+    recvtypes, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_neighbor_alltoallw_init_f08ts
 subroutine mpi_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
     target_disp, target_count, target_datatype, op, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
@@ -22647,7 +22755,6 @@ subroutine pmpi_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, t
     target_disp, target_count, target_datatype, op, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -22696,7 +22803,6 @@ subroutine pmpi_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, t
 end subroutine pmpi_accumulate_c_f08ts
 subroutine mpi_file_iread_all_c_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), asynchronous :: buf
@@ -22721,7 +22827,6 @@ end subroutine mpi_file_iread_all_c_f08ts
 subroutine pmpi_file_iread_all_c_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -22758,7 +22863,6 @@ subroutine pmpi_file_iread_all_c_f08ts(fh, buf, count, datatype, request, ierror
 end subroutine pmpi_file_iread_all_c_f08ts
 subroutine mpi_file_iread_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -22785,7 +22889,6 @@ end subroutine mpi_file_iread_at_all_c_f08ts
 subroutine pmpi_file_iread_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -22824,7 +22927,6 @@ subroutine pmpi_file_iread_at_all_c_f08ts(fh, offset, buf, count, datatype, requ
 end subroutine pmpi_file_iread_at_all_c_f08ts
 subroutine mpi_file_iread_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -22851,7 +22953,6 @@ end subroutine mpi_file_iread_at_c_f08ts
 subroutine pmpi_file_iread_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -22890,7 +22991,6 @@ subroutine pmpi_file_iread_at_c_f08ts(fh, offset, buf, count, datatype, request,
 end subroutine pmpi_file_iread_at_c_f08ts
 subroutine mpi_file_iread_c_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), asynchronous :: buf
@@ -22915,7 +23015,6 @@ end subroutine mpi_file_iread_c_f08ts
 subroutine pmpi_file_iread_c_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -22952,7 +23051,6 @@ subroutine pmpi_file_iread_c_f08ts(fh, buf, count, datatype, request, ierror)
 end subroutine pmpi_file_iread_c_f08ts
 subroutine mpi_file_iread_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), asynchronous :: buf
@@ -22977,7 +23075,6 @@ end subroutine mpi_file_iread_shared_c_f08ts
 subroutine pmpi_file_iread_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23014,7 +23111,6 @@ subroutine pmpi_file_iread_shared_c_f08ts(fh, buf, count, datatype, request, ier
 end subroutine pmpi_file_iread_shared_c_f08ts
 subroutine mpi_file_iwrite_all_c_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -23039,7 +23135,6 @@ end subroutine mpi_file_iwrite_all_c_f08ts
 subroutine pmpi_file_iwrite_all_c_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23076,7 +23171,6 @@ subroutine pmpi_file_iwrite_all_c_f08ts(fh, buf, count, datatype, request, ierro
 end subroutine pmpi_file_iwrite_all_c_f08ts
 subroutine mpi_file_iwrite_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -23103,7 +23197,6 @@ end subroutine mpi_file_iwrite_at_all_c_f08ts
 subroutine pmpi_file_iwrite_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23142,7 +23235,6 @@ subroutine pmpi_file_iwrite_at_all_c_f08ts(fh, offset, buf, count, datatype, req
 end subroutine pmpi_file_iwrite_at_all_c_f08ts
 subroutine mpi_file_iwrite_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -23169,7 +23261,6 @@ end subroutine mpi_file_iwrite_at_c_f08ts
 subroutine pmpi_file_iwrite_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23208,7 +23299,6 @@ subroutine pmpi_file_iwrite_at_c_f08ts(fh, offset, buf, count, datatype, request
 end subroutine pmpi_file_iwrite_at_c_f08ts
 subroutine mpi_file_iwrite_c_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -23233,7 +23323,6 @@ end subroutine mpi_file_iwrite_c_f08ts
 subroutine pmpi_file_iwrite_c_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23270,7 +23359,6 @@ subroutine pmpi_file_iwrite_c_f08ts(fh, buf, count, datatype, request, ierror)
 end subroutine pmpi_file_iwrite_c_f08ts
 subroutine mpi_file_iwrite_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -23295,7 +23383,6 @@ end subroutine mpi_file_iwrite_shared_c_f08ts
 subroutine pmpi_file_iwrite_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23332,7 +23419,6 @@ subroutine pmpi_file_iwrite_shared_c_f08ts(fh, buf, count, datatype, request, ie
 end subroutine pmpi_file_iwrite_shared_c_f08ts
 subroutine mpi_file_read_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), asynchronous :: buf
@@ -23355,7 +23441,6 @@ end subroutine mpi_file_read_all_begin_c_f08ts
 subroutine pmpi_file_read_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23390,7 +23475,6 @@ subroutine pmpi_file_read_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
 end subroutine pmpi_file_read_all_begin_c_f08ts
 subroutine mpi_file_read_all_c_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -23415,7 +23499,6 @@ end subroutine mpi_file_read_all_c_f08ts
 subroutine pmpi_file_read_all_c_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23449,7 +23532,6 @@ subroutine pmpi_file_read_all_c_f08ts(fh, buf, count, datatype, status, ierror)
 end subroutine pmpi_file_read_all_c_f08ts
 subroutine mpi_file_read_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -23474,7 +23556,6 @@ end subroutine mpi_file_read_at_all_begin_c_f08ts
 subroutine pmpi_file_read_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23511,7 +23592,6 @@ subroutine pmpi_file_read_at_all_begin_c_f08ts(fh, offset, buf, count, datatype,
 end subroutine pmpi_file_read_at_all_begin_c_f08ts
 subroutine mpi_file_read_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -23538,7 +23618,6 @@ end subroutine mpi_file_read_at_all_c_f08ts
 subroutine pmpi_file_read_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23574,7 +23653,6 @@ subroutine pmpi_file_read_at_all_c_f08ts(fh, offset, buf, count, datatype, statu
 end subroutine pmpi_file_read_at_all_c_f08ts
 subroutine mpi_file_read_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -23601,7 +23679,6 @@ end subroutine mpi_file_read_at_c_f08ts
 subroutine pmpi_file_read_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23637,7 +23714,6 @@ subroutine pmpi_file_read_at_c_f08ts(fh, offset, buf, count, datatype, status, i
 end subroutine pmpi_file_read_at_c_f08ts
 subroutine mpi_file_read_c_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -23662,7 +23738,6 @@ end subroutine mpi_file_read_c_f08ts
 subroutine pmpi_file_read_c_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23696,7 +23771,6 @@ subroutine pmpi_file_read_c_f08ts(fh, buf, count, datatype, status, ierror)
 end subroutine pmpi_file_read_c_f08ts
 subroutine mpi_file_read_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), asynchronous :: buf
@@ -23719,7 +23793,6 @@ end subroutine mpi_file_read_ordered_begin_c_f08ts
 subroutine pmpi_file_read_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23754,7 +23827,6 @@ subroutine pmpi_file_read_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror
 end subroutine pmpi_file_read_ordered_begin_c_f08ts
 subroutine mpi_file_read_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -23779,7 +23851,6 @@ end subroutine mpi_file_read_ordered_c_f08ts
 subroutine pmpi_file_read_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23813,7 +23884,6 @@ subroutine pmpi_file_read_ordered_c_f08ts(fh, buf, count, datatype, status, ierr
 end subroutine pmpi_file_read_ordered_c_f08ts
 subroutine mpi_file_read_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..) :: buf
@@ -23838,7 +23908,6 @@ end subroutine mpi_file_read_shared_c_f08ts
 subroutine pmpi_file_read_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23872,7 +23941,6 @@ subroutine pmpi_file_read_shared_c_f08ts(fh, buf, count, datatype, status, ierro
 end subroutine pmpi_file_read_shared_c_f08ts
 subroutine mpi_file_write_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -23895,7 +23963,6 @@ end subroutine mpi_file_write_all_begin_c_f08ts
 subroutine pmpi_file_write_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23930,7 +23997,6 @@ subroutine pmpi_file_write_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
 end subroutine pmpi_file_write_all_begin_c_f08ts
 subroutine mpi_file_write_all_c_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -23955,7 +24021,6 @@ end subroutine mpi_file_write_all_c_f08ts
 subroutine pmpi_file_write_all_c_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -23989,7 +24054,6 @@ subroutine pmpi_file_write_all_c_f08ts(fh, buf, count, datatype, status, ierror)
 end subroutine pmpi_file_write_all_c_f08ts
 subroutine mpi_file_write_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -24014,7 +24078,6 @@ end subroutine mpi_file_write_at_all_begin_c_f08ts
 subroutine pmpi_file_write_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -24051,7 +24114,6 @@ subroutine pmpi_file_write_at_all_begin_c_f08ts(fh, offset, buf, count, datatype
 end subroutine pmpi_file_write_at_all_begin_c_f08ts
 subroutine mpi_file_write_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -24078,7 +24140,6 @@ end subroutine mpi_file_write_at_all_c_f08ts
 subroutine pmpi_file_write_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -24114,7 +24175,6 @@ subroutine pmpi_file_write_at_all_c_f08ts(fh, offset, buf, count, datatype, stat
 end subroutine pmpi_file_write_at_all_c_f08ts
 subroutine mpi_file_write_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   integer(kind=MPI_OFFSET_KIND), intent(in) :: offset
@@ -24141,7 +24201,6 @@ end subroutine mpi_file_write_at_c_f08ts
 subroutine pmpi_file_write_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -24177,7 +24236,6 @@ subroutine pmpi_file_write_at_c_f08ts(fh, offset, buf, count, datatype, status, 
 end subroutine pmpi_file_write_at_c_f08ts
 subroutine mpi_file_write_c_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -24202,7 +24260,6 @@ end subroutine mpi_file_write_c_f08ts
 subroutine pmpi_file_write_c_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -24236,7 +24293,6 @@ subroutine pmpi_file_write_c_f08ts(fh, buf, count, datatype, status, ierror)
 end subroutine pmpi_file_write_c_f08ts
 subroutine mpi_file_write_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -24259,7 +24315,6 @@ end subroutine mpi_file_write_ordered_begin_c_f08ts
 subroutine pmpi_file_write_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -24294,7 +24349,6 @@ subroutine pmpi_file_write_ordered_begin_c_f08ts(fh, buf, count, datatype, ierro
 end subroutine pmpi_file_write_ordered_begin_c_f08ts
 subroutine mpi_file_write_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -24319,7 +24373,6 @@ end subroutine mpi_file_write_ordered_c_f08ts
 subroutine pmpi_file_write_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -24353,7 +24406,6 @@ subroutine pmpi_file_write_ordered_c_f08ts(fh, buf, count, datatype, status, ier
 end subroutine pmpi_file_write_ordered_c_f08ts
 subroutine mpi_file_write_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_File), intent(in) :: fh
   type(*), dimension(..), intent(in) :: buf
@@ -24378,7 +24430,6 @@ end subroutine mpi_file_write_shared_c_f08ts
 subroutine pmpi_file_write_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_File), intent(in) :: fh
@@ -24414,7 +24465,6 @@ subroutine mpi_get_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype
     result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
     op, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
@@ -24459,7 +24509,6 @@ subroutine pmpi_get_accumulate_c_f08ts(origin_addr, origin_count, origin_datatyp
     target_datatype, op, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -24527,7 +24576,6 @@ end subroutine pmpi_get_accumulate_c_f08ts
 subroutine mpi_get_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
     target_disp, target_count, target_datatype, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: origin_addr
   integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
@@ -24561,7 +24609,6 @@ subroutine pmpi_get_c_f08ts(origin_addr, origin_count, origin_datatype, target_r
     target_disp, target_count, target_datatype, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: origin_addr
@@ -24608,7 +24655,6 @@ end subroutine pmpi_get_c_f08ts
 subroutine mpi_put_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
     target_disp, target_count, target_datatype, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
@@ -24642,7 +24688,6 @@ subroutine pmpi_put_c_f08ts(origin_addr, origin_count, origin_datatype, target_r
     target_disp, target_count, target_datatype, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -24689,7 +24734,6 @@ end subroutine pmpi_put_c_f08ts
 subroutine mpi_raccumulate_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
     target_disp, target_count, target_datatype, op, win, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
@@ -24727,7 +24771,6 @@ subroutine pmpi_raccumulate_c_f08ts(origin_addr, origin_count, origin_datatype, 
     target_disp, target_count, target_datatype, op, win, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -24780,7 +24823,6 @@ subroutine mpi_rget_accumulate_c_f08ts(origin_addr, origin_count, origin_datatyp
     result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
     target_datatype, op, win, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
@@ -24827,7 +24869,6 @@ subroutine pmpi_rget_accumulate_c_f08ts(origin_addr, origin_count, origin_dataty
     target_datatype, op, win, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -24898,7 +24939,6 @@ end subroutine pmpi_rget_accumulate_c_f08ts
 subroutine mpi_rget_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
     target_disp, target_count, target_datatype, win, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: origin_addr
   integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
@@ -24934,7 +24974,6 @@ subroutine pmpi_rget_c_f08ts(origin_addr, origin_count, origin_datatype, target_
     target_disp, target_count, target_datatype, win, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: origin_addr
@@ -24983,7 +25022,6 @@ end subroutine pmpi_rget_c_f08ts
 subroutine mpi_rput_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
     target_disp, target_count, target_datatype, win, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
   integer(kind=MPI_COUNT_KIND), intent(in) :: origin_count
@@ -25019,7 +25057,6 @@ subroutine pmpi_rput_c_f08ts(origin_addr, origin_count, origin_datatype, target_
     target_disp, target_count, target_datatype, win, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: origin_addr
@@ -25067,7 +25104,6 @@ subroutine pmpi_rput_c_f08ts(origin_addr, origin_count, origin_datatype, target_
 end subroutine pmpi_rput_c_f08ts
 subroutine mpi_win_create_c_f08ts(base, size, disp_unit, info, comm, win, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: base
   integer(kind=MPI_ADDRESS_KIND), intent(in) :: size
@@ -25094,7 +25130,6 @@ end subroutine mpi_win_create_c_f08ts
 subroutine pmpi_win_create_c_f08ts(base, size, disp_unit, info, comm, win, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: base
@@ -25126,7 +25161,6 @@ end subroutine pmpi_win_create_c_f08ts
 subroutine mpi_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -25158,7 +25192,6 @@ subroutine pmpi_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -25204,7 +25237,6 @@ end subroutine pmpi_allgather_c_f08ts
 subroutine mpi_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -25240,7 +25272,6 @@ subroutine pmpi_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, re
     recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -25273,25 +25304,32 @@ subroutine pmpi_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, re
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Allgather_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Allgather_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Allgather_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Allgather_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_allgather_init_c_f08ts
 subroutine mpi_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
     recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -25325,7 +25363,6 @@ subroutine pmpi_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -25374,7 +25411,6 @@ end subroutine pmpi_allgatherv_c_f08ts
 subroutine mpi_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
     displs, recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -25412,7 +25448,6 @@ subroutine pmpi_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
     displs, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -25447,24 +25482,31 @@ subroutine pmpi_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Allgatherv_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Allgatherv_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Allgatherv_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Allgatherv_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, comm, &
-    info, request, ierror)
+    info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_allgatherv_init_c_f08ts
 subroutine mpi_allreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -25491,7 +25533,6 @@ end subroutine mpi_allreduce_c_f08ts
 subroutine pmpi_allreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -25535,7 +25576,6 @@ end subroutine pmpi_allreduce_c_f08ts
 subroutine mpi_allreduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, &
     request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -25569,7 +25609,6 @@ subroutine pmpi_allreduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, co
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -25599,24 +25638,31 @@ subroutine pmpi_allreduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, co
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Allreduce_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Allreduce_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Allreduce_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Allreduce_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_allreduce_init_c_f08ts
 subroutine mpi_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -25648,7 +25694,6 @@ subroutine pmpi_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -25694,7 +25739,6 @@ end subroutine pmpi_alltoall_c_f08ts
 subroutine mpi_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -25730,7 +25774,6 @@ subroutine pmpi_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
     recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -25763,25 +25806,32 @@ subroutine pmpi_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoall_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Alltoall_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoall_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Alltoall_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_alltoall_init_c_f08ts
 subroutine mpi_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
     rdispls, recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -25817,7 +25867,6 @@ subroutine pmpi_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbu
     rdispls, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -25869,7 +25918,6 @@ end subroutine pmpi_alltoallv_c_f08ts
 subroutine mpi_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
     recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -25909,7 +25957,6 @@ subroutine pmpi_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, r
     recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -25946,25 +25993,32 @@ subroutine pmpi_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, r
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoallv_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Alltoallv_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoallv_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Alltoallv_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtype, a_recvbuf, recvcounts, rdispls, &
-    recvtype, comm, info, request, ierror)
+    recvtype, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_alltoallv_init_c_f08ts
 subroutine mpi_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
     rdispls, recvtypes, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -26000,7 +26054,6 @@ subroutine pmpi_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvb
     recvcounts, rdispls, recvtypes, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -26052,7 +26105,6 @@ end subroutine pmpi_alltoallw_c_f08ts
 subroutine mpi_alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -26092,7 +26144,6 @@ subroutine pmpi_alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, 
     recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -26129,24 +26180,31 @@ subroutine pmpi_alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, 
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoallw_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Alltoallw_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Alltoallw_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Alltoallw_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtypes, a_recvbuf, recvcounts, rdispls, &
-    recvtypes, comm, info, request, ierror)
+    recvtypes, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_alltoallw_init_c_f08ts
 subroutine mpi_bcast_c_f08ts(buffer, count, datatype, root, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: buffer
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -26171,7 +26229,6 @@ end subroutine mpi_bcast_c_f08ts
 subroutine pmpi_bcast_c_f08ts(buffer, count, datatype, root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: buffer
@@ -26205,7 +26262,6 @@ subroutine pmpi_bcast_c_f08ts(buffer, count, datatype, root, comm, ierror)
 end subroutine pmpi_bcast_c_f08ts
 subroutine mpi_bcast_init_c_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buffer
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -26234,7 +26290,6 @@ end subroutine mpi_bcast_init_c_f08ts
 subroutine pmpi_bcast_init_c_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buffer
@@ -26276,7 +26331,6 @@ subroutine pmpi_bcast_init_c_f08ts(buffer, count, datatype, root, comm, info, re
 end subroutine pmpi_bcast_init_c_f08ts
 subroutine mpi_exscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -26303,7 +26357,6 @@ end subroutine mpi_exscan_c_f08ts
 subroutine pmpi_exscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -26347,7 +26400,6 @@ end subroutine pmpi_exscan_c_f08ts
 subroutine mpi_exscan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
     ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -26380,7 +26432,6 @@ subroutine pmpi_exscan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm,
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -26410,24 +26461,31 @@ subroutine pmpi_exscan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm,
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Exscan_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Exscan_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Exscan_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Exscan_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_exscan_init_c_f08ts
 subroutine mpi_gather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     root, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -26461,7 +26519,6 @@ subroutine pmpi_gather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
     root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -26509,7 +26566,6 @@ end subroutine pmpi_gather_c_f08ts
 subroutine mpi_gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     root, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -26547,7 +26603,6 @@ subroutine pmpi_gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -26582,25 +26637,32 @@ subroutine pmpi_gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Gather_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Gather_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Gather_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Gather_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, root, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_gather_init_c_f08ts
 subroutine mpi_gatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
     recvtype, root, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -26636,7 +26698,6 @@ subroutine pmpi_gatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -26688,7 +26749,6 @@ end subroutine pmpi_gatherv_c_f08ts
 subroutine mpi_gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
     recvtype, root, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -26728,7 +26788,6 @@ subroutine pmpi_gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     displs, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -26765,25 +26824,32 @@ subroutine pmpi_gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Gatherv_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Gatherv_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Gatherv_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Gatherv_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, root, &
-    comm, info, request, ierror)
+    comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_gatherv_init_c_f08ts
 subroutine mpi_iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -26817,7 +26883,6 @@ subroutine pmpi_iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
     comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -26848,24 +26913,31 @@ subroutine pmpi_iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallgather_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iallgather_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallgather_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iallgather_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ierror)
+  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iallgather_c_f08ts
 subroutine mpi_iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
     recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -26901,7 +26973,6 @@ subroutine pmpi_iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -26934,24 +27005,31 @@ subroutine pmpi_iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallgatherv_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iallgatherv_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallgatherv_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iallgatherv_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, comm, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iallgatherv_c_f08ts
 subroutine mpi_iallreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -26980,7 +27058,6 @@ end subroutine mpi_iallreduce_c_f08ts
 subroutine pmpi_iallreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27008,24 +27085,31 @@ subroutine pmpi_iallreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, 
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallreduce_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iallreduce_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Iallreduce_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iallreduce_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iallreduce_c_f08ts
 subroutine mpi_ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -27059,7 +27143,6 @@ subroutine pmpi_ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
     comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27090,24 +27173,31 @@ subroutine pmpi_ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoall_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ialltoall_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoall_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ialltoall_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ierror)
+  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ialltoall_c_f08ts
 subroutine mpi_ialltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
     rdispls, recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -27145,7 +27235,6 @@ subroutine pmpi_ialltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvb
     recvcounts, rdispls, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27180,25 +27269,32 @@ subroutine pmpi_ialltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvb
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoallv_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ialltoallv_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoallv_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ialltoallv_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtype, a_recvbuf, recvcounts, rdispls, &
-    recvtype, comm, request, ierror)
+    recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ialltoallv_c_f08ts
 subroutine mpi_ialltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -27236,7 +27332,6 @@ subroutine pmpi_ialltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recv
     recvcounts, rdispls, recvtypes, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27271,24 +27366,31 @@ subroutine pmpi_ialltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recv
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoallw_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ialltoallw_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ialltoallw_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ialltoallw_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtypes, a_recvbuf, recvcounts, rdispls, &
-    recvtypes, comm, request, ierror)
+    recvtypes, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ialltoallw_c_f08ts
 subroutine mpi_ibcast_c_f08ts(buffer, count, datatype, root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buffer
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -27315,7 +27417,6 @@ end subroutine mpi_ibcast_c_f08ts
 subroutine pmpi_ibcast_c_f08ts(buffer, count, datatype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buffer
@@ -27355,7 +27456,6 @@ subroutine pmpi_ibcast_c_f08ts(buffer, count, datatype, root, comm, request, ier
 end subroutine pmpi_ibcast_c_f08ts
 subroutine mpi_iexscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -27384,7 +27484,6 @@ end subroutine mpi_iexscan_c_f08ts
 subroutine pmpi_iexscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27412,24 +27511,31 @@ subroutine pmpi_iexscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, req
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Iexscan_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iexscan_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Iexscan_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iexscan_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iexscan_c_f08ts
 subroutine mpi_igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -27465,7 +27571,6 @@ subroutine pmpi_igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27498,25 +27603,32 @@ subroutine pmpi_igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Igather_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Igather_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Igather_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Igather_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, root, comm, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_igather_c_f08ts
 subroutine mpi_igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
     recvtype, root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -27554,7 +27666,6 @@ subroutine pmpi_igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27589,25 +27700,32 @@ subroutine pmpi_igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Igatherv_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Igatherv_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Igatherv_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Igatherv_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, root, &
-    comm, request, ierror)
+    comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_igatherv_c_f08ts
 subroutine mpi_ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -27641,7 +27759,6 @@ subroutine pmpi_ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbu
     recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27672,24 +27789,33 @@ subroutine pmpi_ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbu
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_allgather_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Ineighbor_allgather_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_allgather_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Ineighbor_allgather_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ierror)
+  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ineighbor_allgather_c_f08ts
 subroutine mpi_ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
     displs, recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -27725,7 +27851,6 @@ subroutine pmpi_ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvb
     recvcounts, displs, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27758,25 +27883,34 @@ subroutine pmpi_ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvb
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_allgatherv_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Ineighbor_allgatherv_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_allgatherv_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Ineighbor_allgatherv_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, comm, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ineighbor_allgatherv_c_f08ts
 subroutine mpi_ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -27810,7 +27944,6 @@ subroutine pmpi_ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf
     recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27841,24 +27974,31 @@ subroutine pmpi_ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoall_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_alltoall_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoall_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ineighbor_alltoall_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ierror)
+  call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ineighbor_alltoall_c_f08ts
 subroutine mpi_ineighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
     recvcounts, rdispls, recvtype, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -27896,7 +28036,6 @@ subroutine pmpi_ineighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendty
     recvcounts, rdispls, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -27931,25 +28070,34 @@ subroutine pmpi_ineighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendty
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoallv_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Ineighbor_alltoallv_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoallv_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Ineighbor_alltoallv_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtype, a_recvbuf, recvcounts, rdispls, &
-    recvtype, comm, request, ierror)
+    recvtype, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ineighbor_alltoallv_c_f08ts
 subroutine mpi_ineighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -27987,7 +28135,6 @@ subroutine pmpi_ineighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendty
     recvcounts, rdispls, recvtypes, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -28022,24 +28169,33 @@ subroutine pmpi_ineighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendty
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoallw_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Ineighbor_alltoallw_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ineighbor_alltoallw_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Ineighbor_alltoallw_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtypes, a_recvbuf, recvcounts, rdispls, &
-    recvtypes, comm, request, ierror)
+    recvtypes, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ineighbor_alltoallw_c_f08ts
 subroutine mpi_ireduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -28071,7 +28227,6 @@ end subroutine mpi_ireduce_c_f08ts
 subroutine pmpi_ireduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -28101,24 +28256,31 @@ subroutine pmpi_ireduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, com
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ireduce_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ireduce_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ireduce_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ireduce_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, root, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, root, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ireduce_c_f08ts
 subroutine mpi_ireduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
     request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -28150,7 +28312,6 @@ subroutine pmpi_ireduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datat
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -28178,24 +28339,33 @@ subroutine pmpi_ireduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datat
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ireduce_scatter_block_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Ireduce_scatter_block_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ireduce_scatter_block_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Ireduce_scatter_block_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, recvcount, datatype, op, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, recvcount, datatype, op, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ireduce_scatter_block_c_f08ts
 subroutine mpi_ireduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
     request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -28227,7 +28397,6 @@ subroutine pmpi_ireduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, 
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -28255,23 +28424,30 @@ subroutine pmpi_ireduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, 
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Ireduce_scatter_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Ireduce_scatter_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Ireduce_scatter_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Ireduce_scatter_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, recvcounts, datatype, op, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, recvcounts, datatype, op, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_ireduce_scatter_c_f08ts
 subroutine mpi_iscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -28300,7 +28476,6 @@ end subroutine mpi_iscan_c_f08ts
 subroutine pmpi_iscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -28328,24 +28503,31 @@ subroutine pmpi_iscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, reque
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iscan_c'//c_null_char, &
-    'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iscan_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iscan_c'//c_null_char, &
-    'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iscan_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iscan_c_f08ts
 subroutine mpi_iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -28381,7 +28563,6 @@ subroutine pmpi_iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
     root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -28414,25 +28595,32 @@ subroutine pmpi_iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Iscatter_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iscatter_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Iscatter_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iscatter_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, root, comm, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iscatter_c_f08ts
 subroutine mpi_iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
     recvtype, root, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -28470,7 +28658,6 @@ subroutine pmpi_iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf
     recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -28505,25 +28692,32 @@ subroutine pmpi_iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Iscatterv_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Iscatterv_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Iscatterv_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Iscatterv_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, displs, sendtype, a_recvbuf, recvcount, recvtype, root, &
-    comm, request, ierror)
+    comm, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_iscatterv_c_f08ts
 subroutine mpi_neighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -28555,7 +28749,6 @@ subroutine pmpi_neighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf
     recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -28601,7 +28794,6 @@ end subroutine pmpi_neighbor_allgather_c_f08ts
 subroutine mpi_neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
     recvcount, recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -28637,7 +28829,6 @@ subroutine pmpi_neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, re
     recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -28670,25 +28861,34 @@ subroutine pmpi_neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, re
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_allgather_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_allgather_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_allgather_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_allgather_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_neighbor_allgather_init_c_f08ts
 subroutine mpi_neighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
     displs, recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -28722,7 +28922,6 @@ subroutine pmpi_neighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbu
     displs, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -28773,7 +28972,6 @@ end subroutine pmpi_neighbor_allgatherv_c_f08ts
 subroutine mpi_neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
     recvcounts, displs, recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -28811,7 +29009,6 @@ subroutine pmpi_neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, r
     recvcounts, displs, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -28846,25 +29043,34 @@ subroutine pmpi_neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, r
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_allgatherv_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_allgatherv_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_allgatherv_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_allgatherv_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcounts, displs, recvtype, comm, &
-    info, request, ierror)
+    info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_neighbor_allgatherv_init_c_f08ts
 subroutine mpi_neighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -28896,7 +29102,6 @@ subroutine pmpi_neighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf,
     recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -28942,7 +29147,6 @@ end subroutine pmpi_neighbor_alltoall_c_f08ts
 subroutine mpi_neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
     recvcount, recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -28978,7 +29182,6 @@ subroutine pmpi_neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, rec
     recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -29011,25 +29214,34 @@ subroutine pmpi_neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, rec
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoall_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoall_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoall_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoall_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_neighbor_alltoall_init_c_f08ts
 subroutine mpi_neighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
     recvcounts, rdispls, recvtype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -29065,7 +29277,6 @@ subroutine pmpi_neighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtyp
     recvcounts, rdispls, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -29117,7 +29328,6 @@ end subroutine pmpi_neighbor_alltoallv_c_f08ts
 subroutine mpi_neighbor_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, &
     recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -29157,7 +29367,6 @@ subroutine pmpi_neighbor_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, se
     recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -29194,25 +29403,34 @@ subroutine pmpi_neighbor_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, se
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoallv_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoallv_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoallv_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoallv_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtype, a_recvbuf, recvcounts, rdispls, &
-    recvtype, comm, info, request, ierror)
+    recvtype, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_neighbor_alltoallv_init_c_f08ts
 subroutine mpi_neighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -29248,7 +29466,6 @@ subroutine pmpi_neighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtyp
     recvcounts, rdispls, recvtypes, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -29300,7 +29517,6 @@ end subroutine pmpi_neighbor_alltoallw_c_f08ts
 subroutine mpi_neighbor_alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, &
     recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -29340,7 +29556,6 @@ subroutine pmpi_neighbor_alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, se
     recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -29377,24 +29592,33 @@ subroutine pmpi_neighbor_alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, se
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoallw_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoallw_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Neighbor_alltoallw_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Neighbor_alltoallw_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, sdispls, sendtypes, a_recvbuf, recvcounts, rdispls, &
-    recvtypes, comm, info, request, ierror)
+    recvtypes, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_neighbor_alltoallw_init_c_f08ts
 subroutine mpi_reduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -29423,7 +29647,6 @@ end subroutine mpi_reduce_c_f08ts
 subroutine pmpi_reduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -29469,7 +29692,6 @@ end subroutine pmpi_reduce_c_f08ts
 subroutine mpi_reduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
     request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -29505,7 +29727,6 @@ subroutine pmpi_reduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, root,
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -29537,23 +29758,30 @@ subroutine pmpi_reduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, root,
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Reduce_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Reduce_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, root, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, root, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_reduce_init_c_f08ts
 subroutine mpi_reduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -29582,7 +29810,6 @@ subroutine pmpi_reduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, dataty
     ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -29628,7 +29855,6 @@ end subroutine pmpi_reduce_scatter_block_c_f08ts
 subroutine mpi_reduce_scatter_block_init_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, &
     comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -29662,7 +29888,6 @@ subroutine pmpi_reduce_scatter_block_init_c_f08ts(sendbuf, recvbuf, recvcount, d
     comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -29692,23 +29917,32 @@ subroutine pmpi_reduce_scatter_block_init_c_f08ts(sendbuf, recvbuf, recvcount, d
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_scatter_block_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Reduce_scatter_block_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_scatter_block_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Reduce_scatter_block_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, recvcount, datatype, op, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, recvcount, datatype, op, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_reduce_scatter_block_init_c_f08ts
 subroutine mpi_reduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -29735,7 +29969,6 @@ end subroutine mpi_reduce_scatter_c_f08ts
 subroutine pmpi_reduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -29779,7 +30012,6 @@ end subroutine pmpi_reduce_scatter_c_f08ts
 subroutine mpi_reduce_scatter_init_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
     info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -29813,7 +30045,6 @@ subroutine pmpi_reduce_scatter_init_c_f08ts(sendbuf, recvbuf, recvcounts, dataty
     info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -29843,23 +30074,32 @@ subroutine pmpi_reduce_scatter_init_c_f08ts(sendbuf, recvbuf, recvcounts, dataty
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_scatter_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
+    'MPI_Reduce_scatter_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Reduce_scatter_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
+    'MPI_Reduce_scatter_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, recvcounts, datatype, op, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_reduce_scatter_init_c_f08ts
 subroutine mpi_scan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   type(*), dimension(..) :: recvbuf
@@ -29886,7 +30126,6 @@ end subroutine mpi_scan_c_f08ts
 subroutine pmpi_scan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -29929,7 +30168,6 @@ subroutine pmpi_scan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror
 end subroutine pmpi_scan_c_f08ts
 subroutine mpi_scan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   type(*), dimension(..), asynchronous :: recvbuf
@@ -29962,7 +30200,6 @@ subroutine pmpi_scan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, i
     ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -29992,24 +30229,31 @@ subroutine pmpi_scan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, i
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Scan_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Scan_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Scan_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Scan_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
-  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ierror)
+  call entry(a_sendbuf, a_recvbuf, count, datatype, op, comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_scan_init_c_f08ts
 subroutine mpi_scatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
     root, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -30043,7 +30287,6 @@ subroutine pmpi_scatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
     root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -30091,7 +30334,6 @@ end subroutine pmpi_scatter_c_f08ts
 subroutine mpi_scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, root, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -30129,7 +30371,6 @@ subroutine pmpi_scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -30164,25 +30405,32 @@ subroutine pmpi_scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Scatter_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Scatter_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Scatter_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Scatter_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcount, sendtype, a_recvbuf, recvcount, recvtype, root, comm, info, &
-    request, ierror)
+    request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_scatter_init_c_f08ts
 subroutine mpi_scatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
     recvtype, root, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -30218,7 +30466,6 @@ subroutine pmpi_scatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf,
     recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -30270,7 +30517,6 @@ end subroutine pmpi_scatterv_c_f08ts
 subroutine mpi_scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, &
     recvcount, recvtype, root, comm, info, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcounts(*)
@@ -30310,7 +30556,6 @@ subroutine pmpi_scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, rec
     recvcount, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -30347,24 +30592,31 @@ subroutine pmpi_scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, rec
   end interface
   type(c_ptr) :: a_sendbuf, a_recvbuf
   integer :: e
-  e = oxmpi_f08ts_contiguous(sendbuf, a_sendbuf, 0, comm%MPI_VAL, &
-    'MPI_Scatterv_init_c'//c_null_char, 'sendbuf'//c_null_char)
+  integer :: ie
+  e = oxmpi_f08ts_temp(sendbuf, a_sendbuf, 0, comm%MPI_VAL, 'MPI_Scatterv_init_c'//c_null_char)
   if (e /= 0) then
     if (present(ierror)) ierror = e
     return
   end if
-  e = oxmpi_f08ts_contiguous(recvbuf, a_recvbuf, 0, comm%MPI_VAL, &
-    'MPI_Scatterv_init_c'//c_null_char, 'recvbuf'//c_null_char)
+  e = oxmpi_f08ts_temp(recvbuf, a_recvbuf, 0, comm%MPI_VAL, 'MPI_Scatterv_init_c'//c_null_char)
   if (e /= 0) then
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
     if (present(ierror)) ierror = e
     return
   end if
   call entry(a_sendbuf, sendcounts, displs, sendtype, a_recvbuf, recvcount, recvtype, root, &
-    comm, info, request, ierror)
+    comm, info, request, ie)
+  if (ie == 0) then
+    call oxmpi_f08ts_keep(sendbuf, a_sendbuf, 0, request%MPI_VAL)
+    call oxmpi_f08ts_keep(recvbuf, a_recvbuf, 1, request%MPI_VAL)
+  else
+    call oxmpi_f08ts_temp_end(sendbuf, a_sendbuf, 0)
+    call oxmpi_f08ts_temp_end(recvbuf, a_recvbuf, 0)
+  end if
+  if (present(ierror)) ierror = ie
 end subroutine pmpi_scatterv_init_c_f08ts
 subroutine mpi_bsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -30391,7 +30643,6 @@ end subroutine mpi_bsend_c_f08ts
 subroutine pmpi_bsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: buf
@@ -30427,7 +30678,6 @@ subroutine pmpi_bsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
 end subroutine pmpi_bsend_c_f08ts
 subroutine mpi_bsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -30456,7 +30706,6 @@ end subroutine mpi_bsend_init_c_f08ts
 subroutine pmpi_bsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -30497,7 +30746,6 @@ subroutine pmpi_bsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, reques
 end subroutine pmpi_bsend_init_c_f08ts
 subroutine mpi_buffer_attach_c_f08ts(buffer, size, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: buffer
   integer(kind=MPI_COUNT_KIND), intent(in) :: size
@@ -30516,7 +30764,6 @@ end subroutine mpi_buffer_attach_c_f08ts
 subroutine pmpi_buffer_attach_c_f08ts(buffer, size, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: buffer
@@ -30539,7 +30786,6 @@ subroutine pmpi_buffer_attach_c_f08ts(buffer, size, ierror)
 end subroutine pmpi_buffer_attach_c_f08ts
 subroutine mpi_ibsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -30568,7 +30814,6 @@ end subroutine mpi_ibsend_c_f08ts
 subroutine pmpi_ibsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -30609,7 +30854,6 @@ subroutine pmpi_ibsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, i
 end subroutine pmpi_ibsend_c_f08ts
 subroutine mpi_imrecv_c_f08ts(buf, count, datatype, message, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -30634,7 +30878,6 @@ end subroutine mpi_imrecv_c_f08ts
 subroutine pmpi_imrecv_c_f08ts(buf, count, datatype, message, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buf
@@ -30671,7 +30914,6 @@ subroutine pmpi_imrecv_c_f08ts(buf, count, datatype, message, request, ierror)
 end subroutine pmpi_imrecv_c_f08ts
 subroutine mpi_irecv_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -30700,7 +30942,6 @@ end subroutine mpi_irecv_c_f08ts
 subroutine pmpi_irecv_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buf
@@ -30742,7 +30983,6 @@ subroutine pmpi_irecv_c_f08ts(buf, count, datatype, source, tag, comm, request, 
 end subroutine pmpi_irecv_c_f08ts
 subroutine mpi_irsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -30771,7 +31011,6 @@ end subroutine mpi_irsend_c_f08ts
 subroutine pmpi_irsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -30812,7 +31051,6 @@ subroutine pmpi_irsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, i
 end subroutine pmpi_irsend_c_f08ts
 subroutine mpi_isend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -30841,7 +31079,6 @@ end subroutine mpi_isend_c_f08ts
 subroutine pmpi_isend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -30883,7 +31120,6 @@ end subroutine pmpi_isend_c_f08ts
 subroutine mpi_isendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
     recvcount, recvtype, source, recvtag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -30925,7 +31161,6 @@ subroutine pmpi_isendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, r
     recvcount, recvtype, source, recvtag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: sendbuf
@@ -30990,7 +31225,6 @@ end subroutine pmpi_isendrecv_c_f08ts
 subroutine mpi_isendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
     comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -31026,7 +31260,6 @@ subroutine pmpi_isendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, s
     recvtag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buf
@@ -31072,7 +31305,6 @@ subroutine pmpi_isendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, s
 end subroutine pmpi_isendrecv_replace_c_f08ts
 subroutine mpi_issend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -31101,7 +31333,6 @@ end subroutine mpi_issend_c_f08ts
 subroutine pmpi_issend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -31142,7 +31373,6 @@ subroutine pmpi_issend_c_f08ts(buf, count, datatype, dest, tag, comm, request, i
 end subroutine pmpi_issend_c_f08ts
 subroutine mpi_mrecv_c_f08ts(buf, count, datatype, message, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -31167,7 +31397,6 @@ end subroutine mpi_mrecv_c_f08ts
 subroutine pmpi_mrecv_c_f08ts(buf, count, datatype, message, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: buf
@@ -31201,7 +31430,6 @@ subroutine pmpi_mrecv_c_f08ts(buf, count, datatype, message, status, ierror)
 end subroutine pmpi_mrecv_c_f08ts
 subroutine mpi_pack_c_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: incount
@@ -31230,7 +31458,6 @@ end subroutine mpi_pack_c_f08ts
 subroutine pmpi_pack_c_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
@@ -31276,7 +31503,6 @@ end subroutine pmpi_pack_c_f08ts
 subroutine mpi_pack_external_c_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, &
     position, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   character(len=*), intent(in) :: datarep
   type(*), dimension(..), intent(in) :: inbuf
@@ -31308,7 +31534,6 @@ subroutine pmpi_pack_external_c_f08ts(datarep, inbuf, incount, datatype, outbuf,
     position, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   character(len=*), intent(in) :: datarep
@@ -31356,7 +31581,6 @@ subroutine pmpi_pack_external_c_f08ts(datarep, inbuf, incount, datatype, outbuf,
 end subroutine pmpi_pack_external_c_f08ts
 subroutine mpi_recv_c_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -31385,7 +31609,6 @@ end subroutine mpi_recv_c_f08ts
 subroutine pmpi_recv_c_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: buf
@@ -31423,7 +31646,6 @@ subroutine pmpi_recv_c_f08ts(buf, count, datatype, source, tag, comm, status, ie
 end subroutine pmpi_recv_c_f08ts
 subroutine mpi_recv_init_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -31452,7 +31674,6 @@ end subroutine mpi_recv_init_c_f08ts
 subroutine pmpi_recv_init_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buf
@@ -31494,7 +31715,6 @@ subroutine pmpi_recv_init_c_f08ts(buf, count, datatype, source, tag, comm, reque
 end subroutine pmpi_recv_init_c_f08ts
 subroutine mpi_reduce_local_c_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
   type(*), dimension(..) :: inoutbuf
@@ -31519,7 +31739,6 @@ end subroutine mpi_reduce_local_c_f08ts
 subroutine pmpi_reduce_local_c_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
@@ -31560,7 +31779,6 @@ subroutine pmpi_reduce_local_c_f08ts(inbuf, inoutbuf, count, datatype, op, ierro
 end subroutine pmpi_reduce_local_c_f08ts
 subroutine mpi_rsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -31587,7 +31805,6 @@ end subroutine mpi_rsend_c_f08ts
 subroutine pmpi_rsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: buf
@@ -31623,7 +31840,6 @@ subroutine pmpi_rsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
 end subroutine pmpi_rsend_c_f08ts
 subroutine mpi_rsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -31652,7 +31868,6 @@ end subroutine mpi_rsend_init_c_f08ts
 subroutine pmpi_rsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -31693,7 +31908,6 @@ subroutine pmpi_rsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, reques
 end subroutine pmpi_rsend_init_c_f08ts
 subroutine mpi_send_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -31720,7 +31934,6 @@ end subroutine mpi_send_c_f08ts
 subroutine pmpi_send_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: buf
@@ -31756,7 +31969,6 @@ subroutine pmpi_send_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
 end subroutine pmpi_send_c_f08ts
 subroutine mpi_send_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -31785,7 +31997,6 @@ end subroutine mpi_send_init_c_f08ts
 subroutine pmpi_send_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -31827,7 +32038,6 @@ end subroutine pmpi_send_init_c_f08ts
 subroutine mpi_sendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
     recvcount, recvtype, source, recvtag, comm, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: sendcount
@@ -31869,7 +32079,6 @@ subroutine pmpi_sendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, re
     recvcount, recvtype, source, recvtag, comm, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: sendbuf
@@ -31927,7 +32136,6 @@ end subroutine pmpi_sendrecv_c_f08ts
 subroutine mpi_sendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
     comm, status, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..) :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -31963,7 +32171,6 @@ subroutine pmpi_sendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, so
     comm, status, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..) :: buf
@@ -32005,7 +32212,6 @@ subroutine pmpi_sendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, so
 end subroutine pmpi_sendrecv_replace_c_f08ts
 subroutine mpi_ssend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -32032,7 +32238,6 @@ end subroutine mpi_ssend_c_f08ts
 subroutine pmpi_ssend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: buf
@@ -32068,7 +32273,6 @@ subroutine pmpi_ssend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
 end subroutine pmpi_ssend_c_f08ts
 subroutine mpi_ssend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer(kind=MPI_COUNT_KIND), intent(in) :: count
@@ -32097,7 +32301,6 @@ end subroutine mpi_ssend_init_c_f08ts
 subroutine pmpi_ssend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -32138,7 +32341,6 @@ subroutine pmpi_ssend_init_c_f08ts(buf, count, datatype, dest, tag, comm, reques
 end subroutine pmpi_ssend_init_c_f08ts
 subroutine mpi_unpack_c_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
   integer(kind=MPI_COUNT_KIND), intent(in) :: insize
@@ -32168,7 +32370,6 @@ end subroutine mpi_unpack_c_f08ts
 subroutine pmpi_unpack_c_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in) :: inbuf
@@ -32214,7 +32415,6 @@ end subroutine pmpi_unpack_c_f08ts
 subroutine mpi_unpack_external_c_f08ts(datarep, inbuf, insize, position, outbuf, outcount, &
     datatype, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   character(len=*), intent(in) :: datarep
   type(*), dimension(..), intent(in) :: inbuf
@@ -32246,7 +32446,6 @@ subroutine pmpi_unpack_external_c_f08ts(datarep, inbuf, insize, position, outbuf
     datatype, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   character(len=*), intent(in) :: datarep
@@ -32295,7 +32494,6 @@ end subroutine pmpi_unpack_external_c_f08ts
 subroutine mpi_precv_init_f08ts(buf, partitions, count, datatype, dest, tag, comm, info, &
     request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), asynchronous :: buf
   integer, intent(in) :: partitions
@@ -32331,7 +32529,6 @@ subroutine pmpi_precv_init_f08ts(buf, partitions, count, datatype, dest, tag, co
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), asynchronous :: buf
@@ -32374,7 +32571,6 @@ end subroutine pmpi_precv_init_f08ts
 subroutine mpi_psend_init_f08ts(buf, partitions, count, datatype, dest, tag, comm, info, &
     request, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
   integer, intent(in) :: partitions
@@ -32410,7 +32606,6 @@ subroutine pmpi_psend_init_f08ts(buf, partitions, count, datatype, dest, tag, co
     request, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(*), dimension(..), intent(in), asynchronous :: buf
@@ -32452,7 +32647,6 @@ subroutine pmpi_psend_init_f08ts(buf, partitions, count, datatype, dest, tag, co
 end subroutine pmpi_psend_init_f08ts
 subroutine mpi_comm_attach_buffer_f08ts(comm, buffer, size, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_Comm), intent(in) :: comm
   type(*), dimension(..) :: buffer
@@ -32473,7 +32667,6 @@ end subroutine mpi_comm_attach_buffer_f08ts
 subroutine pmpi_comm_attach_buffer_f08ts(comm, buffer, size, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_Comm), intent(in) :: comm
@@ -32498,7 +32691,6 @@ subroutine pmpi_comm_attach_buffer_f08ts(comm, buffer, size, ierror)
 end subroutine pmpi_comm_attach_buffer_f08ts
 subroutine mpi_comm_attach_buffer_c_f08ts(comm, buffer, size, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_Comm), intent(in) :: comm
   type(*), dimension(..) :: buffer
@@ -32519,7 +32711,6 @@ end subroutine mpi_comm_attach_buffer_c_f08ts
 subroutine pmpi_comm_attach_buffer_c_f08ts(comm, buffer, size, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_Comm), intent(in) :: comm
@@ -32544,7 +32735,6 @@ subroutine pmpi_comm_attach_buffer_c_f08ts(comm, buffer, size, ierror)
 end subroutine pmpi_comm_attach_buffer_c_f08ts
 subroutine mpi_session_attach_buffer_f08ts(session, buffer, size, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_Session), intent(in) :: session
   type(*), dimension(..) :: buffer
@@ -32565,7 +32755,6 @@ end subroutine mpi_session_attach_buffer_f08ts
 subroutine pmpi_session_attach_buffer_f08ts(session, buffer, size, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_Session), intent(in) :: session
@@ -32590,7 +32779,6 @@ subroutine pmpi_session_attach_buffer_f08ts(session, buffer, size, ierror)
 end subroutine pmpi_session_attach_buffer_f08ts
 subroutine mpi_session_attach_buffer_c_f08ts(session, buffer, size, ierror)
   use mpi_f08_types
-  use mpi, only : MPI_Status
   implicit none
   type(MPI_Session), intent(in) :: session
   type(*), dimension(..) :: buffer
@@ -32611,7 +32799,6 @@ end subroutine mpi_session_attach_buffer_c_f08ts
 subroutine pmpi_session_attach_buffer_c_f08ts(session, buffer, size, ierror)
   use, intrinsic :: iso_c_binding, only : c_ptr, c_long, c_null_char, c_char, c_size_t
   use mpi_f08_types
-  use mpi, only : MPI_Status
   use mpi_f08_sections
   implicit none
   type(MPI_Session), intent(in) :: session

@@ -136,12 +136,15 @@ COMMON_DECLS = [
 #   addr        only the address matters (window bases, attached buffers, split I/O ends);
 #   view        the buffer outlives the call and is (buffer, count, datatype): a section
 #               becomes a datatype over its elements;
-#   contiguous  nonblocking/persistent collectives (buffers split by rank, or two reduced
-#               through one datatype) and single-element atomics: a section is an error;
+#   kept        nonblocking/persistent collectives (buffers split by rank, or two reduced
+#               through one datatype): a section is copied to a contiguous buffer that
+#               stays with the request (copied back when a Wait/Test finishes it);
+#   contiguous  partitioned communication and single-element atomics: a section is an
+#               error;
 #   temp        blocking calls: a section is copied to a contiguous buffer (and back for
 #               output buffers) around the call.
 SECTION_ADDRESS = {("MPI_Free_mem", "base"), ("MPI_Win_create", "base"), ("MPI_Win_attach", "base"),
-                   ("MPI_Win_detach", "base"), ("MPI_Buffer_attach", "buffer"),
+                   ("MPI_Win_detach", "base"), ("MPI_Buffer_attach", "buffer"), ("MPI_Get_address", "location"),
                    ("MPI_Comm_attach_buffer", "buffer"), ("MPI_Session_attach_buffer", "buffer")}
 SECTION_VIEW = {"MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend", "MPI_Irecv", "MPI_Imrecv",
                 "MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init", "MPI_Recv_init",
@@ -174,13 +177,21 @@ def section_class(a):
         return "addr"
     if base in SECTION_VIEW:
         return "view"
-    if base.startswith("MPI_I") or base.endswith("_init") or base in ("MPI_Fetch_and_op", "MPI_Compare_and_swap"):
+    if base in ("MPI_Psend_init", "MPI_Precv_init", "MPI_Fetch_and_op", "MPI_Compare_and_swap"):
         return "contiguous"
+    if base.startswith("MPI_I") or base.endswith("_init"):
+        return "kept"
     return "temp"
 
 
+def is_choice(a):
+    """A choice buffer of an `_f08ts` wrapper: the choice arguments, and MPI_Get_address's
+    location (the address of a section's first element, not of a temporary copy)."""
+    return a.kind == "choice" or (base_name(a.func), a.name) == ("MPI_Get_address", "location")
+
+
 def has_sections(f):
-    return any(a.kind == "choice" for a in f.args)
+    return any(is_choice(a) for a in f.args)
 
 
 def section_wrappers(funcs):
@@ -226,6 +237,12 @@ def section_wrappers(funcs):
          "      integer(c_int), value :: on, handle",
          "      character(kind=c_char) :: func(*)",
          "    end function oxmpi_f08ts_temp",
+         "    subroutine oxmpi_f08ts_keep(desc, addr, copy_out, request) bind(C)",
+         "      import",
+         "      type(*), dimension(..) :: desc",
+         "      type(c_ptr), value :: addr",
+         "      integer(c_int), value :: copy_out, request",
+         "    end subroutine oxmpi_f08ts_keep",
          "    subroutine oxmpi_f08ts_temp_end(desc, addr, copy_out) bind(C)",
          "      import",
          "      type(*), dimension(..) :: desc",
@@ -234,7 +251,7 @@ def section_wrappers(funcs):
          "    end subroutine oxmpi_f08ts_temp_end",
          "  end interface",
          "end module mpi_f08_sections"]
-    uses = ["  use mpi_f08_types", "  use mpi, only : MPI_Status"]
+    uses = ["  use mpi_f08_types"]
     for f in funcs:
         if not has_sections(f):
             continue
@@ -258,7 +275,7 @@ def pmpi_wrapper(f, uses):
     """pmpi_x_f08ts: each choice buffer through its helper, then libmpi's pmpi_x_."""
     name = "p" + specific(f)
     fargs = [a.name for a in f.fargs()] + ["ierror"]
-    choice = [a for a in f.fargs() if a.kind == "choice"]
+    choice = [a for a in f.fargs() if is_choice(a)]
     by_name = {a.name: a for a in f.fargs()}
     on, handle = 3, "0"
     for a in f.fargs():
@@ -281,7 +298,7 @@ def pmpi_wrapper(f, uses):
     L.append("      import")
     L.append("      implicit none")
     for a in f.fargs():
-        if a.kind == "choice":
+        if is_choice(a):
             L.append("      type(c_ptr), value :: %s" % a.name)
         elif a.kind == "str_in":
             L.append("      character(kind=c_char), intent(in) :: %s(*)" % a.name)
@@ -302,6 +319,10 @@ def pmpi_wrapper(f, uses):
         L.append("  integer(c_long) :: n_%s" % a.name)
         L.append("  integer :: t_%s" % a.name)
     L.append("  integer :: e")
+    if any(section_class(a) == "kept" for a in choice):
+        if "request" not in by_name:
+            gf.die("%s: kept buffers without a request" % f.name)
+        L.append("  integer :: ie")
     pass_args = []
     undo = []  # statements that release what the helpers made so far, newest first
     for a in choice:
@@ -314,7 +335,7 @@ def pmpi_wrapper(f, uses):
             L += gf.wrap_free("  e = oxmpi_f08ts_contiguous", [n, "a_" + n, str(on), handle, fname,
                                                               "'%s'//c_null_char" % n], "")
             L += fail
-        elif cls == "temp":
+        elif cls in ("temp", "kept"):
             L += gf.wrap_free("  e = oxmpi_f08ts_temp", [n, "a_" + n, str(on), handle, fname], "")
             L += fail
             undo.insert(0, "  call oxmpi_f08ts_temp_end(%s, a_%s, 0)" % (n, n))
@@ -329,7 +350,7 @@ def pmpi_wrapper(f, uses):
             undo.insert(0, "  if (t_%s /= %s%%MPI_VAL) call oxmpi_f08ts_free_type(t_%s)" % (n, dt, n))
     for a in f.fargs():
         n = a.name
-        if a.kind == "choice":
+        if is_choice(a):
             pass_args.append("a_" + n)
         elif any(section_class(b) == "view" and VIEW_ARGS[b.name][0] == n for b in views):
             b = [b for b in views if VIEW_ARGS[b.name][0] == n][0]
@@ -339,7 +360,20 @@ def pmpi_wrapper(f, uses):
             pass_args.append("MPI_Datatype(t_%s)" % b.name)
         else:
             pass_args.append(n)
-    L += gf.wrap_free("  call entry", pass_args + ["ierror"] + ["len(%s, c_size_t)" % s for s in strings], "")
+    kept = [a for a in choice if section_class(a) == "kept"]
+    if kept:
+        # The copies go with the request if the call started one, else back now.
+        L += gf.wrap_free("  call entry", pass_args + ["ie"] + ["len(%s, c_size_t)" % s for s in strings], "")
+        L.append("  if (ie == 0) then")
+        for a in kept:
+            L.append("    call oxmpi_f08ts_keep(%s, a_%s, %d, request%%MPI_VAL)" % (a.name, a.name, 0 if a.const else 1))
+        L.append("  else")
+        for a in kept:
+            L.append("    call oxmpi_f08ts_temp_end(%s, a_%s, 0)" % (a.name, a.name))
+        L.append("  end if")
+        L.append("  if (present(ierror)) ierror = ie")
+    else:
+        L += gf.wrap_free("  call entry", pass_args + ["ierror"] + ["len(%s, c_size_t)" % s for s in strings], "")
     for a in choice:
         if section_class(a) == "temp":
             L.append("  call oxmpi_f08ts_temp_end(%s, a_%s, %d)" % (a.name, a.name, 0 if a.const else 1))
@@ -365,11 +399,12 @@ TYPES_MODULE_KINDS = ("MPI_ADDRESS_KIND", "MPI_OFFSET_KIND", "MPI_COUNT_KIND")
 
 
 def types_module(fconsts):
-    """Module mpi_f08_types: the handle types and the kind parameters, which mpi_f08
-    re-exports and the section wrappers use (loading all of mpi_f08 in each of hundreds
-    of wrappers made gfortran take 17 s instead of 1)."""
+    """Module mpi_f08_types: the handle types, the kind parameters and TYPE(MPI_Status)
+    (the `mpi` module's), which mpi_f08 re-exports and the section wrappers use (loading
+    all of mpi_f08, or of mpi, in each of hundreds of wrappers took gfortran seconds)."""
     L = ["module mpi_f08_types",
          "  use, intrinsic :: iso_c_binding, only : c_int",
+         "  use mpi, only : MPI_Status",
          "  implicit none",
          "  private :: c_int",
          "  public"]
@@ -405,10 +440,10 @@ def f08_decl(a, sections=False):
     """Declaration lines of dummy argument a (a gen_fortran.Arg) in an f08 interface;
     `sections`: a choice buffer of an `_f08ts` routine (assumed rank, see SECTIONS)."""
     k, n = a.kind, a.name
-    if k == "choice" and sections:
+    if sections and is_choice(a):
         cls = section_class(a)
         return ["type(*), dimension(..)%s%s :: %s" % (", intent(in)" if a.const else "",
-                                                       ", asynchronous" if cls in ("view", "contiguous") else "", n)]
+                                                       ", asynchronous" if cls in ("view", "kept", "contiguous") else "", n)]
     if k in ("choice", "raw", "detach"):
         return ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % n, "type(*), dimension(*) :: %s" % n]
     if k in ("attr_copy_fn", "attr_delete_fn") and a.func == "MPI_Keyval_create":

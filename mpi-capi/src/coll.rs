@@ -305,6 +305,9 @@ fn array_len(comm: MPI_Comm, local: bool, root: Option<c_int>) -> (usize, bool) 
 
 /// `MPI_Start` of persistent collective request `rid` (inactive: checked by the caller).
 pub fn start_persistent(func: &str, comm: MPI_Comm, rid: ReqId) -> c_int {
+    if crate::fortran_sections::any() {
+        crate::fortran_sections::starting(rid);
+    }
     let found = registry().0.get(&rid).map(|p| (p.tag, p.start.clone()));
     match found {
         Some((tag, start)) => start(func, Req::Start(rid, tag)),

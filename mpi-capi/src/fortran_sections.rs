@@ -16,9 +16,13 @@
 //! - `temp`: for blocking calls, whose displacements and counts can address the buffer in
 //!   any way (v-collectives, packing): the section is copied into a contiguous buffer and,
 //!   for output buffers, back after the call, as the compiler does for `DIMENSION(*)`.
-//! - `contiguous`: nonblocking and persistent collectives other than broadcast split their
-//!   buffers by rank or reduce two buffers through one datatype, which a view cannot
-//!   express: a non-contiguous section there is an MPI_ERR_BUFFER error.
+//! - `temp` + `keep`: nonblocking and persistent collectives other than broadcast, whose
+//!   buffers are split by rank or reduced two at a time through one datatype (which one
+//!   view cannot express): the contiguous copy stays with the request; a Wait/Test that
+//!   finishes it (or `MPI_Request_get_status` that sees it complete) copies output
+//!   buffers back, and `MPI_Start` of a persistent one copies the sections in again.
+//! - `contiguous`: partitioned communication and the single-element atomics: a
+//!   non-contiguous section there is an MPI_ERR_BUFFER error.
 //! - `addr`: arguments that are only an address (window bases, attached buffers).
 //!
 //! Contiguous sections (and scalars, whole arrays, and the MPI_BOTTOM / MPI_IN_PLACE
@@ -30,11 +34,16 @@ use crate::generated::{
     MPI_Type_create_struct_c, MPI_Type_free, MPI_Type_get_extent_c, MPI_Type_get_true_extent_c,
     MPI_Type_size_c,
 };
+use mpi_core::request::ReqId;
+use std::collections::HashMap;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{LazyLock, Mutex, MutexGuard};
 
 /// One dimension of a TS 29113 descriptor (ISO_Fortran_binding.h's `CFI_dim_t`).
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct CfiDim {
     pub lower_bound: isize,
     pub extent: isize,
@@ -356,6 +365,133 @@ pub unsafe extern "C" fn oxmpi_f08ts_temp_end(desc: *const CfiDesc, addr: *mut c
     }
     // SAFETY: allocated by oxmpi_f08ts_temp.
     unsafe { libc::free(addr) };
+}
+
+/// A contiguous copy of a non-contiguous section that a collective request uses until a
+/// Wait/Test finishes it (addresses as integers: the table is shared between threads).
+struct Kept {
+    base: usize,
+    elem_len: usize,
+    dims: Vec<CfiDim>,
+    tmp: usize,
+    copy_out: bool,
+    /// Copied back already (by `MPI_Request_get_status`, or a persistent request's last
+    /// completion), so the user's later stores are not overwritten.
+    copied: bool,
+}
+
+// SAFETY: the addresses are the user's memory and our malloc'd copies; only the thread
+// that holds the table's lock touches them through an entry.
+unsafe impl Send for Kept {}
+
+/// Number of requests with kept copies: the Wait/Test paths look at the table only when
+/// it is not zero.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+fn table() -> MutexGuard<'static, HashMap<ReqId, Vec<Kept>>> {
+    static TABLE: LazyLock<Mutex<HashMap<ReqId, Vec<Kept>>>> = LazyLock::new(Default::default);
+    TABLE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether any request has kept section copies.
+#[inline]
+pub fn any() -> bool {
+    LIVE.load(Ordering::Relaxed) != 0
+}
+
+/// Hands the copy `oxmpi_f08ts_temp` made of a section to the request the call just
+/// started (nothing for a contiguous section, which was used in place).
+///
+/// # Safety
+/// `desc` is the descriptor given to `oxmpi_f08ts_temp`, `tmp` what it returned, and
+/// `request` the handle of the request the call returned.
+#[no_mangle]
+pub unsafe extern "C" fn oxmpi_f08ts_keep(desc: *const CfiDesc, tmp: *mut c_void, copy_out: c_int, request: c_int) {
+    // SAFETY: caller's contract.
+    let (base, elem_len, dims) = unsafe { ((*desc).base_addr, (*desc).elem_len, dims(desc)) };
+    if is_contiguous(elem_len, dims) {
+        return;
+    }
+    let Some(rid) = crate::handles::request_id(request) else {
+        // No request (cannot happen after a successful call): copy back now.
+        // SAFETY: as in oxmpi_f08ts_temp_end.
+        unsafe { oxmpi_f08ts_temp_end(desc, tmp, copy_out) };
+        return;
+    };
+    let kept = Kept { base: base as usize, elem_len, dims: dims.to_vec(), tmp: tmp as usize, copy_out: copy_out != 0, copied: false };
+    let mut t = table();
+    let list = t.entry(rid).or_default();
+    if list.is_empty() {
+        LIVE.fetch_add(1, Ordering::Relaxed);
+    }
+    list.push(kept);
+}
+
+impl Kept {
+    /// Copies an output buffer back into the user's section, once.
+    fn copy_back(&mut self) {
+        if self.copy_out && !self.copied {
+            // SAFETY: the section and the copy made for it (oxmpi_f08ts_temp).
+            unsafe { walk(self.base as *mut c_void, self.elem_len, &self.dims, self.tmp as *mut u8, false) };
+        }
+        self.copied = true;
+    }
+
+    fn free(self) {
+        // SAFETY: allocated by oxmpi_f08ts_temp, no longer used by the request.
+        unsafe { libc::free(self.tmp as *mut c_void) };
+    }
+}
+
+fn take(rid: ReqId) -> Option<Vec<Kept>> {
+    let list = table().remove(&rid)?;
+    LIVE.fetch_sub(1, Ordering::Relaxed);
+    Some(list)
+}
+
+/// A Wait/Test finished request `rid`: output sections get their data; the copies of a
+/// non-persistent request are freed, a persistent one keeps them for its next start.
+pub fn finished(rid: ReqId, persistent: bool) {
+    if persistent {
+        if let Some(list) = table().get_mut(&rid) {
+            list.iter_mut().for_each(Kept::copy_back);
+        }
+    } else if let Some(list) = take(rid) {
+        for mut k in list {
+            k.copy_back();
+            k.free();
+        }
+    }
+}
+
+/// `MPI_Request_get_status` saw request `rid` complete: the user may read its buffers now.
+pub fn peeked(rid: ReqId) {
+    if let Some(list) = table().get_mut(&rid) {
+        list.iter_mut().for_each(Kept::copy_back);
+    }
+}
+
+/// A persistent collective request is starting: its sections are copied in again (the
+/// user may have changed them since the last start).
+pub fn starting(rid: ReqId) {
+    if let Some(list) = table().get_mut(&rid) {
+        for k in list.iter_mut() {
+            // SAFETY: as in oxmpi_f08ts_temp.
+            unsafe { walk(k.base as *mut c_void, k.elem_len, &k.dims, k.tmp as *mut u8, true) };
+            k.copied = false;
+        }
+    }
+}
+
+/// `MPI_Request_free` of request `rid`: an inactive or complete one's copies are freed; an
+/// active one goes on writing into them, so they are left to it (and never copied back:
+/// the user gave up knowing when the operation ends).
+pub fn released(rid: ReqId, active: bool) {
+    if let Some(list) = take(rid) {
+        if !active {
+            list.into_iter().for_each(Kept::free);
+        } // else the copies are leaked: the engine may still write into them
+    }
 }
 
 /// Copies every element of the section into (`gather`) or out of the contiguous `tmp`, in

@@ -51,6 +51,9 @@ fn finish_entry(rt: &mut Runtime, rid: ReqId) -> Option<(Status, i64, bool)> {
     if crate::grequest::any() {
         crate::grequest::finished(rid, &mut st);
     }
+    if crate::fortran_sections::any() {
+        crate::fortran_sections::finished(rid, persistent);
+    }
     Some((st, owner, persistent))
 }
 
@@ -58,7 +61,10 @@ fn finish_entry(rt: &mut Runtime, rid: ReqId) -> Option<(Status, i64, bool)> {
 /// requests with MPI_ERR_OTHER only for short messages (`partitioned.rs`, `coll/stepping.rs`).
 pub fn complete_error(comm: MPI_Comm, func: &str, class: c_int, st: &Status) -> c_int {
     let msg = match class {
-        MPI_ERR_TRUNCATE => format!("message from rank {} with tag {} is larger than the receive buffer ({} bytes)", st.source, st.tag, st.bytes),
+        MPI_ERR_TRUNCATE => format!(
+            "message from rank {} with tag {} does not fit the receive ({} bytes taken): larger than the buffer, or ending inside a basic element of the receive datatype (the send's type signature differs)",
+            st.source, st.tag, st.bytes
+        ),
         MPI_ERR_OTHER => format!(
             "fewer bytes arrived than the receive expected ({} bytes): a partitioned send smaller than its receive, or ranks of a collective that disagree on counts or datatypes",
             st.bytes
@@ -573,7 +579,8 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
         if r.persistent && matches!(r.op, Op::Coll) {
             crate::coll::forget_persistent(rid);
         }
-        if matches!(r.state, State::Complete | State::Inactive | State::Message) {
+        let active = !matches!(r.state, State::Complete | State::Inactive | State::Message);
+        if !active {
             rt.engine.reqs.discard(rid);
             if crate::grequest::any() {
                 crate::grequest::released(rid);
@@ -581,6 +588,9 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
         } else {
             // Pending: released by the engine when it completes.
             r.freed = true;
+        }
+        if crate::fortran_sections::any() {
+            crate::fortran_sections::released(rid, active);
         }
         Ok(())
     });
@@ -956,6 +966,9 @@ fn peek_status(rt: &Runtime, h: MPI_Request) -> Result<Option<Status>, String> {
         Slot::Null => Some(empty_status()),
         Slot::Active(rid) => {
             let st = rt.engine.reqs.get(rid).filter(|r| r.is_complete()).map(|r| r.status);
+            if st.is_some() && crate::fortran_sections::any() {
+                crate::fortran_sections::peeked(rid);
+            }
             // A generalized request's status is its query callback's.
             st.map(|st| if crate::grequest::any() { crate::grequest::peek(rid).unwrap_or(st) } else { st })
         }

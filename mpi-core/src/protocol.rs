@@ -1306,6 +1306,7 @@ unsafe fn place(buf: RawBuf, layout: Option<&Layout>, off: usize, data: &[u8]) {
 /// A receive matched an offer of `len` bytes, whose data comes in chunks: the status is
 /// known now (truncated if the buffer is shorter).
 fn expect_data(r: &mut Request, env: Envelope, buf: RawBuf, len: usize) {
+    let error = receive_error(buf, r.layout(), len);
     r.state = State::RecvData;
     r.total = len;
     r.done = 0;
@@ -1314,9 +1315,20 @@ fn expect_data(r: &mut Request, env: Envelope, buf: RawBuf, len: usize) {
         tag: env.tag,
         bytes: len.min(buf.len),
         cancelled: false,
-        error: (len > buf.len).then_some(ErrorClass::Truncate),
+        error,
         send: false,
     };
+}
+
+/// The error of a receive of `len` bytes: MPI_ERR_TRUNCATE when they do not fit, or when a
+/// non-contiguous receive type would take them ending inside one of its basic elements
+/// (the send's type signature differs; MPICH reports that as truncation, and its
+/// errors/pt2pt/truncmsg2 expects it). Contiguous types take any bytes, as in MPICH, and
+/// MPI_Get_count tells a partial element by MPI_UNDEFINED.
+#[inline]
+fn receive_error(buf: RawBuf, layout: Option<&Layout>, len: usize) -> Option<ErrorClass> {
+    let partial = || layout.is_some_and(|l| l.dt.elements_for_bytes(len).is_none());
+    (len > buf.len || partial()).then_some(ErrorClass::Truncate)
 }
 
 /// Points a request with a non-contiguous buffer at its staging bytes (packing sends).
@@ -1347,7 +1359,7 @@ fn copy_in(buf: RawBuf, layout: Option<&Layout>, env: Envelope, data: &[u8]) -> 
         tag: env.tag,
         bytes: n,
         cancelled: false,
-        error: (data.len() > buf.len).then_some(ErrorClass::Truncate),
+        error: receive_error(buf, layout, data.len()),
         send: false,
     }
 }

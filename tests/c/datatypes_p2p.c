@@ -124,6 +124,41 @@ static void exchange(int me, int peer, long n, int tag)
     for (long k = 0; k < n * 3; k++)
         if (k % 3 != 0 || k / 3 >= h)
             CHECK(tr[k] == HOLE, "truncated receive wrote outside its type map at %ld", k);
+
+    /* 6. a different type signature: bytes that end inside an int of a non-contiguous
+     * receive type are MPI_ERR_TRUNCATE (as MPICH); whole ints are fine; a contiguous
+     * receive takes any bytes and MPI_Get_count says MPI_UNDEFINED (as MPICH) */
+    MPI_Datatype ivec;
+    MPI_OK(MPI_Type_vector((int)n, 1, 2, MPI_INT, &ivec));
+    MPI_OK(MPI_Type_commit(&ivec));
+    int *ir = malloc(n * 2 * sizeof(int));
+    char *bs = malloc(n * 4);
+    for (long k = 0; k < n * 4; k++)
+        bs[k] = (char)k;
+    for (int whole = 0; whole < 2; whole++) {
+        long nb = whole ? n * 4 : n * 4 - 2;
+        MPI_OK(MPI_Irecv(ir, 1, ivec, peer, tag + 6, MPI_COMM_WORLD, &rq));
+        MPI_OK(MPI_Send(bs, (int)nb, MPI_BYTE, peer, tag + 6, MPI_COMM_WORLD));
+        rc = MPI_Wait(&rq, &st);
+        cls = MPI_SUCCESS;
+        if (rc != MPI_SUCCESS)
+            MPI_Error_class(rc, &cls);
+        /* (a vector of one int is contiguous) */
+        CHECK(cls == (whole || n == 1 ? MPI_SUCCESS : MPI_ERR_TRUNCATE), "%ld bytes into a "
+              "vector of %ld ints: error class %d", nb, n, cls);
+        if (whole) {
+            MPI_OK(MPI_Get_elements(&st, MPI_INT, &count));
+            CHECK(count == n, "bytes into a vector of ints: %d elements, expected %ld", count, n);
+        }
+    }
+    MPI_OK(MPI_Irecv(ir, (int)n, MPI_INT, peer, tag + 7, MPI_COMM_WORLD, &rq));
+    MPI_OK(MPI_Send(bs, (int)(n * 4 - 2), MPI_BYTE, peer, tag + 7, MPI_COMM_WORLD));
+    MPI_OK(MPI_Wait(&rq, &st));
+    MPI_OK(MPI_Get_count(&st, MPI_INT, &count));
+    CHECK(count == MPI_UNDEFINED, "partial int into MPI_INT: count %d, expected MPI_UNDEFINED", count);
+    MPI_OK(MPI_Type_free(&ivec));
+    free(ir);
+    free(bs);
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 
     MPI_OK(MPI_Type_free(&vec2));

@@ -36,7 +36,6 @@ DIR_EXCLUSIONS=(
 )
 EXCLUSIONS=(
     'mpi_t/qmpi_test             MPICH-specific QMPI tool interface'
-    'errors/pt2pt/truncmsg2      a receive type signature that differs from the send type is not detected'
     'f08/io/c2f2ciof90           does not compile with any MPI: its C part (c2f902cio.c) returns an undeclared variable in MPICH 4.0.2'
 )
 # ---------------------------------------------------------------------------------------

@@ -11,8 +11,10 @@
 !  - blocking calls on sections (Sendrecv, Allreduce, Gatherv with displacements), whose
 !    results must land in the section only;
 !  - one-sided Put and Get with sections as origin buffers, Accumulate;
-!  - nonblocking file I/O from a section, read back into a section;
-!  - errors: a nonblocking reduction on a non-contiguous section is MPI_ERR_BUFFER, a count
+!  - nonblocking and persistent collectives on sections (Iallreduce, Iallgatherv seen
+!    complete by MPI_Request_get_status, Allreduce_init started twice);
+!  - nonblocking file I/O from a section, read back into a section; MPI_Get_address;
+!  - errors: a partitioned send of a non-contiguous section is MPI_ERR_BUFFER, a count
 !    beyond the section is MPI_ERR_BUFFER, both through MPI_ERRORS_RETURN.
 ! (MPICH 4.0.2 fails it: it sends one element for the 3-D prefix and for the odd COMPLEX
 ! count, and its Ibcast into a section fails an assertion.)
@@ -35,10 +37,11 @@ program f08_sections
   type(MPI_Status) :: st
   type(MPI_Win) :: win
   type(MPI_File) :: fh
-  integer(kind=MPI_ADDRESS_KIND) :: wsize
+  integer(kind=MPI_ADDRESS_KIND) :: wsize, addr1, addr2
   integer(kind=MPI_OFFSET_KIND) :: off
   integer :: wbuf(12), n
   character(len=64) :: fname
+  logical :: flag
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -231,11 +234,58 @@ program f08_sections
   end do
   call MPI_File_close(fh)
 
+  ! Nonblocking and persistent collectives on sections (through copies kept with the
+  ! request): the result is in the section once a wait, a test or
+  ! MPI_Request_get_status has seen the request complete, and only there.
+  a = 0
+  a(1:9:2, 1) = [(rank + i, i = 1, 5)]
+  b = -1
+  call MPI_Iallreduce(a(1:9:2, 1), b(2, 1:9:2), 5, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req(1))
+  call MPI_Wait(req(1), MPI_STATUS_IGNORE)
+  do i = 1, 5
+     if (b(2, 2 * i - 1) /= nprocs * i + nprocs * (nprocs - 1) / 2) call fail('Iallreduce on sections')
+  end do
+  if (count(b /= -1) /= 5) call fail('Iallreduce wrote outside the section')
+  all = -1
+  call MPI_Iallgatherv(s(1:3:2), 2, MPI_INTEGER, all(3 * nprocs:1:-1), counts, displs, MPI_INTEGER, &
+       MPI_COMM_WORLD, req(1))
+  do
+     call MPI_Request_get_status(req(1), flag, st)
+     if (flag) exit
+  end do
+  do i = 0, nprocs - 1
+     if (all(3 * nprocs - 3 * i) /= i * 100 + 1 .or. all(3 * nprocs - 3 * i - 1) /= i * 100 + 3) &
+          call fail('Iallgatherv into a reversed section, seen by MPI_Request_get_status')
+     if (all(3 * nprocs - 3 * i - 2) /= -1) call fail('Iallgatherv wrote a gap')
+  end do
+  all(1) = -5 ! the user's store after completion stays through the wait
+  call MPI_Wait(req(1), MPI_STATUS_IGNORE)
+  if (all(1) /= -5) call fail('MPI_Wait copied back over the user''s store after MPI_Request_get_status')
+  call MPI_Allreduce_init(a(2, 1:9:4), b(1:9:4, 8), 3, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, &
+       MPI_INFO_NULL, req(1))
+  do k = 1, 2
+     a(2, 1:9:4) = [(rank * k + i, i = 1, 3)]
+     b = -1
+     call MPI_Start(req(1))
+     call MPI_Wait(req(1), MPI_STATUS_IGNORE)
+     do i = 1, 3
+        if (b(4 * i - 3, 8) /= (nprocs - 1) * k + i) call fail('persistent Allreduce on sections')
+     end do
+     if (count(b /= -1) /= 3) call fail('persistent Allreduce wrote outside the section')
+  end do
+  call MPI_Request_free(req(1))
+
+  ! MPI_Get_address of a section: its first element's, not a temporary's.
+  call MPI_Get_address(a(3, 2:6:2), addr1)
+  call MPI_Get_address(a(3, 2), addr2)
+  if (addr1 /= addr2) call fail('MPI_Get_address of a non-contiguous section')
+
   ! Errors through MPI_ERRORS_RETURN.
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
-  call MPI_Iallreduce(a(1:9:2, 1), b(1:9:2, 1), 5, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req(1), ierr)
+  call MPI_Psend_init(a(1:9:2, 1), 1, 5_MPI_COUNT_KIND, MPI_INTEGER, right, 11, MPI_COMM_WORLD, MPI_INFO_NULL, &
+       req(1), ierr)
   call MPI_Error_class(ierr, cls)
-  if (cls /= MPI_ERR_BUFFER) call fail('Iallreduce on a non-contiguous section: not MPI_ERR_BUFFER')
+  if (cls /= MPI_ERR_BUFFER) call fail('Psend_init on a non-contiguous section: not MPI_ERR_BUFFER')
   call MPI_Isend(a(1:9:2, 1), 6, MPI_INTEGER, right, 10, MPI_COMM_WORLD, req(1), ierr)
   call MPI_Error_class(ierr, cls)
   if (cls /= MPI_ERR_BUFFER) call fail('count beyond the section: not MPI_ERR_BUFFER')
