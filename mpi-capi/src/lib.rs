@@ -36,6 +36,8 @@ pub mod errors;
 pub mod conversions;
 pub mod generated;
 pub mod fortran;
+/// Helpers of the Fortran wrappers only: not in mpi.h.
+/// cbindgen:ignore
 pub mod fortran_sections;
 pub mod time;
 pub mod tool_interface;
