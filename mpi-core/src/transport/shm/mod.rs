@@ -78,9 +78,6 @@ pub struct ShmTransport {
 /// talks to few of its peers and the memory would mostly go unused).
 const PREFAULT_MAX_PEERS: usize = 32;
 
-/// Maps the pages of the rings this rank writes and reads now, at start-up: otherwise the
-/// first laps of every ring take a page fault per cell page (a few hundred per peer, each
-/// about a microsecond), which lands in the first measured messages of a program.
 /// `OXMPI_SHM_CMA_MIN`, 0 meaning never.
 fn cma_min() -> usize {
     match crate::config::config().get("SHM_CMA_MIN") {
@@ -89,6 +86,9 @@ fn cma_min() -> usize {
     }
 }
 
+/// Maps the pages of the rings this rank writes and reads now, at start-up: otherwise the
+/// first laps of every ring take a page fault per cell page (a few hundred per peer, each
+/// about a microsecond), which lands in the first measured messages of a program.
 fn prefault_rings(seg: &Segment, shape: ShmShape, me: usize) {
     if shape.nlocal > PREFAULT_MAX_PEERS + 1 {
         return;
