@@ -118,7 +118,21 @@ unsafe fn copy_runs<const PACK: bool>(mem: *mut u8, packed: *mut u8, runs: &[Run
                 let m = mem.wrapping_offset(r.off);
                 // SAFETY: as above.
                 unsafe {
-                    if PACK {
+                    if r.len <= 32 && r.count < 4 {
+                        // Few short blocks of mixed lengths (an indexed type whose adjacent
+                        // blocks merged: 8 and 16 bytes in turn) by size class, which stays
+                        // one branch target where `copy_blocks`'s exact widths alternated
+                        // (6.7 ns per 8-byte element, 0.45 in MPICH); longer runs keep its
+                        // one typed load and store per block.
+                        for k in 0..r.count as isize {
+                            let (a, b) = (m.wrapping_offset(k * r.stride), q.add(k as usize * r.len));
+                            if PACK {
+                                crate::copy::copy_bytes(a, b, r.len);
+                            } else {
+                                crate::copy::copy_bytes(b, a, r.len);
+                            }
+                        }
+                    } else if PACK {
                         copy_blocks(m, r.stride, q, r.len as isize, r.len, r.count);
                     } else {
                         copy_blocks(q, r.len as isize, m, r.stride, r.len, r.count);

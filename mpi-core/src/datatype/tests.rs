@@ -743,3 +743,30 @@ fn long_vectors_are_one_run() {
         check_pack_in_pieces(&v, &format!("elem {elem} stride {stride}"), stride != 0);
     }
 }
+
+/// Indexed types whose blocks merge into short runs of mixed lengths (1, 2 or 3 doubles;
+/// 4- and 8-byte struct members) take the size-class copy, whole and in pieces: the bytes
+/// a byte-by-byte walk of the type map names, nothing else.
+#[test]
+fn short_runs_of_mixed_lengths() {
+    let f64t = Datatype::basic(Basic::F64);
+    let n = 2014;
+    let merged: Vec<isize> = (0..n as isize).map(|i| i * 3 + i % 3).collect();
+    // Steps of 1, 1, 2, 2, 2 doubles: runs of 3, 1, 1, 3, 1, 1, ... doubles.
+    let triples: Vec<isize> = (0..n as isize).scan(0, |pos, i| {
+        let d = *pos;
+        *pos += if i % 5 < 2 { 1 } else { 2 };
+        Some(d)
+    }).collect();
+    let st = Datatype::structure(&[1, 1, 2], &[0, 8, 16], &[Datatype::basic(Basic::I32), f64t.clone(), Datatype::basic(Basic::I16)]).unwrap();
+    let cases: Vec<(&str, Arc<Datatype>)> = vec![
+        ("indexed_block, 1 and 2 doubles merged", Datatype::indexed_block(1, merged, &f64t).unwrap()),
+        ("indexed_block, runs of 1 to 3 doubles", Datatype::indexed_block(1, triples, &f64t).unwrap()),
+        ("vector of 3 of a struct of 4, 8 and 4 bytes", Datatype::vector(3, 1, 5, &st).unwrap()),
+    ];
+    for (what, t) in cases {
+        t.commit();
+        assert_eq!(t.flat().uniform, 0, "{what}: mixed run lengths");
+        check_pack_in_pieces(&t, what, true);
+    }
+}
