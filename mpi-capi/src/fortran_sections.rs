@@ -31,8 +31,7 @@
 use crate::abi::*;
 use crate::generated::{
     MPI_File_f2c, MPI_Type_commit, MPI_Type_contiguous_c, MPI_Type_create_hvector_c,
-    MPI_Type_create_struct_c, MPI_Type_free, MPI_Type_get_extent_c, MPI_Type_get_true_extent_c,
-    MPI_Type_size_c,
+    MPI_Type_create_struct_c, MPI_Type_free,
 };
 use mpi_core::request::ReqId;
 use std::collections::HashMap;
@@ -209,16 +208,12 @@ pub unsafe extern "C" fn oxmpi_f08ts_view(
 /// # Safety
 /// Calls libmpi's datatype functions.
 unsafe fn view_type(elem_len: usize, dims: &[CfiDim], count: MPI_Count, dt: c_int) -> Result<c_int, (c_int, String)> {
-    let (mut size, mut lb, mut ext, mut tlb, mut text) = (0, 0, 0, 0, 0);
-    // SAFETY: out pointers to locals; an invalid datatype fails the first query.
-    let rc = unsafe {
-        MPI_Type_size_c(dt, &mut size)
-            | MPI_Type_get_extent_c(dt, &mut lb, &mut ext)
-            | MPI_Type_get_true_extent_c(dt, &mut tlb, &mut text)
+    // Checked here (not by the datatype queries, which would report themselves).
+    let Some(t) = crate::types::lookup(dt).filter(|t| t.committed()) else {
+        return Err((MPI_ERR_TYPE, format!("invalid or uncommitted datatype {dt:#x}")));
     };
-    if rc != MPI_SUCCESS {
-        return Err((MPI_ERR_TYPE, format!("invalid datatype {dt}")));
-    }
+    let (size, ext) = (t.size() as MPI_Count, t.extent() as MPI_Count);
+    let (tlb, text) = (t.true_lb() as MPI_Count, t.true_extent() as MPI_Count);
     let elem = elem_len as MPI_Count;
     if size == 0 {
         return Ok(dt);

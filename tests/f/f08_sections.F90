@@ -15,7 +15,8 @@
 !    complete by MPI_Request_get_status, Allreduce_init started twice);
 !  - nonblocking file I/O from a section, read back into a section; MPI_Get_address;
 !  - errors: a partitioned send of a non-contiguous section is MPI_ERR_BUFFER, a count
-!    beyond the section is MPI_ERR_BUFFER, both through MPI_ERRORS_RETURN.
+!    beyond the section is MPI_ERR_BUFFER, an uncommitted datatype over a section
+!    MPI_ERR_TYPE, all through MPI_ERRORS_RETURN.
 ! (MPICH 4.0.2 fails it: it sends one element for the 3-D prefix and for the odd COMPLEX
 ! count, and its Ibcast into a section fails an assertion.)
 program f08_sections
@@ -37,6 +38,7 @@ program f08_sections
   type(MPI_Status) :: st
   type(MPI_Win) :: win
   type(MPI_File) :: fh
+  type(MPI_Datatype) :: pairt
   integer(kind=MPI_ADDRESS_KIND) :: wsize, addr1, addr2
   integer(kind=MPI_OFFSET_KIND) :: off
   integer :: wbuf(12), n
@@ -289,6 +291,11 @@ program f08_sections
   call MPI_Isend(a(1:9:2, 1), 6, MPI_INTEGER, right, 10, MPI_COMM_WORLD, req(1), ierr)
   call MPI_Error_class(ierr, cls)
   if (cls /= MPI_ERR_BUFFER) call fail('count beyond the section: not MPI_ERR_BUFFER')
+  call MPI_Type_contiguous(2, MPI_INTEGER, pairt)
+  call MPI_Isend(a(1:9:2, 1), 1, pairt, right, 12, MPI_COMM_WORLD, req(1), ierr)
+  call MPI_Error_class(ierr, cls)
+  if (cls /= MPI_ERR_TYPE) call fail('uncommitted datatype over a section: not MPI_ERR_TYPE')
+  call MPI_Type_free(pairt)
   call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL)
 
   call MPI_Barrier(MPI_COMM_WORLD)
