@@ -143,9 +143,9 @@ pub unsafe extern "C" fn oxmpi_f08ts_contiguous(
     }
     let func = name(func);
     let msg = format!(
-        "{} is a non-contiguous array section: OxMPI's nonblocking and persistent collectives \
-         (other than broadcast) need contiguous buffers; pass a contiguous array or describe \
-         the section with a derived datatype",
+        "{} is a non-contiguous array section, which partitioned communication and \
+         MPI_Fetch_and_op/MPI_Compare_and_swap do not take; pass a contiguous array or \
+         describe the section with a derived datatype",
         name(arg)
     );
     raise_on(on, handle, &func, MPI_ERR_BUFFER, msg)
