@@ -189,7 +189,8 @@ impl Request {
 pub const COMPLETED_SEND: ReqId = 0;
 
 /// Slab of requests with a free list. Slot `COMPLETED_SEND` is permanent: removing it is a
-/// no-op and it always reads as a complete send with an empty status.
+/// no-op and it always reads as a complete send with an empty status (a send's, so the C
+/// layer leaves the user status's source, tag and count alone, as for any other send).
 pub struct RequestTable {
     slots: Vec<Option<Request>>,
     free: Vec<ReqId>,
@@ -199,6 +200,7 @@ impl Default for RequestTable {
     fn default() -> Self {
         let mut done = Request::new(Op::Coll);
         done.state = State::Complete;
+        done.status.send = true;
         RequestTable { slots: vec![Some(done)], free: Vec::new() }
     }
 }

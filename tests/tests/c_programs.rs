@@ -254,6 +254,15 @@ fn self_messages() {
     run_program_all("self_messages", &[]);
 }
 
+/// A send's completion leaves the user status's source, tag and count alone (as MPICH;
+/// MPICH's irsendf reads a receive's status from one MPI_Waitany buffer shared with a
+/// send): every send kind (an eager MPI_Isend completed at once among them) through every
+/// wait, test and get_status call.
+#[test]
+fn send_status() {
+    run_program_all("send_status", &[]);
+}
+
 /// Long copies whose destination lies just past the source modulo 4 KiB (OxMPI copies
 /// those backwards): one-sided gets and puts, pack/unpack and collectives' local copies
 /// at every such distance, every byte and the bytes around checked.

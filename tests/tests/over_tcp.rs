@@ -42,6 +42,7 @@ fn point_to_point_over_tcp() {
             ("reg_reuse", &[]),
             ("credit_flood", &["3000"]),
             ("copy_distances", &[]),
+            ("send_status", &[]),
         ],
         &[2, 3, 4, 8],
         &[TCP],
