@@ -191,6 +191,20 @@ static void aliased_buffers(void)
     EXPECT(MPI_Scatter(buf, 2, MPI_INT, buf, 2, MPI_INT, 0, self), MPI_ERR_BUFFER);
     EXPECT(MPI_Scatterv(buf, counts, displs, MPI_INT, buf, 2, MPI_INT, 0, self), MPI_ERR_BUFFER);
 
+    /* Per-rank argument arrays of the v-collectives: a negative count (the first and the
+     * last rank's) is MPI_ERR_COUNT, a NULL array MPI_ERR_ARG, on every rank before
+     * anything is sent. */
+    counts[0] = counts[size - 1] = -1;
+    EXPECT(MPI_Alltoallv(buf, counts, displs, MPI_INT, other, counts, displs, MPI_INT, w), MPI_ERR_COUNT);
+    EXPECT(MPI_Alltoallw(buf, counts, displs, types, other, counts, displs, types, w), MPI_ERR_COUNT);
+    EXPECT(MPI_Allgatherv(buf, 2, MPI_INT, other, counts, displs, MPI_INT, w), MPI_ERR_COUNT);
+    EXPECT(MPI_Gatherv(buf, 2, MPI_INT, other, counts, displs, MPI_INT, 0, self), MPI_ERR_COUNT);
+    EXPECT(MPI_Scatterv(buf, counts, displs, MPI_INT, other, 2, MPI_INT, 0, self), MPI_ERR_COUNT);
+    counts[0] = counts[size - 1] = 2;
+    EXPECT(MPI_Alltoallv(buf, counts, NULL, MPI_INT, other, counts, displs, MPI_INT, w), MPI_ERR_ARG);
+    EXPECT(MPI_Alltoallv(buf, counts, displs, MPI_INT, other, NULL, displs, MPI_INT, w), MPI_ERR_ARG);
+    EXPECT(MPI_Alltoallw(buf, counts, displs, types, other, counts, displs, NULL, w), MPI_ERR_ARG);
+
     /* Nothing was sent: correct calls still match up, and MPI_IN_PLACE is no aliasing. */
     buf[0] = rank;
     buf[1] = 1;
