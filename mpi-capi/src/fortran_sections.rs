@@ -478,14 +478,30 @@ pub fn starting(rid: ReqId) {
     }
 }
 
-/// `MPI_Request_free` of request `rid`: an inactive or complete one's copies are freed; an
-/// active one goes on writing into them, so they are left to it (and never copied back:
-/// the user gave up knowing when the operation ends).
-pub fn released(rid: ReqId, active: bool) {
+/// `MPI_Request_free` of request `rid`. A complete one's output sections get their data
+/// (the operation is done, though nobody waited) and its copies are freed, as are an
+/// inactive persistent one's. An active one goes on writing into its copies: they stay in
+/// the table until the engine reports its completion (`freed_completed`), since the user
+/// may learn by other means that the operation ended (a message from a peer that waited
+/// for the same collective, say) and then read the section.
+pub fn released(rid: ReqId, active: bool, complete: bool) {
+    if active {
+        return;
+    }
     if let Some(list) = take(rid) {
-        if !active {
-            list.into_iter().for_each(Kept::free);
-        } // else the copies are leaked: the engine may still write into them
+        for mut k in list {
+            if complete {
+                k.copy_back();
+            }
+            k.free();
+        }
+    }
+}
+
+/// The engine's `freed_hook`: request `rid`, freed by the user while active, completed.
+pub fn freed_completed(rid: ReqId) {
+    if any() {
+        finished(rid, false);
     }
 }
 

@@ -580,6 +580,7 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
             crate::coll::forget_persistent(rid);
         }
         let active = !matches!(r.state, State::Complete | State::Inactive | State::Message);
+        let complete = r.state == State::Complete;
         if !active {
             rt.engine.reqs.discard(rid);
             if crate::grequest::any() {
@@ -590,7 +591,10 @@ pub unsafe extern "C" fn PMPI_Request_free(request: *mut MPI_Request) -> c_int {
             r.freed = true;
         }
         if crate::fortran_sections::any() {
-            crate::fortran_sections::released(rid, active);
+            if active {
+                rt.engine.freed_hook = Some(crate::fortran_sections::freed_completed);
+            }
+            crate::fortran_sections::released(rid, active, complete);
         }
         Ok(())
     });

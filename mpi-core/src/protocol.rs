@@ -158,6 +158,10 @@ pub struct Engine {
     joins: Vec<Join>,
     /// Partitioned requests (`MPI_Psend_init`, `MPI_Precv_init`; see `partitioned`).
     pub(crate) parts: crate::partitioned::Parts,
+    /// Called with the id of a request the user freed while it was active, when it
+    /// completes (just before it is dropped): the C layer copies a Fortran section's
+    /// temporary back then, since no wait will.
+    pub freed_hook: Option<fn(ReqId)>,
 }
 
 /// A request completed by the engine when both `send` and `recv` have: it takes the
@@ -216,6 +220,7 @@ impl Engine {
             host_mates: vec![false; size],
             joins: Vec::new(),
             parts: Default::default(),
+            freed_hook: None,
         }
     }
 
@@ -1002,6 +1007,9 @@ impl Engine {
             }
         }
         if r.freed {
+            if let Some(hook) = self.freed_hook {
+                hook(rid);
+            }
             self.reqs.discard(rid);
         }
         for f in flushed {

@@ -12,7 +12,8 @@
 !    results must land in the section only;
 !  - one-sided Put and Get with sections as origin buffers, Accumulate;
 !  - nonblocking and persistent collectives on sections (Iallreduce, Iallgatherv seen
-!    complete by MPI_Request_get_status, Allreduce_init started twice);
+!    complete by MPI_Request_get_status, Allreduce_init started twice, an Iallreduce
+!    whose request rank 0 frees with MPI_Request_free);
 !  - nonblocking file I/O from a section, read back into a section; MPI_Get_address;
 !  - errors: a partitioned send of a non-contiguous section is MPI_ERR_BUFFER, a count
 !    beyond the section is MPI_ERR_BUFFER, an uncommitted datatype over a section
@@ -276,6 +277,26 @@ program f08_sections
      if (count(b /= -1) /= 3) call fail('persistent Allreduce wrote outside the section')
   end do
   call MPI_Request_free(req(1))
+  ! Rank 0 frees its Iallreduce request at once (active, or complete on 1 rank); the others
+  ! wait for theirs and then tell rank 0, which then finds the result in its section.
+  a(1:9:2, 1) = [(rank * 10 + i, i = 1, 5)]
+  b = -1
+  call MPI_Iallreduce(a(1:9:2, 1), b(3, 1:9:2), 5, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req(1))
+  if (rank == 0) then
+     call MPI_Request_free(req(1))
+     do i = 1, nprocs - 1
+        call MPI_Recv(k, 1, MPI_INTEGER, MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+     end do
+  else
+     call MPI_Wait(req(1), MPI_STATUS_IGNORE)
+     call MPI_Send(rank, 1, MPI_INTEGER, 0, 77, MPI_COMM_WORLD)
+  end if
+  call MPI_Barrier(MPI_COMM_WORLD)
+  do i = 1, 5
+     if (b(3, 2 * i - 1) /= nprocs * i + 10 * nprocs * (nprocs - 1) / 2) &
+          call fail('Iallreduce into a section whose request was freed')
+  end do
+  if (count(b /= -1) /= 5) call fail('Iallreduce with a freed request wrote outside the section')
 
   ! MPI_Get_address of a section: its first element's, not a temporary's.
   call MPI_Get_address(a(3, 2:6:2), addr1)
