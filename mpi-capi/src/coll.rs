@@ -549,7 +549,7 @@ pub(crate) unsafe fn ints<'a, T>(p: *const T, n: usize, what: &str) -> Result<&'
 /// One entry per rank of a v-collective's arguments, inline for up to 8 ranks: a small
 /// job's call then allocates nothing for them (six to eight `Vec`s per `MPI_Alltoallv`
 /// were a third of its time at 2 ranks).
-type PerRank<T> = SmallVec<[T; 8]>;
+pub(crate) type PerRank<T> = SmallVec<[T; 8]>;
 
 /// Counts from a C array, each non-negative.
 ///

@@ -5,7 +5,7 @@
 //! (`reorder` is accepted and ignored, which the standard allows).
 
 use crate::abi::*;
-use crate::coll::{self, keep_array, persistent_init, run_staged, Dir, Int, Pins, Req, Staging};
+use crate::coll::{self, keep_array, persistent_init, run_staged, Dir, Int, PerRank, Pins, Req, Staging};
 use crate::comm::{dup, new_comm, set_topology, split};
 use crate::errors::{raise};
 use crate::group::ints;
@@ -589,8 +589,8 @@ fn view<C: Int>(st: &mut Staging, buf: *const c_void, count: C, dt: MPI_Datatype
 
 /// One block per neighbour: where it is and how long.
 struct Blocks {
-    send: Vec<Slice>,
-    recv: Vec<Slice>,
+    send: PerRank<Slice>,
+    recv: PerRank<Slice>,
 }
 
 /// Builds and runs a neighbourhood exchange: block `recv[i]` from source i, `send[j]` to
@@ -624,7 +624,7 @@ fn neighbor(func: &str, comm: MPI_Comm, request: Req, blocks: impl FnOnce(usize,
 }
 
 /// `n` equal blocks of `count` elements of `dt` starting at `buf`.
-fn equal_blocks<C: Int>(st: &mut Staging, buf: *const c_void, count: C, dt: MPI_Datatype, n: usize, dir: Dir) -> Result<Vec<Slice>, ArgError> {
+fn equal_blocks<C: Int>(st: &mut Staging, buf: *const c_void, count: C, dt: MPI_Datatype, n: usize, dir: Dir) -> Result<PerRank<Slice>, ArgError> {
     let (items, ty) = (coll::count(count, "count")?, coll::datatype(dt)?);
     let ext = ty.extent() * items as isize;
     (0..n).map(|i| st.view((buf as *const u8).wrapping_offset(ext * i as isize) as *const c_void, items, &ty, dir)).collect()
@@ -634,11 +634,11 @@ fn equal_blocks<C: Int>(st: &mut Staging, buf: *const c_void, count: C, dt: MPI_
 ///
 /// # Safety
 /// `counts` and `displs` must hold `n` entries.
-unsafe fn var_blocks<C: Int, D: Int>(st: &mut Staging, buf: *const c_void, counts: *const C, displs: *const D, dt: MPI_Datatype, n: usize, dir: Dir) -> Result<Vec<Slice>, ArgError> {
+unsafe fn var_blocks<C: Int, D: Int>(st: &mut Staging, buf: *const c_void, counts: *const C, displs: *const D, dt: MPI_Datatype, n: usize, dir: Dir) -> Result<PerRank<Slice>, ArgError> {
     // SAFETY: per the function contract.
     let (c, d) = unsafe { (coll::ints(counts, n, "counts")?, coll::ints(displs, n, "displs")?) };
     if n == 0 {
-        return Ok(Vec::new());
+        return Ok(PerRank::new());
     }
     let ty = coll::datatype(dt)?;
     (0..n).map(|i| st.view((buf as *const u8).wrapping_offset(ty.extent() * d[i].get() as isize) as *const c_void, coll::count(c[i], "count")?, &ty, dir)).collect()
@@ -648,7 +648,7 @@ unsafe fn var_blocks<C: Int, D: Int>(st: &mut Staging, buf: *const c_void, count
 ///
 /// # Safety
 /// The three arrays must hold `n` entries.
-unsafe fn w_blocks<C: Int>(st: &mut Staging, buf: *const c_void, counts: *const C, displs: *const MPI_Aint, types: *const MPI_Datatype, n: usize, dir: Dir) -> Result<Vec<Slice>, ArgError> {
+unsafe fn w_blocks<C: Int>(st: &mut Staging, buf: *const c_void, counts: *const C, displs: *const MPI_Aint, types: *const MPI_Datatype, n: usize, dir: Dir) -> Result<PerRank<Slice>, ArgError> {
     // SAFETY: per the function contract.
     let (c, d, t) = unsafe { (coll::ints(counts, n, "counts")?, coll::ints(displs, n, "displs")?, coll::ints(types, n, "datatypes")?) };
     (0..n).map(|i| view(st, (buf as *const u8).wrapping_offset(d[i] as isize) as *const c_void, c[i], t[i], dir)).collect()
@@ -658,7 +658,7 @@ unsafe fn w_blocks<C: Int>(st: &mut Staging, buf: *const c_void, counts: *const 
 fn allgather_impl<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, comm: MPI_Comm, request: Req) -> c_int {
     neighbor(func, comm, request, |indeg, outdeg, st| {
         let one = view(st, sendbuf, sendcount, sendtype, Dir::In)?;
-        Ok(Blocks { send: vec![one; outdeg], recv: equal_blocks(st, recvbuf, recvcount, recvtype, indeg, Dir::Out)? })
+        Ok(Blocks { send: PerRank::from_elem(one, outdeg), recv: equal_blocks(st, recvbuf, recvcount, recvtype, indeg, Dir::Out)? })
     })
 }
 
@@ -677,7 +677,7 @@ fn allgatherv_impl<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcount
     neighbor(func, comm, request, |indeg, outdeg, st| {
         let one = view(st, sendbuf, sendcount, sendtype, Dir::In)?;
         // SAFETY: the caller passes indegree counts and displacements.
-        Ok(Blocks { send: vec![one; outdeg], recv: unsafe { var_blocks(st, recvbuf, recvcounts, displs, recvtype, indeg, Dir::Out) }? })
+        Ok(Blocks { send: PerRank::from_elem(one, outdeg), recv: unsafe { var_blocks(st, recvbuf, recvcounts, displs, recvtype, indeg, Dir::Out) }? })
     })
 }
 

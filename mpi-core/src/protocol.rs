@@ -455,8 +455,13 @@ impl Engine {
             let payload = if buf.len == 0 { std::ptr::NonNull::<u8>::dangling().as_ptr() } else { buf.ptr };
             self.handle(self.rank, &hdr, payload, buf.len);
         } else {
-            // SAFETY: the user buffer is valid for `len` bytes.
-            let data = unsafe { copy_to_vec(buf) };
+            // A spare buffer (recycled once progress delivered it), as for early arrivals.
+            let mut data = if buf.len == 0 { Vec::new() } else { self.spare.pop().unwrap_or_default() };
+            data.clear();
+            if buf.len > 0 {
+                // SAFETY: the user buffer is valid for `len` bytes.
+                data.extend_from_slice(unsafe { std::slice::from_raw_parts(buf.ptr as *const u8, buf.len) });
+            }
             self.self_q.push_back((hdr, data));
         }
         if sync {
@@ -1036,7 +1041,9 @@ impl Engine {
             }
         }
         while let Some((hdr, data)) = self.self_q.pop_front() {
+            // `handle` copies what it keeps, so the buffer is free again afterwards.
             self.handle(self.rank, &hdr, data.as_ptr(), data.len());
+            self.recycle(data);
             events += 1;
         }
         if self.net.progress() {

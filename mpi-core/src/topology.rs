@@ -143,6 +143,10 @@ pub fn graph_neighbors(index: &[usize], edges: &[usize], rank: usize) -> Vec<usi
 /// A neighbour list entry: a rank, or `None` for MPI_PROC_NULL (Cartesian edges).
 pub type Neighbor = Option<usize>;
 
+/// One entry per neighbour, inline up to 8 (a 3-D Cartesian grid has 6): the lists are
+/// rebuilt on every neighbourhood collective, so they should not allocate.
+pub type Neighbors<T> = smallvec::SmallVec<[T; 8]>;
+
 impl Topology {
     /// (sources, destinations) of `rank` in the order neighbourhood collectives use:
     /// receive block i comes from sources[i], send block j goes to dests[j].
@@ -152,10 +156,10 @@ impl Topology {
     /// is both the -1 and the +1 neighbour (a periodic dimension of size 1 or 2), the block
     /// it sent in direction +1 lands in the -1 source slot: non-overtaking matching pairs
     /// the k-th send with the k-th receive, and the peer sends -1 before +1.
-    pub fn neighbors(&self, rank: usize) -> (Vec<Neighbor>, Vec<Neighbor>, Vec<usize>) {
+    pub fn neighbors(&self, rank: usize) -> (Neighbors<Neighbor>, Neighbors<Neighbor>, Neighbors<usize>) {
         match self {
             Topology::Cart { dims, periods } => {
-                let mut src = Vec::new();
+                let mut src = Neighbors::new();
                 for d in 0..dims.len() {
                     let (minus, plus) = cart_shift(dims, periods, rank, d, 1);
                     src.push(minus);
@@ -165,7 +169,7 @@ impl Topology {
                 (src.clone(), src, order)
             }
             Topology::Graph { index, edges } => {
-                let n: Vec<Neighbor> = graph_neighbors(index, edges, rank).into_iter().map(Some).collect();
+                let n: Neighbors<Neighbor> = graph_neighbors(index, edges, rank).into_iter().map(Some).collect();
                 let order = (0..n.len()).collect();
                 (n.clone(), n, order)
             }
