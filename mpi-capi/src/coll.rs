@@ -588,7 +588,11 @@ unsafe fn blocks<C: Int, D: Int>(st: &mut Staging, buf: *const c_void, cnts: *co
     let c = unsafe { counts(cnts, n, what) }?;
     // SAFETY: as above.
     let dis = unsafe { ints(displs, n, "displs") }?;
-    (0..n).map(|i| st.view(displaced(buf, dis[i].get(), &ty), c[i], &ty, if in_place == Some(i) { Dir::InOut } else { dir })).collect()
+    let mut views = PerRank::new();
+    for i in 0..n {
+        views.push(st.view(displaced(buf, dis[i].get(), &ty), c[i], &ty, if in_place == Some(i) { Dir::InOut } else { dir })?);
+    }
+    Ok(views)
 }
 
 // ------------------------------------------------------------------ reductions
@@ -1415,12 +1419,19 @@ fn alltoallv_sides<C: Int, D: Int>(s: &mut Schedule, st: &mut Staging, sendbuf: 
     match send {
         None if is_inter(s) => return Err((MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on an intercommunicator".into())),
         None => {
-            let recvs: PerRank<Slice> = (0..n).map(|i| recv.view(st, recvbuf, i, Dir::InOut)).collect::<Result<_, _>>()?;
+            let mut recvs = PerRank::new();
+            for i in 0..n {
+                recvs.push(recv.view(st, recvbuf, i, Dir::InOut)?);
+            }
             algorithms::alltoallv_in_place(s, &recvs);
         }
         Some(send) => {
-            let sends: PerRank<Slice> = (0..n).map(|i| send.view(st, sendbuf, i, Dir::In)).collect::<Result<_, _>>()?;
-            let recvs: PerRank<Slice> = (0..n).map(|i| recv.view(st, recvbuf, i, Dir::Out)).collect::<Result<_, _>>()?;
+            // Filled in place: collecting into a Result moves the inline arrays twice.
+            let (mut sends, mut recvs) = (PerRank::new(), PerRank::new());
+            for i in 0..n {
+                sends.push(send.view(st, sendbuf, i, Dir::In)?);
+                recvs.push(recv.view(st, recvbuf, i, Dir::Out)?);
+            }
             if is_inter(s) {
                 inter::alltoallv(s, &sends, &recvs);
             } else {
