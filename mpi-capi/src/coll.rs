@@ -1231,21 +1231,7 @@ pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *con
 #[allow(clippy::too_many_arguments)]
 fn allgather<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     if req.is_blocking() {
-        let direct = run_direct(func, comm, |c, _, _, _| {
-            let (n, me) = (c.size(), c.rank);
-            let blk = contiguous_len(recvcount, recvtype)?;
-            if !n.is_power_of_two() || n * blk > direct_max() || (blk > 0 && recvbuf.is_null()) {
-                return None;
-            }
-            if !in_place(sendbuf) {
-                if contiguous_len(sendcount, sendtype)? != blk || (blk > 0 && (sendbuf.is_null() || sendbuf as *const u8 == (recvbuf as *const u8).wrapping_add(me * blk))) {
-                    return None;
-                }
-                // SAFETY: sendbuf holds `blk` bytes and recvbuf n blocks of `blk` (MPI rule).
-                unsafe { mpi_core::copy::move_bytes(sendbuf as *const u8, (recvbuf as *mut u8).add(me * blk), blk) };
-            }
-            Some((DirectOp::Allgather { blk }, recvbuf as *mut u8, n * blk))
-        });
+        let direct = run_direct(func, comm, |c, _, _, _| allgather_direct(c, sendbuf, sendcount, sendtype, recvbuf, contiguous_len(recvcount, recvtype)?));
         if let Some(rc) = direct {
             return rc;
         }
@@ -1278,6 +1264,55 @@ fn allgather<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype:
     })
 }
 
+/// The direct path of a small blocking allgather of `blk` contiguous bytes per rank (None
+/// when it does not qualify); also taken by an allgatherv whose blocks are equal and laid
+/// end to end.
+fn allgather_direct<C: Int>(c: &Comm, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, blk: usize) -> Option<(DirectOp, *mut u8, usize)> {
+    let (n, me) = (c.size(), c.rank);
+    if !n.is_power_of_two() || n * blk > direct_max() || (blk > 0 && recvbuf.is_null()) {
+        return None;
+    }
+    if !in_place(sendbuf) {
+        if contiguous_len(sendcount, sendtype)? != blk || (blk > 0 && (sendbuf.is_null() || sendbuf as *const u8 == (recvbuf as *const u8).wrapping_add(me * blk))) {
+            return None;
+        }
+        // SAFETY: sendbuf holds `blk` bytes and recvbuf n blocks of `blk` (MPI rule).
+        unsafe { mpi_core::copy::move_bytes(sendbuf as *const u8, (recvbuf as *mut u8).add(me * blk), blk) };
+    }
+    Some((DirectOp::Allgather { blk }, recvbuf as *mut u8, n * blk))
+}
+
+/// The common count and the rank count of an allgatherv on an intracommunicator whose
+/// counts are all equal (OSU's `osu_allgatherv`, many programs' "v" calls): it runs an
+/// allgather's algorithms. Equal counts mean equal blocks in bytes, the same on every rank
+/// whatever its datatype, so all ranks decide alike (displacements are each rank's own
+/// layout, so they may not decide the algorithm).
+///
+/// # Safety
+/// `cnts` holds one entry per rank when non-null.
+unsafe fn equal_counts<C: Int>(cnts: *const C, comm: MPI_Comm) -> Option<(C, usize)> {
+    if cnts.is_null() || !runtime::is_active() {
+        return None;
+    }
+    let n = runtime::with(|rt| comm_index(comm).and_then(|i| rt.comms.get(i)).filter(|c| !c.is_inter()).map(|c| c.size()))?;
+    if n == 0 {
+        return None;
+    }
+    // SAFETY: per the function contract.
+    let c = unsafe { std::slice::from_raw_parts(cnts, n) };
+    let items = c[0].count()?;
+    c.iter().all(|&x| x.count() == Some(items)).then_some((c[0], n))
+}
+
+/// Whether `n` blocks of `items` lie end to end from displacement 0 (an allgather's layout).
+///
+/// # Safety
+/// `displs` holds `n` entries when non-null.
+unsafe fn end_to_end<D: Int>(displs: *const D, items: usize, n: usize) -> bool {
+    // SAFETY: per the function contract.
+    !displs.is_null() && unsafe { std::slice::from_raw_parts(displs, n) }.iter().enumerate().all(|(i, x)| x.get() == (i * items) as i64)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) -> c_int {
     allgather("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Req::Blocking)
@@ -1290,6 +1325,14 @@ pub unsafe extern "C" fn PMPI_Iallgather(sendbuf: *const c_void, sendcount: c_in
 
 #[allow(clippy::too_many_arguments)]
 fn allgatherv<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
+    // SAFETY: one count and displacement per rank (MPI rule).
+    let equal = unsafe { equal_counts(recvcounts, comm) };
+    if let Some((items, n)) = equal {
+        // SAFETY: as above.
+        if unsafe { end_to_end(displs, items.count().unwrap_or(0), n) } {
+            return allgather(func, sendbuf, sendcount, sendtype, recvbuf, items, recvtype, comm, req);
+        }
+    }
     run_staged(func, comm, req, |s, st| {
         let (n, me) = (peers(s), s.comm.rank);
         let place = in_place(sendbuf) && !is_inter(s);
@@ -1309,7 +1352,10 @@ fn allgatherv<C: Int, D: Int>(func: &str, sendbuf: *const c_void, sendcount: C, 
             let sty = datatype(sendtype)?;
             Some(st.view(sendbuf, count(sendcount, "sendcount")?, &sty, Dir::In)?)
         };
-        algorithms::allgatherv(s, send, &views);
+        match equal {
+            Some(_) => algorithms::allgather_equal_parts(s, send, &views),
+            None => algorithms::allgatherv(s, send, &views),
+        }
         Ok(())
     })
 }

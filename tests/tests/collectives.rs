@@ -71,6 +71,20 @@ fn coll_overlap_and_back_to_back() {
     run_coll("coll_overlap", &[]);
 }
 
+/// Allgatherv with equal counts, each rank laying out its receive buffer its own way
+/// (blocks end to end, reversed with gaps, a block type, a strided type, in place): OxMPI
+/// runs it with the allgather's algorithms, so the ranks' choices must agree on the wire;
+/// 1-8 ranks and over TCP.
+#[test]
+fn allgatherv_equal_counts_mixed_layouts() {
+    let _x = exclusive();
+    let exe = compile("allgatherv_layouts");
+    for np in 1..=8 {
+        run_ok("allgatherv_layouts", &exe, np, &[]);
+    }
+    run_ok_env("allgatherv_layouts", &exe, 5, &[], &[("OXMPI_TRANSPORT", "tcp")]);
+}
+
 /// Aliased send and receive buffers (not MPI_IN_PLACE) are MPI_ERR_BUFFER before any
 /// traffic, so the erring rank's correct retry still matches its peers' call (MPICH's
 /// errors/coll/noalias* hung or passed the aliasing through).

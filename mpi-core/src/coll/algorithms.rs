@@ -733,6 +733,20 @@ pub fn allgather_bruck(s: &mut Schedule, mine: Slice, recv: Slice, blk: usize) {
     }
 }
 
+/// Allgatherv of equal blocks placed anywhere (`parts`): an allgather's algorithms into a
+/// temporary, then each block copied to its place. Its messages are then an allgather's,
+/// as those of ranks whose blocks lie end to end and which run the allgather itself.
+pub fn allgather_equal_parts(s: &mut Schedule, send: Option<Slice>, parts: &[Slice]) {
+    let (n, me) = (s.comm.size(), s.comm.rank);
+    let blk = parts[me].len;
+    let tmp = s.temp(n * blk);
+    allgather(s, Some(send.unwrap_or(parts[me])), tmp, blk);
+    s.next_round();
+    for (i, p) in parts.iter().enumerate() {
+        s.copy(tmp.sub(i * blk, blk), *p);
+    }
+}
+
 /// Allgatherv: `parts[i]` is where rank i's block goes (and, for MPI_IN_PLACE, where this
 /// rank's block already is). Ring: p-1 steps, each forwarding the block received last;
 /// works for any block sizes.
