@@ -1231,7 +1231,21 @@ pub unsafe extern "C" fn PMPI_Iscatterv(sendbuf: *const c_void, sendcounts: *con
 #[allow(clippy::too_many_arguments)]
 fn allgather<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: C, recvtype: MPI_Datatype, comm: MPI_Comm, req: Req) -> c_int {
     if req.is_blocking() {
-        let direct = run_direct(func, comm, |c, _, _, _| allgather_direct(c, sendbuf, sendcount, sendtype, recvbuf, contiguous_len(recvcount, recvtype)?));
+        let direct = run_direct(func, comm, |c, _, _, _| {
+            let (n, me) = (c.size(), c.rank);
+            let blk = contiguous_len(recvcount, recvtype)?;
+            if !n.is_power_of_two() || n * blk > direct_max() || (blk > 0 && recvbuf.is_null()) {
+                return None;
+            }
+            if !in_place(sendbuf) {
+                if contiguous_len(sendcount, sendtype)? != blk || (blk > 0 && (sendbuf.is_null() || sendbuf as *const u8 == (recvbuf as *const u8).wrapping_add(me * blk))) {
+                    return None;
+                }
+                // SAFETY: sendbuf holds `blk` bytes and recvbuf n blocks of `blk` (MPI rule).
+                unsafe { mpi_core::copy::move_bytes(sendbuf as *const u8, (recvbuf as *mut u8).add(me * blk), blk) };
+            }
+            Some((DirectOp::Allgather { blk }, recvbuf as *mut u8, n * blk))
+        });
         if let Some(rc) = direct {
             return rc;
         }
@@ -1262,24 +1276,6 @@ fn allgather<C: Int>(func: &str, sendbuf: *const c_void, sendcount: C, sendtype:
         algorithms::allgather(s, send, recv, blk);
         Ok(())
     })
-}
-
-/// The direct path of a small blocking allgather of `blk` contiguous bytes per rank (None
-/// when it does not qualify); also taken by an allgatherv whose blocks are equal and laid
-/// end to end.
-fn allgather_direct<C: Int>(c: &Comm, sendbuf: *const c_void, sendcount: C, sendtype: MPI_Datatype, recvbuf: *mut c_void, blk: usize) -> Option<(DirectOp, *mut u8, usize)> {
-    let (n, me) = (c.size(), c.rank);
-    if !n.is_power_of_two() || n * blk > direct_max() || (blk > 0 && recvbuf.is_null()) {
-        return None;
-    }
-    if !in_place(sendbuf) {
-        if contiguous_len(sendcount, sendtype)? != blk || (blk > 0 && (sendbuf.is_null() || sendbuf as *const u8 == (recvbuf as *const u8).wrapping_add(me * blk))) {
-            return None;
-        }
-        // SAFETY: sendbuf holds `blk` bytes and recvbuf n blocks of `blk` (MPI rule).
-        unsafe { mpi_core::copy::move_bytes(sendbuf as *const u8, (recvbuf as *mut u8).add(me * blk), blk) };
-    }
-    Some((DirectOp::Allgather { blk }, recvbuf as *mut u8, n * blk))
 }
 
 /// The common count and the rank count of an allgatherv on an intracommunicator whose

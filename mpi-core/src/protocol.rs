@@ -455,13 +455,12 @@ impl Engine {
             let payload = if buf.len == 0 { std::ptr::NonNull::<u8>::dangling().as_ptr() } else { buf.ptr };
             self.handle(self.rank, &hdr, payload, buf.len);
         } else {
-            // A spare buffer (recycled once progress delivered it), as for early arrivals.
-            let mut data = if buf.len == 0 { Vec::new() } else { self.spare.pop().unwrap_or_default() };
-            data.clear();
-            if buf.len > 0 {
+            let data = if buf.len == 0 {
+                Vec::new()
+            } else {
                 // SAFETY: the user buffer is valid for `len` bytes.
-                data.extend_from_slice(unsafe { std::slice::from_raw_parts(buf.ptr as *const u8, buf.len) });
-            }
+                self.spare_copy(unsafe { std::slice::from_raw_parts(buf.ptr as *const u8, buf.len) })
+            };
             self.self_q.push_back((hdr, data));
         }
         if sync {
@@ -716,6 +715,16 @@ impl Engine {
         true
     }
 
+    /// A copy of `bytes` in a spare buffer (see `recycle`): an early arrival's payload, or a
+    /// queued message to this process itself.
+    #[inline]
+    fn spare_copy(&mut self, bytes: &[u8]) -> Vec<u8> {
+        let mut data = self.spare.pop().unwrap_or_default();
+        data.clear();
+        data.extend_from_slice(bytes);
+        data
+    }
+
     /// Keeps the buffer of a consumed unexpected eager message for the next one, so the
     /// steady state of early arrivals does not allocate.
     #[inline]
@@ -832,10 +841,8 @@ impl Engine {
                     self.hold_pushed(world, hdr);
                 } else {
                     let u = if hdr.kind == Kind::Eager {
-                        let mut data = self.spare.pop().unwrap_or_default();
-                        data.clear();
                         // SAFETY: as above.
-                        data.extend_from_slice(unsafe { std::slice::from_raw_parts(payload, len) });
+                        let data = self.spare_copy(unsafe { std::slice::from_raw_parts(payload, len) });
                         Unexpected::Eager { data, sync }
                     } else {
                         Unexpected::offer(world, hdr)
